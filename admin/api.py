@@ -1,0 +1,153 @@
+"""The admin app of one worker: routes under both namespaces, one error handler, and the
+listeners that build the worker's store, runtime and proxy port."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from sanic import Request, Sanic
+from sanic.exceptions import SanicException
+from sanic.response import HTTPResponse
+
+from admin import configuration as conf
+from admin import simulation as sim
+from admin.errors import ApiError
+from admin.responses import error_response
+from admin.services import Services
+from admin.settings import Settings
+from admin.startup import bootstrap, initial_config
+from engine.core import Engine
+from engine.errors import ImportFailure, SimulationError
+from engine.matchers import MatcherRegistry
+from engine.proxy import ProxyServer
+from engine.runtime import Runtime
+from store import StoreError, StoreUnavailable, open_store
+
+log = logging.getLogger(__name__)
+
+NAMESPACES = ("service", "hoverfly")
+
+# Endpoints of the spec that later releases bring; until then they say so instead of a bare 404.
+LATER = (
+    ("/api/v2/{ns}/pac", ("GET", "PUT", "DELETE")),
+    ("/api/v2/{ns}/post-serve-action", ("GET", "PUT")),
+    ("/api/v2/{ns}/post-serve-action/<name>", ("DELETE",)),
+    ("/api/v2/{ns}/templating-data-source/csv", ("GET", "PUT")),
+    ("/api/v2/{ns}/templating-data-source/csv/<name>", ("DELETE",)),
+    ("/api/v2/cache", ("GET", "DELETE")),
+    ("/api/v2/logs", ("GET",)),
+    ("/api/v2/journal", ("GET", "POST", "DELETE")),
+    ("/api/v2/journal/index", ("GET", "POST")),
+    ("/api/v2/journal/index/<name>", ("DELETE",)),
+    ("/api/v2/state", ("GET", "PUT", "PATCH", "DELETE")),
+    ("/api/v2/diff", ("GET", "POST", "DELETE")),
+)
+
+
+def create_app(settings: Settings) -> Sanic[Any, Any]:
+    """The Sanic app factory; Sanic calls it in the main process and in every worker."""
+    app = Sanic("simproxy", configure_logging=False)
+    app.config.ACCESS_LOG = False
+    app.config.MOTD = False
+    app.config.REQUEST_MAX_SIZE = 256 * 1024 * 1024
+    app.ctx.settings = settings
+    _routes(app)
+    app.error_handler.add(Exception, _handle_error)
+    app.register_listener(_start_worker, "before_server_start")
+    app.register_listener(_stop_worker, "after_server_stop")
+    return app
+
+
+def _routes(app: Sanic[Any, Any]) -> None:
+    add = app.add_route
+    add(conf.health, "/api/health", methods=["GET"], name="health")
+    add(sim.get_simulation, "/api/v2/simulation", methods=["GET"], name="sim_get")
+    add(sim.put_simulation, "/api/v2/simulation", methods=["PUT"], name="sim_put")
+    add(sim.post_simulation, "/api/v2/simulation", methods=["POST"], name="sim_post")
+    add(sim.delete_simulation, "/api/v2/simulation", methods=["DELETE"], name="sim_delete")
+    add(sim.get_schema, "/api/v2/simulation/schema", methods=["GET"], name="sim_schema")
+    add(conf.shutdown, "/api/v2/shutdown", methods=["DELETE"], name="shutdown")
+    for ns in NAMESPACES:
+        base = f"/api/v2/{ns}"
+        add(conf.get_config, base, methods=["GET"], name=f"{ns}_config")
+        add(conf.get_mode, f"{base}/mode", methods=["GET"], name=f"{ns}_mode_get")
+        add(conf.put_mode, f"{base}/mode", methods=["PUT"], name=f"{ns}_mode_put")
+        add(conf.get_destination, f"{base}/destination", methods=["GET"], name=f"{ns}_dest_get")
+        add(conf.put_destination, f"{base}/destination", methods=["PUT"], name=f"{ns}_dest_put")
+        add(conf.get_usage, f"{base}/usage", methods=["GET"], name=f"{ns}_usage")
+        add(conf.get_version, f"{base}/version", methods=["GET"], name=f"{ns}_version")
+        add(conf.get_upstream_proxy, f"{base}/upstream-proxy", methods=["GET"], name=f"{ns}_upstream")
+        add(conf.get_cors, f"{base}/cors", methods=["GET"], name=f"{ns}_cors")
+        add(conf.get_middleware, f"{base}/middleware", methods=["GET"], name=f"{ns}_middleware")
+    seen: set[str] = set()
+    for template, methods in LATER:
+        for ns in NAMESPACES:
+            path = template.format(ns=ns)
+            if path in seen:
+                continue
+            seen.add(path)
+            add(_later, path, methods=list(methods), name=f"later_{len(seen)}")
+
+
+async def _later(request: Request, **_: Any) -> HTTPResponse:
+    return error_response(f"{request.method} {request.path} is not supported yet by simproxy", 501)
+
+
+def _handle_error(request: Request, exc: Exception) -> HTTPResponse:
+    if isinstance(exc, ApiError):
+        return error_response(exc.message, exc.status)
+    if isinstance(exc, SimulationError):
+        return error_response(f"Invalid simulation: {exc}", 400)
+    if isinstance(exc, ImportFailure):
+        return error_response(f"An error occurred: {exc}", 500)
+    if isinstance(exc, StoreUnavailable):
+        return error_response(str(exc), 503)
+    if isinstance(exc, StoreError):
+        return error_response(str(exc), 500)
+    if isinstance(exc, SanicException):
+        status = exc.status_code
+        if status in (404, 405):  # Hoverfly never answers 405: any unrouted method or path is 404
+            return error_response(f"no such endpoint: {request.method} {request.path}", 404)
+        return error_response(str(exc) or "request rejected", status)
+    log.exception("admin handler failed", exc_info=exc)
+    return error_response(f"internal error: {exc}", 500)
+
+
+async def _start_worker(app: Sanic[Any, Any]) -> None:
+    settings: Settings = app.ctx.settings
+    logging.basicConfig(
+        level=_python_level(settings.log_level), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    registry = MatcherRegistry()
+    store = open_store(settings.redis_url, settings.redis_prefix)
+    runtime = Runtime(store, registry, default_config=initial_config(settings))
+    if not settings.redis_url:
+        await bootstrap(runtime, settings)  # the in-process store starts empty in this worker
+    await runtime.start()
+    proxy = ProxyServer(Engine(runtime, webserver=settings.webserver), port=settings.proxy_port)
+    await proxy.start(settings.listen_on_host)
+    app.ctx.services = Services(settings=settings, runtime=runtime, registry=registry)
+    app.ctx.proxy = proxy
+
+
+async def _stop_worker(app: Sanic[Any, Any]) -> None:
+    proxy: ProxyServer | None = getattr(app.ctx, "proxy", None)
+    if proxy is not None:
+        await proxy.aclose()
+    services: Services | None = getattr(app.ctx, "services", None)
+    if services is not None:
+        await services.runtime.aclose()
+        await services.runtime.store.aclose()
+
+
+def _python_level(level: str) -> int:
+    return {
+        "panic": logging.CRITICAL,
+        "fatal": logging.CRITICAL,
+        "error": logging.ERROR,
+        "warning": logging.WARNING,
+        "info": logging.INFO,
+        "debug": logging.DEBUG,
+        "trace": logging.DEBUG,
+    }.get(level, logging.INFO)

@@ -1,0 +1,128 @@
+"""The configuration endpoints (``/api/v2/service/...``, also answered under ``/api/v2/hoverfly/...``),
+plus health and shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+
+from sanic import Request
+from sanic.response import HTTPResponse
+
+from admin.errors import ServerError, Unprocessable
+from admin.responses import json_response, services
+from admin.views import (
+    config_view,
+    load_object,
+    middleware_view,
+    mode_view,
+    parse_mode,
+    typed,
+    usage_view,
+)
+from engine.config import RuntimeConfig
+from engine.runtime import Runtime
+from engine.version import VERSION
+
+WRITE_ATTEMPTS = 20
+
+
+async def _counters(runtime: Runtime) -> dict[str, int]:
+    await runtime.barrier()  # every worker flushes what it counted before we read the sum
+    return await runtime.store.read_counters()
+
+
+async def get_config(request: Request) -> HTTPResponse:
+    svc = services(request)
+    counters = await _counters(svc.runtime)
+    return json_response(
+        config_view(
+            svc.runtime.snapshot.config,
+            counters,
+            webserver=svc.settings.webserver,
+            upstream_proxy=svc.settings.upstream_proxy,
+        )
+    )
+
+
+async def _write(runtime: Runtime, build: Callable[[RuntimeConfig], RuntimeConfig]) -> RuntimeConfig:
+    """Apply ``build`` to the current config with compare-and-set, retrying if another write won."""
+    for _ in range(WRITE_ATTEMPTS):
+        await runtime.sync()
+        snap = runtime.snapshot
+        config = build(snap.config)
+        if await runtime.write_config(config, expected=snap.config_version):
+            return config
+    raise ServerError("the configuration kept changing during the update; try again")
+
+
+async def get_mode(request: Request) -> HTTPResponse:
+    runtime = services(request).runtime
+    await runtime.sync()
+    return json_response(mode_view(runtime.snapshot.config))
+
+
+async def put_mode(request: Request) -> HTTPResponse:
+    svc = services(request)
+    mode, arguments = parse_mode(request.body, webserver=svc.settings.webserver)
+    config = await _write(svc.runtime, lambda current: current.with_mode(mode, arguments))
+    return json_response(mode_view(config))
+
+
+async def get_destination(request: Request) -> HTTPResponse:
+    runtime = services(request).runtime
+    await runtime.sync()
+    return json_response({"destination": runtime.snapshot.config.destination})
+
+
+async def put_destination(request: Request) -> HTTPResponse:
+    svc = services(request)
+    destination = typed(load_object(request.body), "destination", str, "")
+    try:
+        re.compile(destination)
+    except re.error as exc:
+        raise Unprocessable("destination is not a valid regular expression string") from exc
+    config = await _write(svc.runtime, lambda current: _with_destination(current, destination))
+    return json_response({"destination": config.destination})
+
+
+def _with_destination(config: RuntimeConfig, destination: str) -> RuntimeConfig:
+    return RuntimeConfig(mode=config.mode, arguments=config.arguments, destination=destination)
+
+
+async def get_usage(request: Request) -> HTTPResponse:
+    return json_response(usage_view(await _counters(services(request).runtime)))
+
+
+async def get_version(request: Request) -> HTTPResponse:
+    return json_response({"version": VERSION})
+
+
+async def get_upstream_proxy(request: Request) -> HTTPResponse:
+    return json_response({"upstreamProxy": services(request).settings.upstream_proxy})
+
+
+async def get_cors(request: Request) -> HTTPResponse:
+    return json_response({"enabled": False})
+
+
+async def get_middleware(request: Request) -> HTTPResponse:
+    return json_response(middleware_view())
+
+
+async def health(request: Request) -> HTTPResponse:
+    return json_response({"message": "simproxy is healthy"}, newline=True)
+
+
+async def shutdown(request: Request) -> HTTPResponse:
+    """Answer first, then ask Sanic's manager to stop every worker (and the main process)."""
+    app = request.app
+
+    async def stop_soon() -> None:
+        await asyncio.sleep(0.1)
+        app.m.terminate()
+
+    app.add_task(stop_soon(), name="shutdown")
+    return HTTPResponse(b"", status=200, content_type="text/plain; charset=utf-8")

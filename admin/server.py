@@ -1,0 +1,68 @@
+"""Server assembly: choose the store, write the start-up state, run Sanic's workers.
+
+``run`` is what the ``simproxy`` command calls once the flags are parsed. With several workers and
+no ``-redis-url`` it starts a private redis-server on a Unix socket and stops it on exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import replace
+from functools import partial
+
+from sanic import Sanic
+from sanic.worker.loader import AppLoader
+
+from admin.api import create_app
+from admin.settings import Settings
+from admin.startup import StartupError, bootstrap, initial_config, load_imports
+from engine.matchers import MatcherRegistry
+from engine.runtime import Runtime
+from store import RedisStore, SimproxyError
+from store.redisserver import RedisServer
+
+
+def run(settings: Settings) -> int:
+    """Serve until shut down; returns the process exit status."""
+    private: RedisServer | None = None
+    try:
+        if settings.workers > 1 and not settings.redis_url:
+            private = RedisServer().start()
+            settings = replace(settings, redis_url=private.url)
+        if settings.redis_url:
+            asyncio.run(_bootstrap_shared(settings))
+        else:
+            load_imports(settings, MatcherRegistry())  # fail before any worker starts
+        _serve(settings)
+    except (StartupError, SimproxyError, OSError) as exc:
+        print(f"simproxy: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if private is not None:
+            private.stop()
+    return 0
+
+
+async def _bootstrap_shared(settings: Settings) -> None:
+    store = RedisStore.from_url(settings.redis_url, settings.redis_prefix)
+    runtime = Runtime(store, MatcherRegistry(), default_config=initial_config(settings))
+    try:
+        await store.ping()
+        await bootstrap(runtime, settings)
+    finally:
+        await runtime.aclose()  # also unregisters: the main process is not a worker
+        await store.aclose()
+
+
+def _serve(settings: Settings) -> None:
+    loader = AppLoader(factory=partial(create_app, settings))
+    app = loader.load()
+    app.prepare(
+        host=settings.listen_on_host,
+        port=settings.admin_port,
+        workers=settings.workers,
+        motd=False,
+        access_log=False,
+    )
+    Sanic.serve(primary=app, app_loader=loader)

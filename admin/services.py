@@ -1,0 +1,16 @@
+"""What the admin handlers of one worker work with, built once per worker by the server."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from admin.settings import Settings
+from engine.matchers import MatcherRegistry
+from engine.runtime import Runtime
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    settings: Settings
+    runtime: Runtime
+    registry: MatcherRegistry

@@ -1,0 +1,105 @@
+"""Start-up settings of a simproxy process: one frozen, picklable value built by ``admin.cli``.
+
+Only knobs fixed at start-up live here; anything the admin API can change later belongs to the store.
+``__post_init__`` validates every field and raises ``ValueError`` with a message fit for the command line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MODES = ("simulate", "capture", "spy", "synthesize", "modify", "diff")
+LOG_LEVELS = ("panic", "fatal", "error", "warning", "info", "debug", "trace")
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything a simproxy process needs to start; immutable once built."""
+
+    admin_port: int = 8888
+    proxy_port: int = 8500
+    listen_on_host: str = "127.0.0.1"
+    webserver: bool = False
+    imports: tuple[str, ...] = ()
+    destination: str = "."
+    mode: str = "simulate"
+    capture_on_miss: bool = False
+    journal_size: int = 1000
+    logs_size: int = 1000
+    cache_size: int = 1000
+    disable_cache: bool = False
+    log_level: str = "info"
+    no_import_check: bool = False
+    upstream_proxy: str = ""
+    workers: int = 1
+    redis_url: str = ""
+    redis_prefix: str = "simproxy:"
+
+    def __post_init__(self) -> None:
+        self._check_types()
+        self._check_network()
+        self._check_sizes()
+        self._check_mode()
+        self._check_store()
+
+    def _check_types(self) -> None:
+        ints = ("admin_port", "proxy_port", "journal_size", "logs_size", "cache_size", "workers")
+        bools = ("webserver", "capture_on_miss", "disable_cache", "no_import_check")
+        strs = (
+            "listen_on_host",
+            "destination",
+            "mode",
+            "log_level",
+            "upstream_proxy",
+            "redis_url",
+            "redis_prefix",
+        )
+        for name in ints:
+            if type(getattr(self, name)) is not int:
+                raise ValueError(f"{name} must be an integer, got {getattr(self, name)!r}")
+        for name in bools:
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be a boolean, got {getattr(self, name)!r}")
+        for name in strs:
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"{name} must be a string, got {getattr(self, name)!r}")
+        imports: object = self.imports
+        if not isinstance(imports, tuple) or not all(isinstance(i, str) for i in imports):
+            raise ValueError(f"imports must be a tuple of strings, got {self.imports!r}")
+
+    def _check_network(self) -> None:
+        for label, port in (("Admin port", self.admin_port), ("Proxy port", self.proxy_port)):
+            if not 1 <= port <= 65535:
+                raise ValueError(f"{label} must be between 1 and 65535, got {port}")
+        if not self.listen_on_host:
+            raise ValueError("Listen-on-host must not be empty")
+
+    def _check_sizes(self) -> None:
+        if self.journal_size < 0:
+            raise ValueError(f"Journal size must not be negative, got {self.journal_size}")
+        if self.logs_size < 0:
+            raise ValueError(f"Logs size must not be negative, got {self.logs_size}")
+        if self.cache_size < 1 and not self.disable_cache:
+            raise ValueError("Cache size must be a positive number, alternatively use the disable-cache flag")
+        if self.cache_size < 0:
+            raise ValueError(f"Cache size must not be negative, got {self.cache_size}")
+        if self.workers < 1:
+            raise ValueError(f"Workers must be at least 1, got {self.workers}")
+
+    def _check_mode(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"Unknown mode {self.mode!r}, expected one of {', '.join(MODES)}")
+        if self.capture_on_miss and self.mode != "spy":
+            raise ValueError("-capture-on-miss can only be used with -spy mode")
+        if self.log_level not in LOG_LEVELS:
+            raise ValueError(f"Unknown log-level value {self.log_level!r}, expected one of {', '.join(LOG_LEVELS)}")
+        try:
+            re.compile(self.destination)
+        except re.error as exc:
+            raise ValueError(f"Destination {self.destination!r} is not a valid regular expression: {exc}") from None
+
+    def _check_store(self) -> None:
+        if self.redis_url and not self.redis_url.startswith(REDIS_SCHEMES):
+            raise ValueError(f"Redis URL must start with redis://, rediss:// or unix://, got {self.redis_url!r}")

@@ -1,0 +1,96 @@
+"""``/api/v2/simulation``: read, replace, append, clear, and the JSON Schema.
+
+Every write validates, upgrades, compiles and checks the whole document before the one store
+write that swaps it in, so a rejected upload leaves the served simulation untouched everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from sanic import Request
+from sanic.response import HTTPResponse
+
+from admin.errors import ServerError
+from admin.responses import json_response, services
+from admin.simfile import parse_simulation, schema_document
+from admin.views import simulation_view, warnings_view
+from engine.codec import decode_simulation
+from engine.matching import compile_simulation
+from engine.model import EMPTY_SIMULATION, Matchers, Pair, Simulation
+from engine.simulation import import_simulation
+
+APPEND_ATTEMPTS = 20
+
+
+async def get_simulation(request: Request) -> HTTPResponse:
+    runtime = services(request).runtime
+    await runtime.sync()
+    sim = runtime.snapshot.simulation.simulation
+    pattern = request.args.get("urlPattern")
+    if pattern:
+        sim = replace(sim, pairs=tuple(p for p in sim.pairs if _url_matches(pattern, p)))
+    return json_response(simulation_view(sim), newline=True)
+
+
+def _url_matches(pattern: str, pair: Pair) -> bool:
+    """Hoverfly's ``urlPattern`` filter: first exact destination value + first exact path value."""
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        raise ServerError(f"error parsing regexp: {exc}") from exc
+    return compiled.search(_first_exact(pair.request.destination) + _first_exact(pair.request.path)) is not None
+
+
+def _first_exact(matchers: Matchers | None) -> str:
+    if matchers and matchers[0].name == "exact" and isinstance(matchers[0].value, str):
+        return matchers[0].value
+    return ""
+
+
+def _incoming(request: Request) -> Simulation:
+    doc = parse_simulation(request.body)
+    incoming = decode_simulation(doc["data"])
+    compile_simulation(incoming, services(request).registry)  # bad matchers fail here, with document paths
+    return incoming
+
+
+async def put_simulation(request: Request) -> HTTPResponse:
+    svc = services(request)
+    incoming = _incoming(request)
+    result = import_simulation(None, incoming, check_duplicates=not svc.settings.no_import_check)
+    compiled = compile_simulation(result.simulation, svc.registry)
+    await svc.runtime.write_simulation(result.simulation, compiled, expected=None)
+    if result.warnings:
+        return json_response(warnings_view(result.warnings), newline=True)
+    return json_response(simulation_view(result.simulation), newline=True)
+
+
+async def post_simulation(request: Request) -> HTTPResponse:
+    svc = services(request)
+    incoming = _incoming(request)
+    for _ in range(APPEND_ATTEMPTS):
+        await svc.runtime.sync()
+        snap = svc.runtime.snapshot
+        result = import_simulation(
+            snap.simulation.simulation, incoming, check_duplicates=not svc.settings.no_import_check
+        )
+        compiled = compile_simulation(result.simulation, svc.registry)
+        if await svc.runtime.write_simulation(result.simulation, compiled, expected=snap.simulation_version):
+            if result.warnings:
+                return json_response(warnings_view(result.warnings), newline=True)
+            return json_response(simulation_view(result.simulation), newline=True)
+    raise ServerError("An error occurred: the simulation kept changing during the append; try again")
+
+
+async def delete_simulation(request: Request) -> HTTPResponse:
+    svc = services(request)
+    await svc.runtime.write_simulation(
+        EMPTY_SIMULATION, compile_simulation(EMPTY_SIMULATION, svc.registry), expected=None
+    )
+    return json_response(simulation_view(EMPTY_SIMULATION), newline=True)
+
+
+async def get_schema(request: Request) -> HTTPResponse:
+    return HTTPResponse(schema_document(), content_type="application/json; charset=utf-8")

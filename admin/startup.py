@@ -1,0 +1,64 @@
+"""What a fresh start writes into the shared store: the configuration from the flags and the
+``-import`` files. Runs once, in the main process for Redis and in the worker for the in-process store.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from admin.settings import Settings
+from admin.simfile import parse_simulation
+from engine.codec import decode_simulation
+from engine.config import ModeArguments, RuntimeConfig
+from engine.matchers import MatcherRegistry
+from engine.matching import compile_simulation
+from engine.model import Simulation
+from engine.runtime import Runtime
+from engine.simulation import import_simulation
+from store.errors import SimproxyError
+
+
+class StartupError(SimproxyError):
+    """A start-up step failed; the process exits with status 1 and this message."""
+
+
+def initial_config(settings: Settings) -> RuntimeConfig:
+    """The configuration the flags ask for (simulate with ``strongest`` unless told otherwise)."""
+    config = RuntimeConfig(destination=settings.destination)
+    if settings.mode != "simulate":
+        config = config.with_mode(settings.mode, ModeArguments(capture_on_miss=settings.capture_on_miss))
+    return config
+
+
+def load_imports(settings: Settings, registry: MatcherRegistry) -> Simulation | None:
+    """Read, validate, upgrade and merge every ``-import`` file (in order); None when there are none."""
+    if not settings.imports:
+        return None
+    sim: Simulation | None = None
+    for name in settings.imports:
+        if "://" in name:
+            raise StartupError(f"Failed to import given resource: importing from a URL is not supported yet ({name})")
+        if not name.endswith(".json"):
+            raise StartupError(f"Failed to import payloads, only JSON files are acceppted. Given file: {name}")
+        try:
+            raw = Path(name).read_bytes()
+            incoming = decode_simulation(parse_simulation(raw)["data"])
+            compile_simulation(incoming, registry)
+            sim = import_simulation(sim, incoming, check_duplicates=not settings.no_import_check).simulation
+        except OSError as exc:
+            raise StartupError(f"Failed to import given resource: {name}: {exc.strerror or exc}") from exc
+        except SimproxyError as exc:
+            raise StartupError(f"Failed to import given resource: {name}: {exc}") from exc
+    return sim
+
+
+async def bootstrap(runtime: Runtime, settings: Settings) -> None:
+    """Write the flags' configuration (when none exists yet, or the flags ask for more than the
+    defaults) and the imported simulation into the shared store."""
+    imported = load_imports(settings, runtime.registry)
+    existing = await runtime.store.read_document("config")
+    wanted = initial_config(settings)
+    if existing is None or wanted != RuntimeConfig():
+        await runtime.write_config(wanted, expected=None)
+    if imported is not None:
+        await runtime.write_simulation(imported, compile_simulation(imported, runtime.registry), expected=None)

@@ -1,0 +1,183 @@
+"""Wire shapes of the admin API: pure converters from engine values to JSON-ready dicts, and back.
+
+Key orders follow Hoverfly's Go structs (clients and tests compare bytes); map keys are sorted.
+Request bodies are read the way Go's decoder reads them: keys match case-insensitively.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from admin.errors import BadRequest
+from engine.codec import export_simulation
+from engine.config import MODES, ModeArguments, RuntimeConfig
+from engine.model import Simulation
+from engine.version import VERSION
+
+SCHEMA_VERSION = "v5.3"
+COUNTERS = ("capture", "diff", "modify", "simulate", "spy", "synthesize")
+MALFORMED = "Malformed JSON"
+
+# Which arguments each mode shows, in Hoverfly's field order (core/modes/*.go View()).
+_SHOWN: dict[str, tuple[str, ...]] = {
+    "simulate": ("matchingStrategy",),
+    "capture": ("headersWhitelist", "stateful", "overwriteDuplicate", "captureDelay"),
+    "spy": (
+        "headersWhitelist",
+        "matchingStrategy",
+        "stateful",
+        "overwriteDuplicate",
+        "captureOnMiss",
+        "captureDelay",
+    ),
+    "diff": ("headersWhitelist",),
+    "modify": (),
+    "synthesize": (),
+}
+_ARGUMENT_ORDER = (
+    "headersWhitelist",
+    "matchingStrategy",
+    "stateful",
+    "overwriteDuplicate",
+    "captureOnMiss",
+    "captureDelay",
+)
+
+
+def dumps(value: Any) -> bytes:
+    return orjson.dumps(value)
+
+
+# -- reading request bodies the Go way ---------------------------------------------------------------
+
+
+def load_object(body: bytes, message: str = MALFORMED) -> dict[str, Any]:
+    """A JSON object body; ``null`` counts as an empty object (Go leaves the struct at zero values)."""
+    try:
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest(message) from exc
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise BadRequest(message)
+    return value
+
+
+def get_field(obj: dict[str, Any], name: str) -> Any:
+    """``obj[name]``, or the value of a key equal to ``name`` ignoring case (encoding/json's rule)."""
+    if name in obj:
+        return obj[name]
+    lowered = name.lower()
+    for key, value in obj.items():
+        if key.lower() == lowered:
+            return value
+    return None
+
+
+def typed(obj: dict[str, Any], name: str, kind: type | tuple[type, ...], default: Any) -> Any:
+    value = get_field(obj, name)
+    if value is None:
+        return default
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise BadRequest(MALFORMED)
+    return value
+
+
+# -- simulation ----------------------------------------------------------------------------
+
+
+def now_rfc3339() -> str:
+    """Go's RFC 3339 with seconds and the local offset (``Z`` for UTC)."""
+    text = datetime.now().astimezone().isoformat(timespec="seconds")
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def meta_view() -> dict[str, str]:
+    return {"schemaVersion": SCHEMA_VERSION, "serviceVersion": VERSION, "timeExported": now_rfc3339()}
+
+
+def simulation_view(sim: Simulation) -> dict[str, Any]:
+    return {"data": export_simulation(sim), "meta": meta_view()}
+
+
+def warnings_view(warnings: tuple[str, ...]) -> dict[str, Any]:
+    return {"warnings": [{"message": w} for w in warnings]}
+
+
+# -- configuration ---------------------------------------------------------------------------
+
+
+def arguments_view(mode: str, args: ModeArguments) -> dict[str, Any]:
+    shown = args.to_json()
+    if mode == "simulate":
+        shown.setdefault("matchingStrategy", "strongest")
+    allowed = _SHOWN.get(mode, ())
+    return {key: shown[key] for key in _ARGUMENT_ORDER if key in allowed and key in shown}
+
+
+def mode_view(config: RuntimeConfig) -> dict[str, Any]:
+    return {"mode": config.mode, "arguments": arguments_view(config.mode, config.args())}
+
+
+def counters_view(counters: dict[str, int]) -> dict[str, int]:
+    return {name: int(counters.get(name, 0)) for name in COUNTERS}
+
+
+def usage_view(counters: dict[str, int]) -> dict[str, Any]:
+    """Both wrappers: ``metrics`` (the spec's) and ``usage`` (Hoverfly's, what its clients read)."""
+    shown = {"counters": counters_view(counters)}
+    return {"metrics": shown, "usage": shown}
+
+
+def middleware_view() -> dict[str, str]:
+    return {"binary": "", "script": "", "remote": ""}
+
+
+def config_view(
+    config: RuntimeConfig, counters: dict[str, int], *, webserver: bool, upstream_proxy: str
+) -> dict[str, Any]:
+    return {
+        "cors": {"enabled": False},
+        "destination": config.destination,
+        "middleware": middleware_view(),
+        "mode": config.mode,
+        "arguments": arguments_view(config.mode, config.args()),
+        "isWebServer": webserver,
+        "usage": {"counters": counters_view(counters)},
+        "version": VERSION,
+        "upstreamProxy": upstream_proxy,
+    }
+
+
+def parse_mode(body: bytes, *, webserver: bool) -> tuple[str, ModeArguments]:
+    """Validate a ``PUT .../mode`` body in Hoverfly's order and return the mode and its arguments."""
+    obj = load_object(body)
+    mode = typed(obj, "mode", str, "")
+    raw_args = typed(obj, "arguments", dict, {})
+    whitelist = typed(raw_args, "headersWhitelist", list, [])
+    if not all(isinstance(h, str) for h in whitelist):
+        raise BadRequest(MALFORMED)
+    strategy = typed(raw_args, "matchingStrategy", str, None)
+    flags = {key: typed(raw_args, key, bool, False) for key in _ARGUMENT_ORDER[2:]}
+    if mode not in MODES:
+        raise BadRequest("Not a valid mode")
+    if webserver and mode in ("capture", "modify"):
+        raise BadRequest(f"Cannot change the mode of simproxy to {mode} when running as a webserver")
+    if "*" in whitelist and len(whitelist) > 1:
+        raise BadRequest("Must provide a list containing only an asterix, or a list containing only headers names")
+    if mode == "simulate" and strategy is not None and strategy.lower() not in ("strongest", "first"):
+        raise BadRequest("Only matching strategy of 'first' or 'strongest' is permitted")
+    if mode in ("simulate", "spy") and strategy is None:
+        strategy = "strongest"
+    return mode, ModeArguments(
+        headers_whitelist=tuple(whitelist),
+        matching_strategy=strategy,
+        stateful=flags["stateful"],
+        overwrite_duplicate=flags["overwriteDuplicate"],
+        capture_on_miss=flags["captureOnMiss"],
+        capture_delay=flags["captureDelay"],
+    )

@@ -1,0 +1,92 @@
+"""The runtime configuration every worker shares: mode, each mode's arguments, destination.
+
+It is a versioned document in the store (see engine/runtime.py), changed through the admin API;
+start-up knobs live in admin/settings.py instead. This module owns its persisted JSON shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+MODES = ("simulate", "capture", "spy", "synthesize", "modify", "diff")
+STRATEGIES = ("strongest", "first")
+
+
+@dataclass(frozen=True, slots=True)
+class ModeArguments:
+    """Arguments of one mode, as ``PUT .../mode`` sets them (Hoverfly core/modes)."""
+
+    headers_whitelist: tuple[str, ...] = ()
+    matching_strategy: str | None = None
+    """Stored as sent (GET echoes ``FIRST``); None when never set."""
+    stateful: bool = False
+    overwrite_duplicate: bool = False
+    capture_on_miss: bool = False
+    capture_delay: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.headers_whitelist:
+            out["headersWhitelist"] = list(self.headers_whitelist)
+        if self.matching_strategy is not None:
+            out["matchingStrategy"] = self.matching_strategy
+        for key, value in (
+            ("stateful", self.stateful),
+            ("overwriteDuplicate", self.overwrite_duplicate),
+            ("captureOnMiss", self.capture_on_miss),
+            ("captureDelay", self.capture_delay),
+        ):
+            if value:
+                out[key] = True
+        return out
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> ModeArguments:
+        return cls(
+            headers_whitelist=tuple(raw.get("headersWhitelist") or ()),
+            matching_strategy=raw.get("matchingStrategy"),
+            stateful=bool(raw.get("stateful")),
+            overwrite_duplicate=bool(raw.get("overwriteDuplicate")),
+            capture_on_miss=bool(raw.get("captureOnMiss")),
+            capture_delay=bool(raw.get("captureDelay")),
+        )
+
+
+def _default_arguments() -> dict[str, ModeArguments]:
+    return {"simulate": ModeArguments(matching_strategy="strongest")}
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeConfig:
+    mode: str = "simulate"
+    arguments: dict[str, ModeArguments] = field(default_factory=_default_arguments)
+    """Each mode keeps its own argument set; spy matches with simulate's strategy (as Hoverfly)."""
+    destination: str = "."
+
+    def args(self, mode: str | None = None) -> ModeArguments:
+        return self.arguments.get(mode or self.mode) or ModeArguments()
+
+    @property
+    def strategy(self) -> str:
+        """The matching strategy used by simulate and spy: ``strongest`` unless simulate says ``first``."""
+        value = self.args("simulate").matching_strategy or "strongest"
+        return "strongest" if value.lower() == "strongest" else "first"
+
+    def with_mode(self, mode: str, arguments: ModeArguments) -> RuntimeConfig:
+        return replace(self, mode=mode, arguments={**self.arguments, mode: arguments})
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "arguments": {name: args.to_json() for name, args in sorted(self.arguments.items())},
+            "destination": self.destination,
+        }
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> RuntimeConfig:
+        return cls(
+            mode=raw.get("mode") or "simulate",
+            arguments={k: ModeArguments.from_json(v) for k, v in (raw.get("arguments") or {}).items()},
+            destination=raw.get("destination", "."),
+        )

@@ -1,0 +1,263 @@
+"""Matching a request against a compiled simulation: Hoverfly's scoring, strategies and closest miss.
+
+Pure functions over immutable data. ``CompiledSimulation.candidates`` narrows the pairs that can
+possibly hit by their exact path and method, so a hit never scans every pair; the result is the
+same as Hoverfly's full scan (core/matching/strongest_match_strategy.go): every field is scored,
+``exact`` earns 2 points, ties go to the later pair, and a miss reports the best-scoring pair.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from heapq import merge
+from typing import Literal
+
+from engine.matchers import CompiledMatcher, MatcherRegistry
+from engine.model import Matchers, NamedMatchers, Pair, Simulation
+from engine.request import RequestDetails
+from engine.responses import RenderedResponse, render_response
+
+CompiledList = tuple[CompiledMatcher, ...]
+Strategy = Literal["strongest", "first"]
+
+# Field names in Hoverfly's evaluation order, which is also the order of the closest-miss report.
+FIELD_ORDER = ("body", "destination", "path", "method", "headers", "queries", "state")
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledPair:
+    index: int
+    pair: Pair
+    body: CompiledList
+    destination: CompiledList
+    path: CompiledList
+    method: CompiledList
+    headers: tuple[tuple[str, CompiledList], ...]
+    query: tuple[tuple[str, CompiledList], ...] | None
+    requires_state: tuple[tuple[str, str], ...]
+    rendered: RenderedResponse
+
+
+@dataclass(frozen=True, slots=True)
+class ClosestMiss:
+    pair: Pair
+    missed_fields: tuple[str, ...]
+    state: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class MatchResult:
+    """A hit (``pair`` set) or a miss (``pair`` None, ``closest`` set under strongest with pairs)."""
+
+    pair: CompiledPair | None
+    closest: ClosestMiss | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledSimulation:
+    """A simulation ready for the hot path, with its candidate index."""
+
+    simulation: Simulation
+    pairs: tuple[CompiledPair, ...]
+    _index: dict[tuple[str | None, str | None], tuple[int, ...]] = field(repr=False)
+
+    def candidates(self, path: str, method: str) -> list[CompiledPair]:
+        """Pairs that may hit a request with this path and method, in simulation order."""
+        idx = self._index
+        buckets = [
+            b
+            for b in (
+                idx.get((path, method)),
+                idx.get((path, None)),
+                idx.get((None, method)),
+                idx.get((None, None)),
+            )
+            if b
+        ]
+        pairs = self.pairs
+        if len(buckets) == 1:
+            return [pairs[i] for i in buckets[0]]
+        return [pairs[i] for i in merge(*buckets)]
+
+
+def compile_simulation(sim: Simulation, registry: MatcherRegistry) -> CompiledSimulation:
+    """Compile every matcher (raising ``SimulationError`` with its path) and build the index."""
+    compiled = tuple(_compile_pair(i, pair, registry) for i, pair in enumerate(sim.pairs))
+    buckets: dict[tuple[str | None, str | None], list[int]] = {}
+    for cp in compiled:
+        key = (_exact_key(cp.pair.request.path), _exact_key(cp.pair.request.method))
+        buckets.setdefault(key, []).append(cp.index)
+    return CompiledSimulation(sim, compiled, {k: tuple(v) for k, v in buckets.items()})
+
+
+def _exact_key(matchers: Matchers | None) -> str | None:
+    """The value every hit must equal, when the list holds an exact matcher (else None: any value)."""
+    for m in matchers or ():
+        if m.name.lower() in ("exact", "") and isinstance(m.value, str):
+            return m.value
+    return None
+
+
+def _compile_pair(index: int, pair: Pair, registry: MatcherRegistry) -> CompiledPair:
+    base = f"data.pairs[{index}].request"
+    req = pair.request
+
+    def lst(matchers: Matchers | None, name: str) -> CompiledList:
+        return tuple(registry.compile(m, f"{base}.{name}[{i}]") for i, m in enumerate(matchers or ()))
+
+    def named(entries: NamedMatchers, name: str) -> tuple[tuple[str, CompiledList], ...]:
+        return tuple((key.lower(), lst(ms, f"{name}.{key}")) for key, ms in entries)
+
+    return CompiledPair(
+        index=index,
+        pair=pair,
+        body=lst(req.body, "body"),
+        destination=lst(req.destination, "destination"),
+        path=lst(req.path, "path"),
+        method=lst(req.method, "method"),
+        headers=named(req.headers, "headers"),
+        query=None if req.query is None else named(req.query, "query"),
+        requires_state=req.requires_state or (),
+        rendered=render_response(pair.response, f"data.pairs[{index}].response"),
+    )
+
+
+def _score_list(matchers: CompiledList, actual: str) -> tuple[bool, int]:
+    # Every matcher runs even after one failed: each that matches still earns its points.
+    ok, points = True, 0
+    for m in matchers:
+        if m.matches(actual):
+            points += m.points
+        else:
+            ok = False
+    return ok, points
+
+
+def evaluate(cp: CompiledPair, req: RequestDetails, state: dict[str, str], webserver: bool) -> tuple[int, list[str]]:
+    """Score one pair against a request: (points, names of the fields that missed)."""
+    missed: list[str] = []
+    score = 0
+    if cp.body:
+        ok, pts = _score_list(cp.body, req.body)
+        score += pts
+        if not ok:
+            missed.append("body")
+    if cp.destination and not webserver:
+        ok, pts = _score_list(cp.destination, req.destination)
+        score += pts
+        if not ok:
+            missed.append("destination")
+    if cp.path:
+        ok, pts = _score_list(cp.path, req.path)
+        score += pts
+        if not ok:
+            missed.append("path")
+    if cp.method:
+        ok, pts = _score_list(cp.method, req.method)
+        score += pts
+        if not ok:
+            missed.append("method")
+    if cp.headers:
+        ok, pts = _score_named(cp.headers, req.headers_lower)
+        score += pts
+        if not ok:
+            missed.append("headers")
+    if cp.query is None:
+        score += 1  # an absent query matches anything and earns a point
+    elif not cp.query:
+        if req.query:
+            missed.append("queries")  # `query: {}` only matches a request without parameters
+        else:
+            score += 1
+    else:
+        ok, pts = _score_named(cp.query, req.query_lower)
+        score += pts
+        if not ok:
+            missed.append("queries")
+    if cp.requires_state:
+        ok = True
+        for key, value in cp.requires_state:
+            if state.get(key) == value:
+                score += 1
+            else:
+                ok = False
+        if not ok:
+            missed.append("state")
+    return score, missed
+
+
+def _score_named(entries: tuple[tuple[str, CompiledList], ...], actual: dict[str, list[str]]) -> tuple[bool, int]:
+    ok, points = True, 0
+    for name, matchers in entries:
+        values = actual.get(name)
+        if values is None:
+            ok = False
+            continue
+        field_ok, pts = _score_list(matchers, ";".join(values))
+        points += pts
+        ok = ok and field_ok
+    return ok, points
+
+
+def match(
+    sim: CompiledSimulation,
+    req: RequestDetails,
+    state: dict[str, str],
+    strategy: Strategy = "strongest",
+    webserver: bool = False,
+) -> MatchResult:
+    """Find the pair that answers ``req`` with Hoverfly's ``strongest`` or ``first`` strategy."""
+    candidates = sim.candidates(req.path, req.method)
+    if strategy == "first":
+        for cp in candidates:
+            if not evaluate(cp, req, state, webserver)[1]:
+                return MatchResult(cp)
+        return MatchResult(None)
+    best: CompiledPair | None = None
+    best_score = 0
+    for cp in candidates:
+        score, missed = evaluate(cp, req, state, webserver)
+        if not missed and score >= best_score:  # `>=`: on a tie the later pair wins
+            best, best_score = cp, score
+    if best is not None:
+        return MatchResult(best)
+    return MatchResult(None, closest_miss(sim, req, state, webserver))
+
+
+def closest_miss(
+    sim: CompiledSimulation, req: RequestDetails, state: dict[str, str], webserver: bool
+) -> ClosestMiss | None:
+    """The best-scoring pair of a request that hit nothing (later pair wins ties); a full scan."""
+    closest: tuple[CompiledPair, list[str]] | None = None
+    closest_score = 0
+    for cp in sim.pairs:
+        score, missed = evaluate(cp, req, state, webserver)
+        if score >= closest_score:
+            closest, closest_score = (cp, missed), score
+    if closest is None:
+        return None
+    return ClosestMiss(closest[0].pair, tuple(closest[1]), dict(state))
+
+
+def full_scan(
+    sim: CompiledSimulation, req: RequestDetails, state: dict[str, str], strategy: Strategy, webserver: bool
+) -> MatchResult:
+    """Hoverfly's own algorithm, visiting every pair; the reference the index is tested against."""
+    best: CompiledPair | None = None
+    best_score = 0
+    closest: tuple[CompiledPair, list[str]] | None = None
+    closest_score = 0
+    for cp in sim.pairs:
+        score, missed = evaluate(cp, req, state, webserver)
+        if not missed:
+            if strategy == "first":
+                return MatchResult(cp)
+            if score >= best_score:
+                best, best_score, closest = cp, score, None
+        elif best is None and score >= closest_score:
+            closest, closest_score = (cp, missed), score
+    if best is not None:
+        return MatchResult(best)
+    if strategy == "first" or closest is None:
+        return MatchResult(None)
+    return MatchResult(None, ClosestMiss(closest[0].pair, tuple(closest[1]), dict(state)))

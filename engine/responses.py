@@ -1,0 +1,72 @@
+"""Turning pairs and errors into HTTP/1.1 response bytes, rendered once per pair at compile time.
+
+``Date`` is added per response (Go's server adds it); everything else is fixed when a simulation
+is compiled. Header names are written as stored in proxy mode and canonicalised in webserver mode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from http import HTTPStatus
+
+from engine.errors import SimulationError
+from engine.model import Response
+from engine.request import canonical_header
+
+_REASONS = {s.value: s.phrase for s in HTTPStatus}
+
+
+def status_line(status: int) -> bytes:
+    return f"HTTP/1.1 {status} {_REASONS.get(status, '')}\r\n".encode("latin-1")
+
+
+@dataclass(frozen=True, slots=True)
+class Wire:
+    """A response ready to write: ``head`` ends with the last header line; Date and CRLF follow."""
+
+    head: bytes
+    body: bytes
+    """Already framed: chunk-encoded when the pair declares ``Transfer-Encoding: chunked``."""
+    keep_alive: bool = True
+    """False when the declared Content-Length disagrees with the body: the connection must close."""
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedResponse:
+    proxy: Wire
+    webserver: Wire
+
+
+def render_response(resp: Response, path: str) -> RenderedResponse:
+    """Render a pair's response for both proxy and webserver mode, rejecting unsendable headers."""
+    for name, values in resp.headers:
+        if not name or any(c in name for c in "\r\n:") or any(("\r" in v or "\n" in v) for v in values):
+            raise SimulationError(f"{path}.headers.{name}", "header names and values cannot contain line breaks")
+    return RenderedResponse(_render(resp, canonical=False), _render(resp, canonical=True))
+
+
+def _render(resp: Response, *, canonical: bool) -> Wire:
+    lines = [status_line(resp.status)]
+    lower = {name.lower() for name, _ in resp.headers}
+    for name, values in resp.headers:
+        written = canonical_header(name) if canonical else name
+        lines.extend(f"{written}: {value}\r\n".encode("utf-8", "surrogateescape") for value in values)
+    body = resp.body
+    keep_alive = True
+    if "transfer-encoding" in lower and any(
+        "chunked" in v.lower() for n, vs in resp.headers if n.lower() == "transfer-encoding" for v in vs
+    ):
+        body = (f"{len(body):x}\r\n".encode() + body + b"\r\n" if body else b"") + b"0\r\n\r\n"
+    elif "content-length" in lower:
+        declared = next(vs for n, vs in resp.headers if n.lower() == "content-length")
+        keep_alive = bool(declared) and declared[0].strip() == str(len(body))
+    else:
+        lines.append(f"Content-Length: {len(body)}\r\n".encode())
+    return Wire(b"".join(lines), body, keep_alive)
+
+
+def plain_error(status: int, text: str, *, content_type: str = "text/plain") -> Wire:
+    """A plain-text response such as Hoverfly's 502 (``Content-Type: text/plain``, no charset)."""
+    body = text.encode("utf-8", "surrogateescape")
+    head = status_line(status) + f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n".encode()
+    return Wire(head, body)

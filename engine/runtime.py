@@ -1,0 +1,216 @@
+"""One worker's view of the shared state, and how it stays the same view as everyone else's.
+
+Each worker holds the compiled simulation and the runtime config in memory, keyed by the
+generation at which they were written. A write stores the new document (bumping the store's
+generation in the same atomic step), publishes the generation and waits, bounded, until every
+live worker has applied it and said so (heartbeat + ack). So once an admin write answers, every
+worker serves it, and the hot path never asks the store whether something changed.
+Counters are buffered per worker and flushed every few milliseconds, and before every ack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import orjson
+
+from engine.codec import decode_simulation, storage_simulation
+from engine.config import RuntimeConfig
+from engine.matchers import MatcherRegistry
+from engine.matching import CompiledSimulation, compile_simulation
+from engine.model import EMPTY_SIMULATION, Simulation
+from engine.tasks import TaskSet
+from store import Store, StoreError
+
+log = logging.getLogger(__name__)
+
+FLUSH_INTERVAL = 0.005
+HEARTBEAT_INTERVAL = 1.0
+ALIVE_WINDOW_MS = 3_000
+BARRIER_TIMEOUT = 2.0
+
+
+def new_worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What the hot path reads: one attribute load, always consistent with itself."""
+
+    simulation: CompiledSimulation
+    simulation_version: int
+    config: RuntimeConfig
+    config_version: int
+
+
+class Runtime:
+    def __init__(
+        self,
+        store: Store,
+        registry: MatcherRegistry,
+        *,
+        worker_id: str | None = None,
+        clock_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+        default_config: RuntimeConfig | None = None,
+    ) -> None:
+        self.store = store
+        self.registry = registry
+        self.worker_id = worker_id or new_worker_id()
+        self._clock_ms = clock_ms
+        self._default_config = default_config or RuntimeConfig()
+        self.snapshot = Snapshot(compile_simulation(EMPTY_SIMULATION, registry), 0, self._default_config, 0)
+        self.counts: dict[str, int] = {}
+        self._acked = 0
+        self._sync_lock = asyncio.Lock()
+        self._tasks = TaskSet()
+
+    # -- life cycle -----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Load the shared documents and start following changes (raises if the store is down)."""
+        await self.sync()
+        self._tasks.spawn(self._follow_events(), name="runtime-events")
+        self._tasks.spawn(self._housekeeping(), name="runtime-housekeeping")
+
+    async def aclose(self) -> None:
+        await self._tasks.aclose()
+        with contextlib.suppress(StoreError):
+            await self.flush_counters()
+            await self.store.unregister(self.worker_id)
+
+    # -- following other workers --------------------------------------------------------------
+
+    async def sync(self) -> int:
+        """Apply every document that changed in the store, flush counters, and ack the generation."""
+        async with self._sync_lock:
+            versions = await self.store.read_versions()
+            snap = self.snapshot
+            simulation, sim_version = snap.simulation, snap.simulation_version
+            config, config_version = snap.config, snap.config_version
+            if versions.documents["simulation"] != sim_version:
+                simulation, sim_version = await self._load_simulation()
+            if versions.documents["config"] != config_version:
+                config, config_version = await self._load_config()
+            if (sim_version, config_version) != (snap.simulation_version, snap.config_version):
+                self.snapshot = Snapshot(simulation, sim_version, config, config_version)
+            await self.flush_counters()
+            self._acked = max(self._acked, versions.generation)
+            await self.store.heartbeat(self.worker_id, self._acked, self._clock_ms())
+            return versions.generation
+
+    async def _load_simulation(self) -> tuple[CompiledSimulation, int]:
+        doc = await self.store.read_document("simulation")
+        if doc is None:
+            return compile_simulation(EMPTY_SIMULATION, self.registry), 0
+        version, body = doc
+        return compile_simulation(decode_simulation(orjson.loads(body)), self.registry), version
+
+    async def _load_config(self) -> tuple[RuntimeConfig, int]:
+        doc = await self.store.read_document("config")
+        if doc is None:
+            return self._default_config, 0
+        version, body = doc
+        return RuntimeConfig.from_json(orjson.loads(body)), version
+
+    async def _follow_events(self) -> None:
+        while True:
+            try:
+                async for _generation in self.store.subscribe():
+                    await self.sync()
+            except StoreError as exc:
+                log.warning("store event channel lost (%s); retrying", exc)
+            await asyncio.sleep(0.5)
+            with contextlib.suppress(StoreError):
+                await self.sync()  # catch up on whatever was published while disconnected
+
+    async def _housekeeping(self) -> None:
+        last_beat = 0.0
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(FLUSH_INTERVAL)
+            try:
+                if loop.time() - last_beat >= HEARTBEAT_INTERVAL:
+                    last_beat = loop.time()
+                    await self.sync()  # heartbeat, and a safety net for a missed event
+                elif self.counts:
+                    await self.flush_counters()
+            except StoreError as exc:
+                log.warning("store unavailable: %s", exc)
+                await asyncio.sleep(0.5)
+
+    # -- writes ---------------------------------------------------------------------------
+
+    async def write_simulation(self, sim: Simulation, compiled: CompiledSimulation, expected: int | None) -> bool:
+        """Store ``sim`` (compare-and-set against ``expected`` when given), then wait for every worker."""
+        body = orjson.dumps(storage_simulation(sim))
+        generation = await self.store.write_document("simulation", body, expected)
+        if generation is None:
+            return False
+        async with self._sync_lock:
+            snap = self.snapshot
+            if generation > snap.simulation_version:
+                self.snapshot = Snapshot(compiled, generation, snap.config, snap.config_version)
+        await self._barrier(generation)
+        return True
+
+    async def write_config(self, config: RuntimeConfig, expected: int | None) -> bool:
+        body = orjson.dumps(config.to_json())
+        generation = await self.store.write_document("config", body, expected)
+        if generation is None:
+            return False
+        async with self._sync_lock:
+            snap = self.snapshot
+            if generation > snap.config_version:
+                self.snapshot = Snapshot(snap.simulation, snap.simulation_version, config, generation)
+        await self._barrier(generation)
+        return True
+
+    async def barrier(self) -> None:
+        """Make every worker flush what it buffered (counters) before a fleet-wide read."""
+        await self.flush_counters()
+        await self._barrier(await self.store.bump_generation())
+
+    async def _barrier(self, generation: int) -> None:
+        await self.store.publish(generation)
+        await self.sync()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + BARRIER_TIMEOUT
+        while True:
+            acks = await self.store.worker_acks(self._clock_ms() - ALIVE_WINDOW_MS)
+            lagging = [wid for wid, acked in acks.items() if acked < generation]
+            if not lagging:
+                return
+            if loop.time() >= deadline:
+                log.warning(
+                    "workers %s did not apply generation %d within %.1fs",
+                    lagging,
+                    generation,
+                    BARRIER_TIMEOUT,
+                )
+                return
+            await asyncio.sleep(0.002)
+
+    # -- counters -------------------------------------------------------------------------
+
+    def count(self, mode: str) -> None:
+        self.counts[mode] = self.counts.get(mode, 0) + 1
+
+    async def flush_counters(self) -> None:
+        if not self.counts:
+            return
+        counts, self.counts = self.counts, {}
+        try:
+            await self.store.add_counters(counts)
+        except StoreError:
+            for key, value in counts.items():  # keep them for the next flush
+                self.counts[key] = self.counts.get(key, 0) + value
+            raise

@@ -1,0 +1,71 @@
+"""The ``Store`` protocol: everything workers share, behind one interface.
+
+Values cross the boundary as bytes, str and int, so the store knows nothing of engine types.
+Key layout (Redis; ``P`` is the prefix, default ``simproxy:``, and ``{T}`` a Cluster hash tag
+made from it, so every key of one simulation lives in one slot and Lua/MULTI work on Cluster):
+
+    P{T}:gen              INCR-only generation counter; every write and every barrier bumps it
+    P{T}:doc:<name>       hash {v: generation of the last write, body: bytes}  (simulation, config)
+    P{T}:workers          hash worker id -> last heartbeat (ms since the epoch)
+    P{T}:acks             hash worker id -> highest generation that worker has applied
+    P{T}:counters         hash mode -> requests served
+    P{T}:events           pub/sub channel; messages are generations
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+DOCUMENTS = ("simulation", "config")
+
+
+@dataclass(frozen=True, slots=True)
+class Versions:
+    """The generation counter and the generation at which each document was last written (0: never)."""
+
+    generation: int
+    documents: Mapping[str, int]
+
+
+class Store(Protocol):
+    async def ping(self) -> None:
+        """Raise ``StoreUnavailable`` when the backing server cannot be reached."""
+
+    async def read_versions(self) -> Versions:
+        """The generation and every document's version, in one round trip."""
+
+    async def read_document(self, name: str) -> tuple[int, bytes] | None:
+        """(version, body) of a document, or None when it was never written."""
+
+    async def write_document(self, name: str, body: bytes, expected_version: int | None = None) -> int | None:
+        """Store ``body`` atomically, bumping the generation; returns the new generation.
+
+        With ``expected_version`` (0 = never written) the write only happens if the document is
+        still at that version; otherwise nothing changes and None is returned.
+        """
+
+    async def bump_generation(self) -> int:
+        """Bump the generation without changing a document (a barrier); returns it."""
+
+    async def publish(self, generation: int) -> None:
+        """Tell every subscribed worker that ``generation`` exists."""
+
+    def subscribe(self) -> AsyncIterator[int]:
+        """Generations published by any worker; ends when the connection is lost."""
+
+    async def heartbeat(self, worker_id: str, acked: int, now_ms: int) -> None:
+        """Register ``worker_id`` as alive at ``now_ms`` having applied generation ``acked``."""
+
+    async def worker_acks(self, alive_since_ms: int) -> dict[str, int]:
+        """The acked generation of every worker whose heartbeat is not older than ``alive_since_ms``."""
+
+    async def unregister(self, worker_id: str) -> None: ...
+
+    async def add_counters(self, counts: Mapping[str, int]) -> None:
+        """Add to the usage counters (one round trip)."""
+
+    async def read_counters(self) -> dict[str, int]: ...
+
+    async def aclose(self) -> None: ...

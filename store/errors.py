@@ -1,0 +1,24 @@
+"""The root of simproxy's error tree, and the store's own errors.
+
+The root lives in the lowest layer so that every package (admin -> engine -> store) can extend it:
+
+    SimproxyError
+    ├── store.StoreError              a store operation failed
+    │   └── store.StoreUnavailable    the backing server cannot be reached (admin answers 503)
+    ├── engine.EngineError            see engine/errors.py
+    └── admin.ApiError                see admin/errors.py (carries the HTTP status)
+"""
+
+from __future__ import annotations
+
+
+class SimproxyError(Exception):
+    """Base class of every error simproxy raises on purpose."""
+
+
+class StoreError(SimproxyError):
+    """A store operation failed."""
+
+
+class StoreUnavailable(StoreError):
+    """The backing server (Redis) cannot be reached right now."""

@@ -1,0 +1,69 @@
+"""The in-process store: the embedded default for a single worker; plain dicts, no I/O.
+
+It is only correct inside one process, which is why settings refuse it with several workers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+
+from store.base import DOCUMENTS, Versions
+
+
+class MemoryStore:
+    def __init__(self) -> None:
+        self._generation = 0
+        self._documents: dict[str, tuple[int, bytes]] = {}
+        self._workers: dict[str, tuple[int, int]] = {}
+        self._counters: dict[str, int] = {}
+        self._closed = asyncio.Event()
+
+    async def ping(self) -> None:
+        return None
+
+    async def read_versions(self) -> Versions:
+        return Versions(self._generation, {name: self._documents.get(name, (0, b""))[0] for name in DOCUMENTS})
+
+    async def read_document(self, name: str) -> tuple[int, bytes] | None:
+        return self._documents.get(name)
+
+    async def write_document(self, name: str, body: bytes, expected_version: int | None = None) -> int | None:
+        current = self._documents.get(name, (0, b""))[0]
+        if expected_version is not None and current != expected_version:
+            return None
+        self._generation += 1
+        self._documents[name] = (self._generation, bytes(body))
+        return self._generation
+
+    async def bump_generation(self) -> int:
+        self._generation += 1
+        return self._generation
+
+    async def publish(self, generation: int) -> None:
+        return None  # one process: there is nobody else to tell
+
+    async def subscribe(self) -> AsyncIterator[int]:
+        await self._closed.wait()
+        published: list[int] = []  # one process: nothing is ever published to it
+        for generation in published:
+            yield generation
+
+    async def heartbeat(self, worker_id: str, acked: int, now_ms: int) -> None:
+        self._workers[worker_id] = (now_ms, acked)
+
+    async def worker_acks(self, alive_since_ms: int) -> dict[str, int]:
+        return {wid: acked for wid, (seen, acked) in self._workers.items() if seen >= alive_since_ms}
+
+    async def unregister(self, worker_id: str) -> None:
+        self._workers.pop(worker_id, None)
+
+    async def add_counters(self, counts: Mapping[str, int]) -> None:
+        for key, value in counts.items():
+            self._counters[key] = self._counters.get(key, 0) + value
+
+    async def read_counters(self) -> dict[str, int]:
+        return dict(self._counters)
+
+    async def aclose(self) -> None:
+        self._closed.set()

@@ -1,0 +1,158 @@
+"""The Redis store (redis.asyncio): what lets many workers and pods share one view.
+
+Atomic units are single round trips: a Lua script for compare-and-set document writes, a
+pipeline for counters. Connection failures surface as ``StoreUnavailable``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from functools import wraps
+from typing import Any, ParamSpec, TypeVar, cast
+
+import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from store.base import DOCUMENTS, Versions
+from store.errors import StoreError, StoreUnavailable
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+# KEYS: document hash, generation. ARGV: body, expected version ("" = unconditional).
+_WRITE_DOCUMENT = """
+if ARGV[2] ~= '' then
+  local current = redis.call('HGET', KEYS[1], 'v') or '0'
+  if current ~= ARGV[2] then return false end
+end
+local gen = redis.call('INCR', KEYS[2])
+redis.call('HSET', KEYS[1], 'v', gen, 'body', ARGV[1])
+return gen
+"""
+
+
+def key_prefix(prefix: str) -> str:
+    """``simproxy:`` -> ``simproxy:{simproxy}:``: the prefix plus a Cluster hash tag derived from it."""
+    tag = prefix.rstrip(":") or "simproxy"
+    return f"{prefix}{{{tag}}}:"
+
+
+def _translate(func: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Coroutine[Any, Any, T]]:
+    @wraps(func)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return await func(*args, **kwargs)
+        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+            raise StoreUnavailable(f"the store cannot be reached: {exc}") from exc
+        except RedisError as exc:
+            raise StoreError(f"store operation failed: {exc}") from exc
+
+    return wrapper
+
+
+class RedisStore:
+    def __init__(self, client: aioredis.Redis, prefix: str = "simproxy:") -> None:
+        self._client = client
+        base = key_prefix(prefix)
+        self._gen = f"{base}gen"
+        self._docs = {name: f"{base}doc:{name}" for name in DOCUMENTS}
+        self._workers = f"{base}workers"
+        self._acks = f"{base}acks"
+        self._counters = f"{base}counters"
+        self.channel = f"{base}events"
+        self._write_script = client.register_script(_WRITE_DOCUMENT)
+
+    @classmethod
+    def from_url(cls, url: str, prefix: str = "simproxy:") -> RedisStore:
+        client = aioredis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2, health_check_interval=10)
+        return cls(client, prefix)
+
+    @_translate
+    async def ping(self) -> None:
+        await self._client.ping()
+
+    @_translate
+    async def read_versions(self) -> Versions:
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.get(self._gen)
+            for name in DOCUMENTS:
+                pipe.hget(self._docs[name], "v")
+            results = await pipe.execute()
+        return Versions(
+            int(results[0] or 0), {name: int(v or 0) for name, v in zip(DOCUMENTS, results[1:], strict=True)}
+        )
+
+    @_translate
+    async def read_document(self, name: str) -> tuple[int, bytes] | None:
+        version, body = await self._client.hmget(self._docs[name], ["v", "body"])
+        if version is None or body is None:
+            return None
+        return int(version), body if isinstance(body, bytes) else body.encode()
+
+    @_translate
+    async def write_document(self, name: str, body: bytes, expected_version: int | None = None) -> int | None:
+        expected = "" if expected_version is None else str(expected_version)
+        result = await self._write_script(keys=[self._docs[name], self._gen], args=[body, expected])
+        return None if result is None else int(result)
+
+    @_translate
+    async def bump_generation(self) -> int:
+        return int(await self._client.incr(self._gen))
+
+    @_translate
+    async def publish(self, generation: int) -> None:
+        await self._client.publish(self.channel, str(generation))
+
+    async def subscribe(self) -> AsyncIterator[int]:
+        pubsub = self._client.pubsub(ignore_subscribe_messages=True)
+        try:
+            await pubsub.subscribe(self.channel)
+            async for message in pubsub.listen():
+                try:
+                    yield int(cast(dict[str, Any], message)["data"])
+                except (KeyError, TypeError, ValueError):
+                    continue
+        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+            raise StoreUnavailable(f"lost the store's event channel: {exc}") from exc
+        finally:
+            await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    @_translate
+    async def heartbeat(self, worker_id: str, acked: int, now_ms: int) -> None:
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.hset(self._workers, worker_id, now_ms)
+            pipe.hset(self._acks, worker_id, acked)
+            await pipe.execute()
+
+    @_translate
+    async def worker_acks(self, alive_since_ms: int) -> dict[str, int]:
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.hgetall(self._workers)
+            pipe.hgetall(self._acks)
+            seen, acks = await pipe.execute()
+        alive = {k.decode(): int(v) for k, v in seen.items() if int(v) >= alive_since_ms}
+        return {wid: int(acks.get(wid.encode(), 0)) for wid in alive}
+
+    @_translate
+    async def unregister(self, worker_id: str) -> None:
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.hdel(self._workers, worker_id)
+            pipe.hdel(self._acks, worker_id)
+            await pipe.execute()
+
+    @_translate
+    async def add_counters(self, counts: Mapping[str, int]) -> None:
+        async with self._client.pipeline(transaction=True) as pipe:
+            for key, value in counts.items():
+                pipe.hincrby(self._counters, key, value)
+            await pipe.execute()
+
+    @_translate
+    async def read_counters(self) -> dict[str, int]:
+        raw = await self._client.hgetall(self._counters)
+        return {(k.decode() if isinstance(k, bytes) else k): int(v) for k, v in raw.items()}
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

