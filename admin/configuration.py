@@ -5,7 +5,6 @@ plus health and shutdown.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Callable
 
 from sanic import Request
@@ -23,6 +22,7 @@ from admin.views import (
     usage_view,
 )
 from engine.config import RuntimeConfig
+from engine.goregex import InvalidPattern, compile_go
 from engine.runtime import Runtime
 from engine.version import VERSION
 
@@ -81,8 +81,8 @@ async def put_destination(request: Request) -> HTTPResponse:
     svc = services(request)
     destination = typed(load_object(request.body), "destination", str, "")
     try:
-        re.compile(destination)
-    except re.error as exc:
+        compile_go(destination)
+    except InvalidPattern as exc:
         raise Unprocessable("destination is not a valid regular expression string") from exc
     config = await _write(svc.runtime, lambda current: _with_destination(current, destination))
     return json_response({"destination": config.destination})

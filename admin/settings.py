@@ -6,8 +6,9 @@ Only knobs fixed at start-up live here; anything the admin API can change later 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+
+from engine.goregex import InvalidPattern, compile_go
 
 MODES = ("simulate", "capture", "spy", "synthesize", "modify", "diff")
 LOG_LEVELS = ("panic", "fatal", "error", "warning", "info", "debug", "trace")
@@ -96,8 +97,8 @@ class Settings:
         if self.log_level not in LOG_LEVELS:
             raise ValueError(f"Unknown log-level value {self.log_level!r}, expected one of {', '.join(LOG_LEVELS)}")
         try:
-            re.compile(self.destination)
-        except re.error as exc:
+            compile_go(self.destination)
+        except InvalidPattern as exc:
             raise ValueError(f"Destination {self.destination!r} is not a valid regular expression: {exc}") from None
 
     def _check_store(self) -> None:

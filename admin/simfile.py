@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Final, cast
 
 import orjson
-from jsonschema.validators import validator_for  # type: ignore[import-untyped]
+from jsonschema.validators import validator_for
 
 from admin.errors import BadRequest
 

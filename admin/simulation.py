@@ -6,7 +6,6 @@ write that swaps it in, so a rejected upload leaves the served simulation untouc
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from sanic import Request
@@ -17,6 +16,7 @@ from admin.responses import json_response, services
 from admin.simfile import parse_simulation, schema_document
 from admin.views import simulation_view, warnings_view
 from engine.codec import decode_simulation
+from engine.goregex import InvalidPattern, compile_go
 from engine.matching import compile_simulation
 from engine.model import EMPTY_SIMULATION, Matchers, Pair, Simulation
 from engine.simulation import import_simulation
@@ -37,8 +37,8 @@ async def get_simulation(request: Request) -> HTTPResponse:
 def _url_matches(pattern: str, pair: Pair) -> bool:
     """Hoverfly's ``urlPattern`` filter: first exact destination value + first exact path value."""
     try:
-        compiled = re.compile(pattern)
-    except re.error as exc:
+        compiled = compile_go(pattern)
+    except InvalidPattern as exc:
         raise ServerError(f"error parsing regexp: {exc}") from exc
     return compiled.search(_first_exact(pair.request.destination) + _first_exact(pair.request.path)) is not None
 

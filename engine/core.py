@@ -7,10 +7,10 @@ when it can (simulate mode never waits on anything), or as a coroutine when it m
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Coroutine
 from typing import Any
 
+from engine.goregex import GoRegex, compile_go
 from engine.matching import Strategy, match
 from engine.miss import error_text, miss_text
 from engine.request import RequestDetails
@@ -26,7 +26,7 @@ class Engine:
     def __init__(self, runtime: Runtime, *, webserver: bool = False) -> None:
         self.runtime = runtime
         self.webserver = webserver
-        self._destinations: dict[str, re.Pattern[str]] = {}
+        self._destinations: dict[str, GoRegex] = {}
         self._state: dict[str, str] = {}  # stays empty until the shared state store arrives
 
     def handle(self, req: RequestDetails) -> Outcome:
@@ -64,7 +64,7 @@ class Engine:
             return True
         pattern = self._destinations.get(destination)
         if pattern is None:
-            pattern = self._destinations[destination] = re.compile(destination)
+            pattern = self._destinations[destination] = compile_go(destination)
         host_path = req.destination + req.path
         return bool(
             pattern.search(req.path) or pattern.search(host_path) or pattern.search(f"{req.scheme}://{host_path}")

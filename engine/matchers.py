@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from engine.errors import SimulationError
+from engine.goregex import InvalidPattern, compile_go
 from engine.model import JSON, Matcher
 
 Predicate = Callable[[str], bool]
@@ -42,51 +43,14 @@ def glob(value: JSON, path: str) -> Predicate:
 
 
 def regex(value: JSON, path: str) -> Predicate:
-    """Unanchored search with RE2's meaning of ``$`` (end of text only) and ASCII ``\\d\\w\\s\\b``."""
+    """Unanchored search with Go's (RE2) syntax and semantics."""
     if not isinstance(value, str):
         return _never
-    compiled = compile_go_regex(value, path)
-    return lambda actual: compiled.search(actual) is not None
-
-
-def compile_go_regex(pattern: str, path: str) -> re.Pattern[str]:
-    """Compile a Go (RE2) pattern with Python's ``re``, raising ``SimulationError`` when invalid."""
     try:
-        compiled = re.compile(pattern, re.ASCII)
-    except re.error as exc:
-        raise SimulationError(path, f"invalid regular expression {pattern!r}: {exc}") from exc
-    if compiled.flags & re.MULTILINE:
-        return compiled
-    translated = _dollar_to_end_of_text(pattern)
-    return compiled if translated == pattern else re.compile(translated, re.ASCII)
-
-
-def _dollar_to_end_of_text(pattern: str) -> str:
-    """Rewrite unescaped ``$`` outside classes as ``\\Z``.
-
-    Python's ``$`` also matches before a final newline; RE2's only at the very end.
-    """
-    out: list[str] = []
-    i, in_class = 0, False
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            out.append(pattern[i : i + 2])
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-            if pattern[i + 1 : i + 2] == "]":  # a literal ] right after [
-                out.append("[]")
-                i += 2
-                continue
-        elif ch == "$":
-            ch = r"\Z"
-        out.append(ch)
-        i += 1
-    return "".join(out)
+        compiled = compile_go(value)
+    except InvalidPattern as exc:
+        raise SimulationError(path, f"invalid regular expression {value!r}: {exc}") from exc
+    return lambda actual: compiled.search(actual) is not None
 
 
 BUILTIN_MATCHERS: Mapping[str, MatcherFactory] = MappingProxyType(

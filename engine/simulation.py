@@ -16,6 +16,7 @@ import orjson
 
 from engine.codec import encode_request
 from engine.errors import ImportFailure
+from engine.goregex import InvalidPattern, compile_go
 from engine.model import DelayLogNormal, LogNormal, Pair, RequestMatcher, Simulation
 
 _URL = re.compile(r"^(https?|ftp)://", re.IGNORECASE)
@@ -146,8 +147,8 @@ def _check_log_normal_entry(entry: DelayLogNormal) -> None:
 
 def _check_pattern(pattern: str) -> None:
     try:
-        re.compile(pattern)
-    except re.error as exc:
+        compile_go(pattern)
+    except InvalidPattern as exc:
         raise ImportFailure(f"Response delay entry skipped due to invalid pattern : {pattern}") from exc
 
 
