@@ -71,6 +71,7 @@ class Runtime:
         self.counts: dict[str, int] = {}
         self._acked = 0
         self._sync_lock = asyncio.Lock()
+        self._flush_lock = asyncio.Lock()
         self._tasks = TaskSet()
 
     # -- life cycle -----------------------------------------------------------------------
@@ -205,12 +206,18 @@ class Runtime:
         self.counts[mode] = self.counts.get(mode, 0) + 1
 
     async def flush_counters(self) -> None:
-        if not self.counts:
-            return
-        counts, self.counts = self.counts, {}
-        try:
-            await self.store.add_counters(counts)
-        except StoreError:
-            for key, value in counts.items():  # keep them for the next flush
-                self.counts[key] = self.counts.get(key, 0) + value
-            raise
+        """Add the buffered counts to the store; returns once every count taken so far is stored.
+
+        The lock matters: a flush that finds the buffer empty because another flush just took it
+        must still wait for that one, or an ack could overtake counts that are not stored yet.
+        """
+        async with self._flush_lock:
+            if not self.counts:
+                return
+            counts, self.counts = self.counts, {}
+            try:
+                await self.store.add_counters(counts)
+            except StoreError:
+                for key, value in counts.items():  # keep them for the next flush
+                    self.counts[key] = self.counts.get(key, 0) + value
+                raise

@@ -116,6 +116,8 @@ class RedisStore:
                     continue
         except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
             raise StoreUnavailable(f"lost the store's event channel: {exc}") from exc
+        except RedisError as exc:
+            raise StoreError(f"cannot follow the store's event channel: {exc}") from exc
         finally:
             await pubsub.aclose()  # type: ignore[no-untyped-call]
 

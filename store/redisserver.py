@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -67,16 +68,26 @@ class RedisServer:
         ]
         if self.port is None:
             args += ["--unixsocket", str(self.socket_path), "--unixsocketperm", "700"]
-        self._process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self._process = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
+        )
+        try:
+            self._wait_until_serving(timeout)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_until_serving(self, timeout: float) -> None:
+        assert self._process is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
-                err = self._process.stderr.read().decode(errors="replace") if self._process.stderr else ""
-                raise StoreUnavailable(f"redis-server exited at start: {err.strip()}")
+                out = self._process.stdout.read().decode(errors="replace") if self._process.stdout else ""
+                raise StoreUnavailable(f"redis-server exited at start: {out.strip()}")
             if self._answers():
-                return self
+                return
             time.sleep(0.02)
-        self.stop()
         raise StoreUnavailable("redis-server did not start in time")
 
     def _answers(self) -> bool:
@@ -90,8 +101,16 @@ class RedisServer:
                 sock.settimeout(0.5)
                 sock.connect(str(self.socket_path))
             with sock:
-                sock.sendall(b"PING\r\n")
-                return sock.recv(16).startswith(b"+PONG")
+                # Ask for the server's pid: another Redis already on the port must not pass for ours.
+                sock.sendall(b"INFO server\r\n")
+                reply = b""
+                while b"process_id:" not in reply or not reply.endswith(b"\r\n"):
+                    chunk = sock.recv(65536)
+                    if not chunk:
+                        break
+                    reply += chunk
+                assert self._process is not None
+                return f"process_id:{self._process.pid}\r\n".encode() in reply
         except OSError:
             return False
 
@@ -103,8 +122,8 @@ class RedisServer:
             except subprocess.TimeoutExpired:
                 self._process.kill()
                 self._process.wait()
-        if self._process is not None and self._process.stderr is not None:
-            self._process.stderr.close()
+        if self._process is not None and self._process.stdout is not None:
+            self._process.stdout.close()
         self._process = None
         shutil.rmtree(self._dir, ignore_errors=True)
 
@@ -115,6 +134,15 @@ class RedisServer:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+def _die_with_parent() -> None:
+    """Linux: the private server gets SIGTERM if simproxy dies without stopping it."""
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def free_port() -> int:

@@ -1,0 +1,353 @@
+"""The ``Store`` contract, run against every implementation (the ``backend`` fixture's params).
+
+Only what a caller (``engine.runtime``) can observe is asserted: generations, document versions and bodies,
+counters, heartbeats and events. ``backend.open()`` gives a second handle on the same store: for Redis a
+client of its own, i.e. what another worker sees.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import pytest
+
+from store import DOCUMENTS, Store, StoreUnavailable, Versions
+
+NEVER = Versions(0, {"simulation": 0, "config": 0})
+
+
+def test_the_documents_are_the_simulation_and_the_config() -> None:
+    assert DOCUMENTS == ("simulation", "config")
+
+
+def test_a_fresh_store_is_at_generation_0_with_no_documents(store, run) -> None:
+    async def body() -> None:
+        await store.ping()
+        assert await store.read_versions() == NEVER
+        for name in DOCUMENTS:
+            assert await store.read_document(name) is None
+        assert await store.read_counters() == {}
+        assert await store.worker_acks(0) == {}
+
+    run(body())
+
+
+def test_each_write_bumps_the_generation_and_versions_the_document_with_it(store, run) -> None:
+    async def body() -> None:
+        assert await store.write_document("simulation", b"sim-1") == 1
+        assert await store.read_document("simulation") == (1, b"sim-1")
+        assert await store.read_document("config") is None
+        assert await store.read_versions() == Versions(1, {"simulation": 1, "config": 0})
+
+        assert await store.write_document("config", b"cfg-1") == 2
+        assert await store.read_versions() == Versions(2, {"simulation": 1, "config": 2})
+
+        assert await store.write_document("simulation", b"sim-2") == 3
+        assert await store.read_document("simulation") == (3, b"sim-2")
+        assert await store.read_document("config") == (2, b"cfg-1")
+        assert await store.read_versions() == Versions(3, {"simulation": 3, "config": 2})
+
+    run(body())
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [b"", bytes(range(256)) * 4, '{"x": "\u00e9\u2603"}'.encode()],
+    ids=["empty", "every-byte", "utf8-json"],
+)
+def test_a_document_body_round_trips_byte_for_byte(store, run, payload: bytes) -> None:
+    async def body() -> None:
+        version = await store.write_document("config", payload)
+        assert version == 1
+        doc = await store.read_document("config")
+        assert doc == (1, payload)
+        assert doc is not None
+        assert type(doc[1]) is bytes
+
+    run(body())
+
+
+def test_bump_generation_increments_without_touching_documents(store, run) -> None:
+    async def body() -> None:
+        assert await store.bump_generation() == 1
+        assert await store.bump_generation() == 2
+        assert await store.read_versions() == Versions(2, {"simulation": 0, "config": 0})
+        assert await store.read_document("simulation") is None
+
+        assert await store.write_document("simulation", b"s") == 3
+        assert await store.bump_generation() == 4
+        assert await store.read_versions() == Versions(4, {"simulation": 3, "config": 0})
+        assert await store.read_document("simulation") == (3, b"s")
+
+    run(body())
+
+
+def test_compare_and_set_with_a_stale_version_changes_nothing(store, run) -> None:
+    async def body() -> None:
+        assert await store.write_document("simulation", b"first") == 1
+        assert await store.write_document("simulation", b"second", expected_version=1) == 2
+
+        for stale in (0, 1, 3, 99):
+            assert await store.write_document("simulation", b"lost", expected_version=stale) is None
+        assert await store.read_document("simulation") == (2, b"second")
+        assert await store.read_versions() == Versions(2, {"simulation": 2, "config": 0})
+        # nothing was consumed by the failed attempts: the next write gets the very next generation
+        assert await store.write_document("simulation", b"third", expected_version=2) == 3
+
+    run(body())
+
+
+def test_compare_and_set_with_version_0_succeeds_only_if_never_written(store, run) -> None:
+    async def body() -> None:
+        assert await store.write_document("config", b"created", expected_version=0) == 1
+        assert await store.write_document("config", b"again", expected_version=0) is None
+        assert await store.read_document("config") == (1, b"created")
+        assert await store.read_versions() == Versions(1, {"simulation": 0, "config": 1})
+
+    run(body())
+
+
+def test_compare_and_set_checks_the_documents_own_version_not_the_generation(store, run) -> None:
+    async def body() -> None:
+        assert await store.write_document("simulation", b"s1") == 1
+        assert await store.bump_generation() == 2
+        # simulation's write is not config's, and the generation is not the simulation's version
+        assert await store.write_document("config", b"c1", expected_version=0) == 3
+        assert await store.write_document("simulation", b"s2", expected_version=3) is None
+        assert await store.write_document("simulation", b"s2", expected_version=1) == 4
+        assert await store.read_versions() == Versions(4, {"simulation": 4, "config": 3})
+
+    run(body())
+
+
+def test_an_unconditional_write_ignores_the_current_version(store, run) -> None:
+    async def body() -> None:
+        assert await store.write_document("simulation", b"a", expected_version=0) == 1
+        assert await store.write_document("simulation", b"b") == 2
+        assert await store.write_document("simulation", b"c", expected_version=None) == 3
+        assert await store.read_document("simulation") == (3, b"c")
+
+    run(body())
+
+
+def test_a_write_through_one_handle_is_read_through_another(backend, run) -> None:
+    writer, reader = backend.open(), backend.open()
+
+    async def body() -> None:
+        assert await writer.write_document("simulation", b"shared") == 1
+        assert await reader.read_document("simulation") == (1, b"shared")
+        assert await reader.bump_generation() == 2
+        assert await writer.read_versions() == Versions(2, {"simulation": 1, "config": 0})
+        # compare-and-set is judged against the shared document, whichever handle wrote it
+        assert await reader.write_document("simulation", b"from-reader", expected_version=1) == 3
+        assert await writer.write_document("simulation", b"from-writer", expected_version=1) is None
+        assert await writer.read_document("simulation") == (3, b"from-reader")
+
+    run(body())
+
+
+def test_concurrent_compare_and_set_on_one_version_lets_exactly_one_write_win(backend, run) -> None:
+    handles = [backend.open(), backend.open()]
+
+    async def body() -> None:
+        attempts = [
+            handles[i % 2].write_document("simulation", f"writer-{i}".encode(), expected_version=0) for i in range(10)
+        ]
+        results = await asyncio.gather(*attempts)
+        winners = [i for i, generation in enumerate(results) if generation is not None]
+        assert len(winners) == 1, results
+        assert results[winners[0]] == 1
+        assert await handles[0].read_document("simulation") == (1, f"writer-{winners[0]}".encode())
+        assert await handles[1].read_versions() == Versions(1, {"simulation": 1, "config": 0})
+
+    run(body())
+
+
+def test_concurrent_writes_and_bumps_get_distinct_consecutive_generations(backend, run) -> None:
+    handles = [backend.open(), backend.open()]
+
+    async def body() -> None:
+        calls = []
+        for i in range(30):
+            handle = handles[i % 2]
+            if i % 3 == 0:
+                calls.append(handle.bump_generation())
+            else:
+                calls.append(handle.write_document(DOCUMENTS[i % 2], f"{i}".encode()))
+        generations = await asyncio.gather(*calls)
+        assert sorted(generations) == list(range(1, 31))
+        versions = await handles[0].read_versions()
+        assert versions.generation == 30
+        for name in DOCUMENTS:
+            written = [generations[i] for i in range(30) if i % 3 and DOCUMENTS[i % 2] == name]
+            doc = await handles[1].read_document(name)
+            assert doc is not None
+            assert doc[0] == versions.documents[name] == max(written)
+            assert generations[int(doc[1])] == doc[0]  # the body is the one whose write got that generation
+
+    run(body())
+
+
+def test_counters_add_up_across_calls(store, run) -> None:
+    async def body() -> None:
+        await store.add_counters({"simulate": 2, "capture": 1})
+        await store.add_counters({"simulate": 3})
+        await store.add_counters({"modify": 1, "capture": 4})
+        assert await store.read_counters() == {"simulate": 5, "capture": 5, "modify": 1}
+        await store.add_counters({})
+        assert await store.read_counters() == {"simulate": 5, "capture": 5, "modify": 1}
+
+    run(body())
+
+
+def test_counters_add_up_across_handles_on_one_prefix(backend, run) -> None:
+    first, second = backend.open(), backend.open()
+
+    async def body() -> None:
+        await asyncio.gather(
+            *(first.add_counters({"simulate": 1, "spy": 2}) for _ in range(25)),
+            *(second.add_counters({"simulate": 10}) for _ in range(25)),
+        )
+        expected = {"simulate": 25 + 250, "spy": 50}
+        assert await first.read_counters() == expected
+        assert await second.read_counters() == expected
+
+    run(body())
+
+
+def test_different_prefixes_share_nothing(backend, run) -> None:
+    mine = backend.open()
+    # a prefix that starts with this one, and one that is unrelated
+    others = [backend.open(f"{backend.prefix}nested:"), backend.open(f"other-{backend.prefix}")]
+
+    async def body() -> None:
+        assert await mine.write_document("simulation", b"mine") == 1
+        assert await mine.write_document("config", b"mine") == 2
+        await mine.add_counters({"simulate": 7})
+        await mine.heartbeat("worker-a", 2, 1_000)
+        for other in others:
+            assert await other.read_versions() == NEVER
+            assert await other.read_document("simulation") is None
+            assert await other.read_counters() == {}
+            assert await other.worker_acks(0) == {}
+            assert await other.bump_generation() == 1  # its own counter, starting from scratch
+            assert await other.write_document("simulation", b"other", expected_version=0) == 2
+        assert await mine.read_versions() == Versions(2, {"simulation": 1, "config": 2})
+        assert await mine.read_document("simulation") == (1, b"mine")
+
+    run(body())
+
+
+def test_worker_acks_only_lists_workers_seen_within_the_window(backend, run) -> None:
+    worker_a, worker_b, observer = backend.open(), backend.open(), backend.open()
+
+    async def body() -> None:
+        await worker_a.heartbeat("a", 3, 1_000)
+        await worker_b.heartbeat("b", 5, 2_000)
+        assert await observer.worker_acks(0) == {"a": 3, "b": 5}
+        assert await observer.worker_acks(1_000) == {"a": 3, "b": 5}  # a heartbeat at the bound counts
+        assert await observer.worker_acks(1_001) == {"b": 5}
+        assert await observer.worker_acks(2_000) == {"b": 5}
+        assert await observer.worker_acks(2_001) == {}
+
+        await worker_a.heartbeat("a", 7, 2_500)  # a later heartbeat replaces both the time and the ack
+        assert await observer.worker_acks(2_001) == {"a": 7}
+        assert await observer.worker_acks(0) == {"a": 7, "b": 5}
+
+    run(body())
+
+
+def test_unregister_removes_only_that_worker(backend, run) -> None:
+    worker_a, worker_b = backend.open(), backend.open()
+
+    async def body() -> None:
+        await worker_a.heartbeat("a", 1, 5_000)
+        await worker_b.heartbeat("b", 1, 5_000)
+        await worker_a.unregister("a")
+        assert await worker_b.worker_acks(0) == {"b": 1}
+        await worker_a.unregister("never-registered")
+        assert await worker_b.worker_acks(0) == {"b": 1}
+
+        await worker_a.heartbeat("a", 4, 6_000)  # a worker that comes back is listed again, with its new ack
+        assert await worker_b.worker_acks(0) == {"a": 4, "b": 1}
+
+    run(body())
+
+
+async def _drain_into(store: Store, received: asyncio.Queue[int]) -> None:
+    async with contextlib.aclosing(store.subscribe()) as events:
+        async for generation in events:
+            await received.put(generation)
+
+
+@pytest.mark.parametrize("backend", ["redis"], indirect=True)
+def test_published_generations_reach_subscribers_on_other_clients(backend, run) -> None:
+    publisher = backend.open()
+    subscribers = [backend.open(), backend.open()]
+
+    async def body() -> None:
+        queues: list[asyncio.Queue[int]] = [asyncio.Queue() for _ in subscribers]
+        tasks = [asyncio.create_task(_drain_into(s, q)) for s, q in zip(subscribers, queues, strict=True)]
+        try:
+            async with asyncio.timeout(5):
+                # subscribing happens in the background: announce 1 until both subscribers hear it
+                while any(q.empty() for q in queues):
+                    await publisher.publish(1)
+                    await asyncio.sleep(0.01)
+                for generation in (7, 8, 9):
+                    await publisher.publish(generation)
+                for queue in queues:
+                    heard = [await queue.get()]
+                    while heard[-1] == 1:
+                        heard.append(await queue.get())
+                    heard += [await queue.get(), await queue.get()]
+                    assert heard[-3:] == [7, 8, 9]
+            assert all(q.empty() for q in queues)
+            assert not any(t.done() for t in tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    run(body())
+
+
+@pytest.mark.parametrize("backend", ["memory"], indirect=True)
+def test_memory_subscriber_never_yields_and_ends_when_the_store_is_closed(backend, run) -> None:
+    store = backend.open()
+
+    async def body() -> None:
+        received: asyncio.Queue[int] = asyncio.Queue()
+        task = asyncio.create_task(_drain_into(store, received))
+        await store.publish(1)
+        await store.write_document("simulation", b"s")
+        await asyncio.sleep(0.05)
+        assert not task.done()
+        assert received.empty()
+
+        await store.aclose()
+        await asyncio.wait_for(task, timeout=1)  # ends, and without an error
+        assert received.empty()
+        # a subscription opened after closing ends at once
+        await asyncio.wait_for(_drain_into(store, received), timeout=1)
+        assert received.empty()
+
+    run(body())
+
+
+@pytest.mark.parametrize("backend", ["redis"], indirect=True)
+def test_redis_subscriber_raises_store_unavailable_when_its_store_is_closed(backend, run) -> None:
+    store = backend.open()
+
+    async def body() -> None:
+        received: asyncio.Queue[int] = asyncio.Queue()
+        task = asyncio.create_task(_drain_into(store, received))
+        await asyncio.sleep(0.1)
+        assert not task.done()
+        await store.aclose()
+        with pytest.raises(StoreUnavailable):
+            await asyncio.wait_for(task, timeout=2)
+        assert received.empty()
+
+    run(body())

@@ -1,0 +1,21 @@
+"""What only the in-process store has: it keeps the caller's bytes, not a reference to them."""
+
+from __future__ import annotations
+
+from store import MemoryStore, Versions
+
+
+def test_the_stored_body_is_a_copy_of_what_was_written(run) -> None:
+    store = MemoryStore()
+    buffer = bytearray(b"original")
+
+    async def body() -> None:
+        assert await store.write_document("simulation", buffer) == 1
+        buffer[:] = b"mutated!"
+        doc = await store.read_document("simulation")
+        assert doc == (1, b"original")
+        assert doc is not None
+        assert type(doc[1]) is bytes
+        assert await store.read_versions() == Versions(1, {"simulation": 1, "config": 0})
+
+    run(body())
