@@ -1,0 +1,207 @@
+"""Real simproxy processes, real sockets and a real redis-server for the integration tests."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from store.redisserver import RedisServer, free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Simproxy:
+    """One ``simproxy`` command (main process plus its workers) on free loopback ports."""
+
+    def __init__(self, *flags: str, admin_port: int | None = None, proxy_port: int | None = None) -> None:
+        self.admin_port = admin_port or free_port()
+        self.proxy_port = proxy_port or free_port()
+        self.flags = flags
+        self.workers = int(flags[flags.index("-workers") + 1]) if "-workers" in flags else 1
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 30.0) -> Simproxy:
+        try:
+            return self._start(timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, timeout: float) -> Simproxy:
+        cmd = [sys.executable, "-m", "admin", "-ap", str(self.admin_port), "-pp", str(self.proxy_port), *self.flags]
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        # its own session: Sanic's last-resort kill signals its whole process group
+        self.process = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"simproxy exited at start:\n{self.output()}")
+            try:
+                status, _, _ = self.admin("GET", "/api/health")
+                if status == 200 and self._proxy_listening() and len(self.proxy_listeners()) >= self.workers:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("simproxy did not become healthy in time")
+
+    def _proxy_listening(self) -> bool:
+        try:
+            with contextlib.closing(http.client.HTTPConnection("127.0.0.1", self.proxy_port, timeout=2)) as conn:
+                conn.connect()
+            return True
+        except OSError:
+            return False
+
+    def output(self) -> str:
+        if self.process is None or self.process.stdout is None:
+            return ""
+        if self.process.poll() is None:
+            return "(still running)"
+        return self.process.stdout.read().decode(errors="replace")
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        # A SIGTERM that lands while Sanic's manager still waits for its workers' start-up acks
+        # is lost in a busy loop (sanic/worker/manager.py wait_for_ack); a second one ends it.
+        for sig, wait in ((signal.SIGTERM, 5), (signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+            if self.process.poll() is not None:
+                break
+            self.process.send_signal(sig)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=wait)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+    def proxy_listeners(self) -> list[int]:
+        """Pids of the processes that hold a listening socket on the proxy port (one per worker)."""
+        assert self.process is not None
+        inodes = _listening_inodes(self.proxy_port)
+        pids = []
+        for pid in _descendants(self.process.pid):
+            try:
+                fds = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+            except OSError:
+                continue
+            if any(fd.startswith("socket:[") and fd[8:-1] in inodes for fd in fds):
+                pids.append(pid)
+        return pids
+
+    # -- clients -------------------------------------------------------------------------------
+
+    def admin(
+        self, method: str, path: str, body: Any = None, raw: bytes | None = None
+    ) -> tuple[int, dict[str, str], bytes]:
+        data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+        with contextlib.closing(http.client.HTTPConnection("127.0.0.1", self.admin_port, timeout=30)) as conn:
+            conn.request(method, path, body=data)
+            resp = conn.getresponse()
+            return resp.status, _headers(resp), resp.read()
+
+    def admin_json(self, method: str, path: str, body: Any = None, raw: bytes | None = None) -> tuple[int, Any]:
+        status, _, payload = self.admin(method, path, body, raw)
+        return status, json.loads(payload) if payload else None
+
+    def proxy(
+        self, url: str, method: str = "GET", body: bytes | None = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, dict[str, str], bytes]:
+        with contextlib.closing(http.client.HTTPConnection("127.0.0.1", self.proxy_port, timeout=30)) as conn:
+            conn.request(method, url, body=body, headers=headers or {})
+            resp = conn.getresponse()
+            return resp.status, _headers(resp), resp.read()
+
+
+def _headers(resp: http.client.HTTPResponse) -> dict[str, str]:
+    """Response headers by lower-cased name; repeated lines joined with ", "."""
+    out: dict[str, str] = {}
+    for name, value in resp.getheaders():
+        key = name.lower()
+        out[key] = f"{out[key]}, {value}" if key in out else value
+    return out
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:
+            continue
+        out.extend(int(c) for c in children)
+        todo.extend(int(c) for c in children)
+    return out
+
+
+def _listening_inodes(port: int) -> set[str]:
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(fields[9])
+    return inodes
+
+
+@pytest.fixture
+def simproxy_factory() -> Iterator[Any]:
+    started: list[Simproxy] = []
+
+    def start(*flags: str, **ports: int) -> Simproxy:
+        proc = Simproxy(*flags, **ports)
+        started.append(proc)
+        return proc.start()
+
+    yield start
+    for proc in started:
+        proc.stop()
+
+
+@pytest.fixture(scope="module")
+def simproxy() -> Iterator[Simproxy]:
+    """One single-worker simproxy on the in-process store, shared by a test module."""
+    proc = Simproxy().start()
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    with RedisServer(port=free_port()) as server:
+        yield server
+
+
+def simulation(*pairs: dict[str, Any], version: str = "v5.3") -> dict[str, Any]:
+    return {"data": {"pairs": list(pairs)}, "meta": {"schemaVersion": version}}
+
+
+def pair(path: str, body: str, status: int = 200, **request: Any) -> dict[str, Any]:
+    return {
+        "request": {"path": [{"matcher": "exact", "value": path}], **request},
+        "response": {"status": status, "body": body},
+    }

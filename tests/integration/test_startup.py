@@ -1,0 +1,132 @@
+"""Start-up flags, webserver mode, the proxy's own answers, and shutdown, on real processes."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.conftest import ROOT, Simproxy, _cmdline, _descendants, pair, simulation
+
+
+def _write(path: Path, doc: Any) -> str:
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def test_import_files_are_loaded_at_start_and_merged(simproxy_factory: Any, tmp_path: Path) -> None:
+    first = _write(tmp_path / "a.json", simulation(pair("/a", "from a")))
+    legacy = _write(
+        tmp_path / "b.json",
+        {
+            "data": {
+                "pairs": [{"request": {"path": {"exactMatch": "/b"}}, "response": {"status": 202, "body": "from b"}}],
+                "globalActions": {"delays": []},
+            },
+            "meta": {"schemaVersion": "v3"},
+        },
+    )
+    sp: Simproxy = simproxy_factory("-import", first, "-import", legacy)
+    assert sp.proxy("http://h/a")[2] == b"from a"
+    assert sp.proxy("http://h/b")[:1] == (202,)
+    pairs = sp.admin_json("GET", "/api/v2/simulation")[1]["data"]["pairs"]
+    assert [p["response"]["body"] for p in pairs] == ["from a", "from b"]
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("sim.json", "{broken", "Failed to import given resource"),
+        ("sim.yaml", "{}", "only JSON files are acceppted"),
+        ("missing.json", None, "Failed to import given resource"),
+    ],
+)
+def test_a_bad_import_stops_the_start_with_status_1(
+    tmp_path: Path, name: str, content: str | None, message: str
+) -> None:
+    path = tmp_path / name
+    if content is not None:
+        path.write_text(content)
+    result = subprocess.run(
+        [sys.executable, "-m", "admin", "-ap", "1", "-pp", "2", "-import", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert message in result.stderr.decode()
+
+
+def test_webserver_mode_ignores_destinations_and_refuses_capture(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-webserver")
+    assert sp.admin_json("GET", "/api/v2/hoverfly")[1]["isWebServer"] is True
+    sp.admin_json(
+        "PUT",
+        "/api/v2/simulation",
+        simulation(pair("/hello", "web", destination=[{"matcher": "exact", "value": "recorded.example.com"}])),
+    )
+    status, _headers, body = sp.proxy("/hello", headers={"Host": f"127.0.0.1:{sp.proxy_port}"})
+    assert (status, body) == (200, b"web")
+    assert sp.admin_json("PUT", "/api/v2/service/mode", {"mode": "capture"}) == (
+        400,
+        {"error": "Cannot change the mode of simproxy to capture when running as a webserver"},
+    )
+    assert sp.admin_json("PUT", "/api/v2/service/mode", {"mode": "spy"})[0] == 200
+
+
+def test_proxy_answers_to_non_proxy_requests(simproxy: Simproxy) -> None:
+    simproxy.admin_json("PUT", "/api/v2/simulation", simulation(pair("/rel", "relative ok")))
+    status, _, body = simproxy.proxy("/rel", headers={"Host": f"localhost:{simproxy.proxy_port}"})
+    assert (status, body) == (500, b"This is a proxy server. Does not respond to non-proxy requests.\n")
+    assert simproxy.proxy("/rel", headers={"Host": "api.example.com"})[2] == b"relative ok"
+    with socket.create_connection(("127.0.0.1", simproxy.proxy_port), timeout=10) as sock:
+        sock.sendall(b"GET /rel HTTP/1.0\r\n\r\n")
+        reply = sock.recv(4096)
+    assert reply.startswith(b"HTTP/1.1 400 ") and reply.endswith(
+        b"Cannot handle requests without Host header, e.g., HTTP 1.0\n"
+    )
+    with socket.create_connection(("127.0.0.1", simproxy.proxy_port), timeout=10) as sock:
+        sock.sendall(b"CONNECT secure.example.com:443 HTTP/1.1\r\nHost: secure.example.com:443\r\n\r\n")
+        assert sock.recv(4096).startswith(b"HTTP/1.1 501 ")
+
+
+def test_pipelined_requests_are_answered_in_order(simproxy: Simproxy) -> None:
+    simproxy.admin_json("PUT", "/api/v2/simulation", simulation(pair("/one", "1"), pair("/two", "22")))
+    with socket.create_connection(("127.0.0.1", simproxy.proxy_port), timeout=10) as sock:
+        sock.sendall(
+            b"GET http://h/one HTTP/1.1\r\nHost: h\r\n\r\nGET http://h/two HTTP/1.1\r\nHost: h\r\n\r\n"
+            b"GET http://h/one HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n"
+        )
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    bodies = [part.split(b"\r\n\r\n", 1)[1][:2].rstrip(b"H") for part in data.split(b"HTTP/1.1 200 OK")[1:]]
+    assert bodies == [b"1", b"22", b"1"]
+
+
+def test_shutdown_stops_every_process_and_the_private_redis(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-workers", "2")
+    assert sp.process is not None
+    children = _descendants(sp.process.pid)
+    assert any("redis-server" in _cmdline(pid) for pid in children)
+    status, _, body = sp.admin("DELETE", "/api/v2/shutdown")
+    assert (status, body) == (200, b"")
+    assert sp.process.wait(timeout=20) == 0
+    time.sleep(0.5)
+    assert not [pid for pid in children if Path(f"/proc/{pid}").exists() and "zombie" not in _status(pid)]
+    with pytest.raises(OSError), contextlib.closing(socket.create_connection(("127.0.0.1", sp.admin_port), timeout=2)):
+        pass
+
+
+def _status(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/status").read_text().lower()
+    except OSError:
+        return "zombie"
