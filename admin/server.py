@@ -49,7 +49,7 @@ async def _bootstrap_shared(settings: Settings) -> None:
     runtime = Runtime(store, MatcherRegistry(), default_config=initial_config(settings))
     try:
         await store.ping()
-        await bootstrap(runtime, settings)
+        await bootstrap(runtime, settings, wait=False)  # no worker runs yet: nobody to wait for
     finally:
         await runtime.aclose()  # also unregisters: the main process is not a worker
         await store.aclose()

@@ -52,13 +52,14 @@ def load_imports(settings: Settings, registry: MatcherRegistry) -> Simulation | 
     return sim
 
 
-async def bootstrap(runtime: Runtime, settings: Settings) -> None:
+async def bootstrap(runtime: Runtime, settings: Settings, *, wait: bool = True) -> None:
     """Write the flags' configuration (when none exists yet, or the flags ask for more than the
     defaults) and the imported simulation into the shared store."""
     imported = load_imports(settings, runtime.registry)
     existing = await runtime.store.read_document("config")
     wanted = initial_config(settings)
     if existing is None or wanted != RuntimeConfig():
-        await runtime.write_config(wanted, expected=None)
+        await runtime.write_config(wanted, expected=None, wait=wait)
     if imported is not None:
-        await runtime.write_simulation(imported, compile_simulation(imported, runtime.registry), expected=None)
+        compiled = compile_simulation(imported, runtime.registry)
+        await runtime.write_simulation(imported, compiled, expected=None, wait=wait)

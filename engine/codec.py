@@ -29,6 +29,20 @@ from engine.model import (
 
 _MATCHER_FIELDS = ("path", "method", "destination", "scheme", "body")
 
+
+def go_json(value: JSON, *, sort_keys: bool = True) -> JSON:
+    """A JSON value as Go holds it after decoding into ``interface{}``: object keys sorted, and
+    numbers as float64, so a whole float is written (and compared) as the integer it equals."""
+    if isinstance(value, dict):
+        keys = sorted(value) if sort_keys else list(value)
+        return {str(k): go_json(value[k], sort_keys=sort_keys) for k in keys}
+    if isinstance(value, list):
+        return [go_json(v, sort_keys=sort_keys) for v in value]
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return int(value)
+    return value
+
+
 # ---------------------------------------------------------------------------------------------
 # decoding
 
@@ -49,9 +63,21 @@ def decode_simulation(data: Mapping[str, Any]) -> Simulation:
         pairs=pairs,
         delays=delays,
         delays_log_normal=log_normal,
-        literals=tuple(data.get("literals") or ()),
-        variables=tuple(data.get("variables") or ()),
+        literals=tuple(_literal(item) for item in data.get("literals") or ()),
+        variables=tuple(_variable(item) for item in data.get("variables") or ()),
     )
+
+
+def _literal(raw: Mapping[str, Any]) -> dict[str, JSON]:
+    """Hoverfly decodes literals into a struct: ``name`` and ``value`` only, in that order."""
+    return {"name": raw.get("name", ""), "value": go_json(raw.get("value"))}
+
+
+def _variable(raw: Mapping[str, Any]) -> dict[str, JSON]:
+    out: dict[str, JSON] = {"name": raw.get("name", ""), "function": raw.get("function", "")}
+    if raw.get("arguments"):
+        out["arguments"] = go_json(list(raw["arguments"]))
+    return out
 
 
 def _decode_pair(raw: Mapping[str, Any], path: str) -> Pair:
@@ -101,17 +127,23 @@ def _decode_matcher(raw: Any, path: str) -> Matcher:
     do_match = raw.get("doMatch")
     return Matcher(
         name=name,
-        value=raw.get("value"),
-        config=None if config is None else dict(config),
+        value=go_json(raw.get("value")),
+        config=None if config is None else go_json(dict(config)),
         do_match=None if do_match is None else _decode_matcher(do_match, f"{path}.doMatch"),
     )
 
 
 def _decode_response(raw: Mapping[str, Any], path: str) -> Response:
     status = raw.get("status") or 200  # Hoverfly cannot serve status 0; an omitted status means 200 here
-    if not isinstance(status, int) or not 100 <= status <= 599:
+    if not isinstance(status, int) or not 100 <= status <= 999:
         raise SimulationError(f"{path}.status", f"{status!r} is not an HTTP status code")
     body_text = raw.get("body") or ""
+    body_file = raw.get("bodyFile") or ""
+    # a body still to be read from its file is decoded after reading, when the flag says base64
+    if "bodyFileBase64" in raw:  # the storage form says so explicitly
+        file_base64 = bool(raw["bodyFileBase64"])
+    else:  # an import: a body still to be read from its file is base64 there when encodedBody says so
+        file_base64 = bool(body_file) and not body_text and bool(raw.get("encodedBody"))
     if raw.get("encodedBody"):
         body = _b64decode(body_text, f"{path}.body")
     else:
@@ -122,7 +154,8 @@ def _decode_response(raw: Mapping[str, Any], path: str) -> Response:
     return Response(
         status=status,
         body=body,
-        body_file=raw.get("bodyFile") or "",
+        body_file=body_file,
+        body_file_base64=file_base64,
         headers=tuple(
             sorted((str(k), tuple(str(v) for v in vs or ())) for k, vs in (raw.get("headers") or {}).items())
         ),
@@ -235,9 +268,9 @@ def encode_response(resp: Response, *, export: bool = True) -> dict[str, Any]:
     if resp.headers:
         out["headers"] = {name: list(values) for name, values in resp.headers}
     out["templated"] = resp.templated
-    if resp.transitions_state:
+    if resp.transitions_state or (resp.transitions_state is not None and not export):
         out["transitionsState"] = dict(resp.transitions_state)
-    if resp.removes_state:
+    if resp.removes_state or (resp.removes_state is not None and not export):
         out["removesState"] = list(resp.removes_state)
     if resp.fixed_delay:
         out["fixedDelay"] = resp.fixed_delay
@@ -245,6 +278,8 @@ def encode_response(resp: Response, *, export: bool = True) -> dict[str, Any]:
         out["logNormalDelay"] = _encode_log_normal(resp.log_normal_delay)
     if resp.post_serve_action:
         out["postServeAction"] = resp.post_serve_action
+    if not export:
+        out["bodyFileBase64"] = resp.body_file_base64
     return out
 
 
@@ -266,7 +301,10 @@ _BINARY_SIGNATURES = (
     (b"\xff\xd8\xff", "image/jpeg"),
     (b"PK\x03\x04", "application/zip"),
     (b"BM", "image/bmp"),
-    (b"RIFF", "application/octet-stream"),
+    (b"%!PS-Adobe-", "application/postscript"),
+    (b"OTTO", "font/otf"),
+    (b"ttcf", "font/collection"),
+    (b"ID3", "audio/mpeg"),
     (b"\x00\x00\x01\x00", "image/x-icon"),
     (b"OggS", "application/ogg"),
     (b"Rar!\x1a\x07", "application/x-rar-compressed"),
@@ -278,7 +316,7 @@ _BINARY_BYTES = frozenset([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(
 
 
 def needs_base64(resp: Response) -> bool:
-    if resp.header("Content-Encoding") is not None:
+    if resp.header("Content-Encoding"):
         return True
     mime = sniff_content_type(resp.body)
     return not any(word in mime for word in _TEXTUAL)
@@ -290,6 +328,8 @@ def sniff_content_type(body: bytes) -> str:
     for signature, mime in _BINARY_SIGNATURES:
         if head.startswith(signature):
             return mime
+    if head.startswith(b"RIFF") and head[8:12] in (b"WAVE", b"AVI ", b"WEBP"):
+        return {b"WAVE": "audio/wave", b"AVI ": "video/avi", b"WEBP": "image/webp"}[head[8:12]]
     if any(b in _BINARY_BYTES for b in head):
         return "application/octet-stream"
     try:

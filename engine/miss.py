@@ -7,9 +7,10 @@ map keys sorted, ``<``, ``>`` and ``&`` escaped. simproxy's name stands where Ho
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-from engine.codec import encode_request, encode_response
+from engine.codec import encode_request, encode_response, go_json
 from engine.matching import ClosestMiss
 from engine.request import RequestDetails
 
@@ -47,18 +48,20 @@ def request_view(req: RequestDetails) -> dict[str, Any]:
         "Destination": req.destination,
         "Scheme": req.scheme,
         "Query": dict(sorted(req.query.items())),
-        "Body": _text(req.body),
+        "Body": req.body,
         "FormData": {},
         "Headers": dict(sorted(req.headers.items())),
     }
 
 
-def _text(value: str) -> str:
-    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")
 
 
 def go_indent(value: Any) -> str:
-    text = json.dumps(value, indent=4, ensure_ascii=False)
+    """``json.MarshalIndent``: 4 spaces, sorted maps, whole floats as integers, HTML escaped, and
+    each byte that was not UTF-8 (a surrogate escape here) written as ``\\ufffd``."""
+    text = json.dumps(go_json(value, sort_keys=False), indent=4, ensure_ascii=False)
+    text = _NOT_UTF8.sub(lambda _: "\\ufffd", text)
     return (
         text.replace("<", "\\u003c")
         .replace(">", "\\u003e")

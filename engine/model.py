@@ -62,6 +62,8 @@ class Response:
     status: int = 200
     body: bytes = b""
     body_file: str = ""
+    body_file_base64: bool = False
+    """The body is still to be read from ``body_file`` and is base64 there (``encodedBody: true``)."""
     headers: tuple[tuple[str, tuple[str, ...]], ...] = ()
     templated: bool = False
     transitions_state: tuple[tuple[str, str], ...] | None = None

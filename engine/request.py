@@ -78,9 +78,10 @@ def parse_query(raw: str) -> dict[str, list[str]]:
         if not (_valid_escapes(name) and _valid_escapes(value)):
             continue
         key = unquote_plus(name, errors="surrogateescape")
-        if key.startswith("./"):
-            key = key[2:]
         query.setdefault(key, []).append(unquote_plus(value, errors="surrogateescape"))
+    # Hoverfly's legacy quirk: a "./name" parameter is renamed to "name", replacing its values
+    for key in [k for k in query if k.startswith("./")]:
+        query[key[2:]] = query.pop(key)
     return query
 
 

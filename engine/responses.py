@@ -13,11 +13,14 @@ from engine.errors import SimulationError
 from engine.model import Response
 from engine.request import canonical_header
 
-_REASONS = {s.value: s.phrase for s in HTTPStatus}
+# Go's http.StatusText, which writes the status line Hoverfly's clients see; Python's phrases
+# differ in two places, and Go names an unknown code "status code N".
+_REASONS = {s.value: s.phrase for s in HTTPStatus} | {414: "Request URI Too Long", 418: "I'm a teapot"}
+_BODYLESS = frozenset({204, 304})
 
 
 def status_line(status: int) -> bytes:
-    return f"HTTP/1.1 {status} {_REASONS.get(status, '')}\r\n".encode("latin-1")
+    return f"HTTP/1.1 {status} {_REASONS.get(status) or f'status code {status}'}\r\n".encode("latin-1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +56,9 @@ def _render(resp: Response, *, canonical: bool) -> Wire:
         lines.extend(f"{written}: {value}\r\n".encode("utf-8", "surrogateescape") for value in values)
     body = resp.body
     keep_alive = True
-    if "transfer-encoding" in lower and any(
+    if resp.status in _BODYLESS or resp.status < 200:
+        body = b""  # Go's server refuses a body here (ErrBodyNotAllowed) and sends no length
+    elif "transfer-encoding" in lower and any(
         "chunked" in v.lower() for n, vs in resp.headers if n.lower() == "transfer-encoding" for v in vs
     ):
         body = (f"{len(body):x}\r\n".encode() + body + b"\r\n" if body else b"") + b"0\r\n\r\n"

@@ -35,7 +35,9 @@ log = logging.getLogger(__name__)
 FLUSH_INTERVAL = 0.005
 HEARTBEAT_INTERVAL = 1.0
 ALIVE_WINDOW_MS = 3_000
-BARRIER_TIMEOUT = 2.0
+BARRIER_TIMEOUT = 3.0
+REGISTRY_SETTLE_MS = 1_500
+"""A registry younger than this (a Redis that restarted empty) may still miss live workers."""
 
 
 def new_worker_id() -> str:
@@ -97,6 +99,12 @@ class Runtime:
             snap = self.snapshot
             simulation, sim_version = snap.simulation, snap.simulation_version
             config, config_version = snap.config, snap.config_version
+            if versions.documents["simulation"] == 0 and sim_version and snap.simulation.simulation.pairs:
+                await self._reseed("simulation", orjson.dumps(storage_simulation(snap.simulation.simulation)))
+                versions = await self.store.read_versions()
+            if versions.documents["config"] == 0 and config_version:
+                await self._reseed("config", orjson.dumps(config.to_json()))
+                versions = await self.store.read_versions()
             if versions.documents["simulation"] != sim_version:
                 simulation, sim_version = await self._load_simulation()
             if versions.documents["config"] != config_version:
@@ -104,9 +112,19 @@ class Runtime:
             if (sim_version, config_version) != (snap.simulation_version, snap.config_version):
                 self.snapshot = Snapshot(simulation, sim_version, config, config_version)
             await self.flush_counters()
-            self._acked = max(self._acked, versions.generation)
+            # The generation just read, not a running maximum: a Redis that restarted empty counts
+            # from 0 again, and an old high ack would let writers think this worker is up to date.
+            self._acked = versions.generation
             await self.store.heartbeat(self.worker_id, self._acked, self._clock_ms())
             return versions.generation
+
+    async def _reseed(self, name: str, body: bytes) -> None:
+        """The store lost a document this worker still holds (Redis restarted empty): put it back.
+
+        Compare-and-set against "never written", so of all workers doing this only the first wins.
+        """
+        if await self.store.write_document(name, body, expected_version=0) is not None:
+            log.warning("the store had lost the %s; restored it from this worker's copy", name)
 
     async def _load_simulation(self) -> tuple[CompiledSimulation, int]:
         doc = await self.store.read_document("simulation")
@@ -150,8 +168,13 @@ class Runtime:
 
     # -- writes ---------------------------------------------------------------------------
 
-    async def write_simulation(self, sim: Simulation, compiled: CompiledSimulation, expected: int | None) -> bool:
-        """Store ``sim`` (compare-and-set against ``expected`` when given), then wait for every worker."""
+    async def write_simulation(
+        self, sim: Simulation, compiled: CompiledSimulation, expected: int | None, *, wait: bool = True
+    ) -> bool:
+        """Store ``sim`` (compare-and-set against ``expected`` when given), then wait for every worker.
+
+        ``wait=False`` skips the wait: for start-up, before any worker exists.
+        """
         body = orjson.dumps(storage_simulation(sim))
         generation = await self.store.write_document("simulation", body, expected)
         if generation is None:
@@ -160,10 +183,11 @@ class Runtime:
             snap = self.snapshot
             if generation > snap.simulation_version:
                 self.snapshot = Snapshot(compiled, generation, snap.config, snap.config_version)
-        await self._barrier(generation)
+        if wait:
+            await self._barrier(generation)
         return True
 
-    async def write_config(self, config: RuntimeConfig, expected: int | None) -> bool:
+    async def write_config(self, config: RuntimeConfig, expected: int | None, *, wait: bool = True) -> bool:
         body = orjson.dumps(config.to_json())
         generation = await self.store.write_document("config", body, expected)
         if generation is None:
@@ -172,7 +196,8 @@ class Runtime:
             snap = self.snapshot
             if generation > snap.config_version:
                 self.snapshot = Snapshot(snap.simulation, snap.simulation_version, config, generation)
-        await self._barrier(generation)
+        if wait:
+            await self._barrier(generation)
         return True
 
     async def barrier(self) -> None:
@@ -185,10 +210,12 @@ class Runtime:
         await self.sync()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + BARRIER_TIMEOUT
+        since = await self.store.registry_since()
+        settled_at = (since if since is not None else self._clock_ms()) + REGISTRY_SETTLE_MS
         while True:
             acks = await self.store.worker_acks(self._clock_ms() - ALIVE_WINDOW_MS)
             lagging = [wid for wid, acked in acks.items() if acked < generation]
-            if not lagging:
+            if not lagging and self._clock_ms() >= settled_at:
                 return
             if loop.time() >= deadline:
                 log.warning(

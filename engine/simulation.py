@@ -8,6 +8,8 @@ compiles the result and swaps it in with one store write, so a failed import cha
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -17,7 +19,7 @@ import orjson
 from engine.codec import encode_request
 from engine.errors import ImportFailure
 from engine.goregex import InvalidPattern, compile_go
-from engine.model import DelayLogNormal, LogNormal, Pair, RequestMatcher, Simulation
+from engine.model import LogNormal, Pair, RequestMatcher, Simulation
 
 _URL = re.compile(r"^(https?|ftp)://", re.IGNORECASE)
 
@@ -40,28 +42,33 @@ def import_simulation(
     check_duplicates: bool = True,
     body_files_root: Path | None = None,
 ) -> ImportResult:
-    """Hoverfly's import (core/hoverfly_service.go) for PUT (``current`` None) and POST (append)."""
+    """Hoverfly's import (core/hoverfly_service.go) for PUT (``current`` None) and POST (append).
+
+    The checks run in Hoverfly's order, so the first failure reported is the one Hoverfly reports:
+    body files, then each pair (post-serve action, log-normal delay), then the global delays.
+    """
     base = current or Simulation()
-    warnings: list[str] = []
-    incoming = _load_body_files(incoming, body_files_root or Path.cwd(), warnings)
-    for params in [p.response.log_normal_delay for p in incoming.pairs] + [
-        d.params for d in incoming.delays_log_normal
-    ]:
-        if params is not None:
-            check_log_normal(params)
+    file_warnings: list[str] = []
+    incoming = _load_body_files(incoming, body_files_root or Path.cwd(), file_warnings)
+    for pair in incoming.pairs:
+        if pair.response.post_serve_action:
+            # no post-serve action can be registered yet, and there is no fallback action
+            raise ImportFailure("invalid post server action name provided")
+        if pair.response.log_normal_delay is not None:
+            check_log_normal(pair.response.log_normal_delay)
     _check_delays(incoming)
 
+    warnings: list[str] = []
     pairs = list(base.pairs)
     seen = {request_key(p.request) for p in pairs} if check_duplicates else set()
     for i, pair in enumerate(incoming.pairs):
-        if check_duplicates:
-            key = request_key(pair.request)
-            if key in seen:
-                warnings.append(f"WARNING: data.pairs[{i}] is not added due to a conflict with the existing simulation")
-                continue
+        key = request_key(pair.request) if check_duplicates else b""
+        if check_duplicates and key in seen:
+            warnings.append(f"WARNING: data.pairs[{i}] is not added due to a conflict with the existing simulation")
+        else:
             seen.add(key)
-        pairs.append(pair)
-        warnings.extend(_header_warnings(pair, i))
+            pairs.append(pair)
+        warnings.extend(_header_warnings(pair, i))  # Hoverfly checks skipped pairs too
 
     literals, variables = base.literals, base.variables
     if incoming.pairs:  # Hoverfly replaces literals and variables only when the document has pairs
@@ -73,7 +80,10 @@ def import_simulation(
         literals=literals,
         variables=variables,
     )
-    return ImportResult(result, tuple(warnings))
+    return ImportResult(result, tuple(warnings + file_warnings))
+
+
+_GO_INT = re.compile(r"[+-]?[0-9]+")
 
 
 def _header_warnings(pair: Pair, index: int) -> list[str]:
@@ -81,12 +91,13 @@ def _header_warnings(pair: Pair, index: int) -> list[str]:
     where = f"data.pairs[{index}].response"
     out = []
     length = resp.header("Content-Length")
-    if length is not None and resp.header("Transfer-Encoding") is not None:
+    if length and resp.header("Transfer-Encoding"):  # Go's Header.Get: a key with no values is absent
         out.append(
             f"WARNING: Response contains both Content-Length and Transfer-Encoding headers on {where}, "
             "please remove one of these headers"
         )
-    if length and length[0].strip().lstrip("-").isdigit() and int(length[0]) != len(resp.body):
+    # strconv.Atoi: an optional sign and ASCII digits, nothing else (no spaces)
+    if length and _GO_INT.fullmatch(length[0]) and int(length[0]) != len(resp.body):
         out.append(
             f"WARNING: Response contains incorrect Content-Length header on {where}, please correct or remove header"
         )
@@ -105,9 +116,20 @@ def _load_body_files(sim: Simulation, root: Path, warnings: list[str]) -> Simula
                 "please remove one of them otherwise `body` is used if non empty"
             )
             continue
-        body = _read_body_file(resp.body_file, root, f"data.pairs[{i}].response")
-        pairs[i] = replace(pair, response=replace(resp, body=body))
+        where = f"data.pairs[{i}].response"
+        body = _read_body_file(resp.body_file, root, where)
+        if resp.body_file_base64:
+            body = _b64(body, where)
+        pairs[i] = replace(pair, response=replace(resp, body=body, body_file_base64=False))
     return replace(sim, pairs=tuple(pairs))
+
+
+def _b64(data: bytes, where: str) -> bytes:
+    try:
+        text = data.strip()
+        return base64.b64decode(text + b"=" * (-len(text) % 4), validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ImportFailure(f"{where} bodyFile is not valid base64 although encodedBody is true") from exc
 
 
 def _read_body_file(name: str, root: Path, where: str) -> bytes:
@@ -135,14 +157,11 @@ def _check_delays(sim: Simulation) -> None:
                 f"Config error - Missing values found in: {{{delay.url_pattern} {delay.http_method} {delay.delay}}}"
             )
         _check_pattern(delay.url_pattern)
-    for log_normal in sim.delays_log_normal:
-        _check_log_normal_entry(log_normal)
-
-
-def _check_log_normal_entry(entry: DelayLogNormal) -> None:
-    if not entry.url_pattern:
-        raise ImportFailure("Config error - Missing urlPattern")
-    _check_pattern(entry.url_pattern)
+    for entry in sim.delays_log_normal:
+        if not entry.url_pattern:
+            raise ImportFailure("Config error - Missing urlPattern")
+        _check_pattern(entry.url_pattern)
+        check_log_normal(entry.params)
 
 
 def _check_pattern(pattern: str) -> None:
@@ -159,7 +178,7 @@ def check_log_normal(p: LogNormal) -> None:
         problem = "delay min and max can't be less than 0"
     elif p.mean <= 0 or p.median <= 0:
         problem = "delay mean and median params can't be less or equals 0"
-    elif p.max and p.min >= p.max:
+    elif p.max and p.min > p.max:
         problem = "min delay must be less than max one"
     elif p.max and p.mean > p.max:
         problem = "mean delay can't be greather than max one"
@@ -169,5 +188,7 @@ def check_log_normal(p: LogNormal) -> None:
         problem = "mean delay can't be less than min one"
     elif p.min and p.median < p.min:
         problem = "median delay can't be less than min one"
+    elif p.mean < p.median:
+        problem = "mean delay can't be less than median one"
     if problem:
         raise ImportFailure(f"Config error - {problem}")

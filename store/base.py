@@ -8,6 +8,7 @@ made from it, so every key of one simulation lives in one slot and Lua/MULTI wor
     P{T}:doc:<name>       hash {v: generation of the last write, body: bytes}  (simulation, config)
     P{T}:workers          hash worker id -> last heartbeat (ms since the epoch)
     P{T}:acks             hash worker id -> highest generation that worker has applied
+    P{T}:meta             hash {registry_since: ms of the first heartbeat this Redis has seen}
     P{T}:counters         hash mode -> requests served
     P{T}:events           pub/sub channel; messages are generations
 """
@@ -57,6 +58,12 @@ class Store(Protocol):
 
     async def heartbeat(self, worker_id: str, acked: int, now_ms: int) -> None:
         """Register ``worker_id`` as alive at ``now_ms`` having applied generation ``acked``."""
+
+    async def registry_since(self) -> int | None:
+        """When (ms) the first worker registered with this store; None if none has yet.
+
+        A Redis that restarted empty has a young registry: workers may not have re-registered.
+        """
 
     async def worker_acks(self, alive_since_ms: int) -> dict[str, int]:
         """The acked generation of every worker whose heartbeat is not older than ``alive_since_ms``."""

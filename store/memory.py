@@ -17,6 +17,7 @@ class MemoryStore:
         self._documents: dict[str, tuple[int, bytes]] = {}
         self._workers: dict[str, tuple[int, int]] = {}
         self._counters: dict[str, int] = {}
+        self._registry_since: int | None = None
         self._closed = asyncio.Event()
 
     async def ping(self) -> None:
@@ -51,6 +52,11 @@ class MemoryStore:
 
     async def heartbeat(self, worker_id: str, acked: int, now_ms: int) -> None:
         self._workers[worker_id] = (now_ms, acked)
+        if self._registry_since is None:
+            self._registry_since = now_ms
+
+    async def registry_since(self) -> int | None:
+        return self._registry_since
 
     async def worker_acks(self, alive_since_ms: int) -> dict[str, int]:
         return {wid: acked for wid, (seen, acked) in self._workers.items() if seen >= alive_since_ms}

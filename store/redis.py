@@ -11,6 +11,8 @@ from functools import wraps
 from typing import Any, ParamSpec, TypeVar, cast
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -61,12 +63,24 @@ class RedisStore:
         self._workers = f"{base}workers"
         self._acks = f"{base}acks"
         self._counters = f"{base}counters"
+        self._meta = f"{base}meta"
+        self._closed = False
         self.channel = f"{base}events"
         self._write_script = client.register_script(_WRITE_DOCUMENT)
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "simproxy:") -> RedisStore:
-        client = aioredis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2, health_check_interval=10)
+        # One retry policy for every command: a pooled connection that died with a restarted server
+        # is replaced transparently; only a server that stays away surfaces as StoreUnavailable.
+        retry = Retry(ExponentialBackoff(cap=0.25, base=0.01), retries=3)
+        client = aioredis.Redis.from_url(
+            url,
+            socket_timeout=5,
+            socket_connect_timeout=2,
+            health_check_interval=10,
+            retry=retry,
+            retry_on_error=[RedisConnectionError, RedisTimeoutError],
+        )
         return cls(client, prefix)
 
     @_translate
@@ -109,11 +123,16 @@ class RedisStore:
         pubsub = self._client.pubsub(ignore_subscribe_messages=True)
         try:
             await pubsub.subscribe(self.channel)
-            async for message in pubsub.listen():
+            while not self._closed:
+                # a bounded wait, so that closing the store also ends its subscriptions
+                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.5)
+                if message is None:
+                    continue
                 try:
                     yield int(cast(dict[str, Any], message)["data"])
                 except (KeyError, TypeError, ValueError):
                     continue
+            raise StoreUnavailable("the store was closed")
         except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
             raise StoreUnavailable(f"lost the store's event channel: {exc}") from exc
         except RedisError as exc:
@@ -126,7 +145,13 @@ class RedisStore:
         async with self._client.pipeline(transaction=True) as pipe:
             pipe.hset(self._workers, worker_id, now_ms)
             pipe.hset(self._acks, worker_id, acked)
+            pipe.hsetnx(self._meta, "registry_since", now_ms)
             await pipe.execute()
+
+    @_translate
+    async def registry_since(self) -> int | None:
+        value = await self._client.hget(self._meta, "registry_since")
+        return None if value is None else int(value)
 
     @_translate
     async def worker_acks(self, alive_since_ms: int) -> dict[str, int]:
@@ -157,4 +182,5 @@ class RedisStore:
         return {(k.decode() if isinstance(k, bytes) else k): int(v) for k, v in raw.items()}
 
     async def aclose(self) -> None:
+        self._closed = True
         await self._client.aclose()

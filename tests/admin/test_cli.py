@@ -329,10 +329,7 @@ def test_each_unsupported_flag_is_named_once() -> None:
 
 
 def test_unsupported_flag_syntax_is_still_checked() -> None:
-    assert (
-        error_of("-tls-verification", "false", "-cert").message
-        == "flag -tls-verification is not supported yet"
-    )
+    assert error_of("-tls-verification", "false", "-cert").message == "flag -tls-verification is not supported yet"
     assert error_of("-cert").exit_code == 2
     assert error_of("-metrics=maybe").exit_code == 2
 
@@ -410,16 +407,12 @@ def test_main_syntax_error_prints_usage(capsys: pytest.CaptureFixture[str], clea
         ),
     ],
 )
-def test_main_fatal_errors(
-    argv: list[str], stderr: str, capsys: pytest.CaptureFixture[str], clean_env: None
-) -> None:
+def test_main_fatal_errors(argv: list[str], stderr: str, capsys: pytest.CaptureFixture[str], clean_env: None) -> None:
     assert main(argv) == 1
     assert capsys.readouterr() == ("", stderr)
 
 
-def test_main_reads_argv_and_environment_then_runs_the_server(
-    monkeypatch: pytest.MonkeyPatch, clean_env: None
-) -> None:
+def test_main_reads_argv_and_environment_then_runs_the_server(monkeypatch: pytest.MonkeyPatch, clean_env: None) -> None:
     started: list[Settings] = []
 
     def run(settings: Settings) -> int:
@@ -439,9 +432,7 @@ def test_python_dash_m_admin() -> None:
         [sys.executable, "-m", "admin", "-version"], capture_output=True, text=True, env=env, check=False
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, VERSION + "\n", "")
-    done = subprocess.run(
-        [sys.executable, "-m", "admin", "-x"], capture_output=True, text=True, env=env, check=False
-    )
+    done = subprocess.run([sys.executable, "-m", "admin", "-x"], capture_output=True, text=True, env=env, check=False)
     assert done.returncode == 2
     assert done.stderr.startswith("flag provided but not defined: -x\nUsage of simproxy:\n")
 

@@ -48,9 +48,7 @@ def test_missing_or_non_object_meta(meta: JSONDict) -> None:
     assert rejection(body({"data": {}, **meta})) == 'Invalid JSON, missing "meta" object'
 
 
-@pytest.mark.parametrize(
-    "meta", [{}, {"schemaVersion": None}, {"schemaVersion": 5}, {"schemaVersion": ["v5"]}]
-)
+@pytest.mark.parametrize("meta", [{}, {"schemaVersion": None}, {"schemaVersion": 5}, {"schemaVersion": ["v5"]}])
 def test_missing_or_non_string_schema_version(meta: JSONDict) -> None:
     expected = 'Invalid JSON, missing "meta.schemaVersion" string'
     assert rejection(body({"data": {}, "meta": meta})) == expected
@@ -365,9 +363,7 @@ RICH_V5: JSONDict = {
         ],
         "globalActions": {
             "delays": [{"urlPattern": "api\\.", "httpMethod": "GET", "delay": 100}],
-            "delaysLogNormal": [
-                {"urlPattern": ".", "httpMethod": "", "min": 1, "max": 9, "mean": 4, "median": 3}
-            ],
+            "delaysLogNormal": [{"urlPattern": ".", "httpMethod": "", "min": 1, "max": 9, "mean": 4, "median": 3}],
         },
         "literals": [{"name": "greeting", "value": "hi"}, {"name": "limits", "value": {"max": 3}}],
         "variables": [

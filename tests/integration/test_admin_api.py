@@ -53,7 +53,7 @@ RICH = {
             "delaysLogNormal": [{"urlPattern": ".", "httpMethod": "", "min": 1, "max": 9, "mean": 4, "median": 3}],
         },
         "literals": [{"name": "answer", "value": 42}],
-        "variables": [{"name": "id", "function": "randomUuid", "arguments": []}],
+        "variables": [{"name": "who", "function": "faker", "arguments": ["Name"]}],
     },
     "meta": {"schemaVersion": "v5.3", "hoverflyVersion": "v1.12.10", "timeExported": "2026-01-01T00:00:00Z"},
 }

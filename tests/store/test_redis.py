@@ -48,7 +48,7 @@ def test_every_key_carries_the_prefix_and_the_hash_tag_and_lives_in_one_slot(
     keys = run(body())
     assert all(key.startswith(base) for key in keys), keys
     assert sorted(keys) == sorted(
-        f"{base}{suffix}" for suffix in ("gen", "doc:simulation", "doc:config", "workers", "acks", "counters")
+        f"{base}{suffix}" for suffix in ("gen", "doc:simulation", "doc:config", "workers", "acks", "counters", "meta")
     )
     assert len({key_slot(key.encode()) for key in keys}) == 1
     assert redis_store.channel == f"{base}events"
