@@ -22,21 +22,6 @@ COUNTERS = ("capture", "diff", "modify", "simulate", "spy", "synthesize")
 MALFORMED = "Malformed JSON"
 
 # Which arguments each mode shows, in Hoverfly's field order (core/modes/*.go View()).
-_SHOWN: dict[str, tuple[str, ...]] = {
-    "simulate": ("matchingStrategy",),
-    "capture": ("headersWhitelist", "stateful", "overwriteDuplicate", "captureDelay"),
-    "spy": (
-        "headersWhitelist",
-        "matchingStrategy",
-        "stateful",
-        "overwriteDuplicate",
-        "captureOnMiss",
-        "captureDelay",
-    ),
-    "diff": ("headersWhitelist",),
-    "modify": (),
-    "synthesize": (),
-}
 _ARGUMENT_ORDER = (
     "headersWhitelist",
     "matchingStrategy",
@@ -45,6 +30,14 @@ _ARGUMENT_ORDER = (
     "captureOnMiss",
     "captureDelay",
 )
+_SHOWN: dict[str, tuple[str, ...]] = {
+    "simulate": ("matchingStrategy",),
+    "capture": ("headersWhitelist", "stateful", "overwriteDuplicate", "captureDelay"),
+    "spy": _ARGUMENT_ORDER,
+    "diff": ("headersWhitelist",),
+    "modify": (),
+    "synthesize": (),
+}
 
 
 def dumps(value: Any) -> bytes:

@@ -15,7 +15,7 @@ import zlib
 from collections import deque
 from collections.abc import Callable
 from email.utils import formatdate
-from typing import Any, cast
+from typing import cast
 
 import httptools
 
@@ -267,9 +267,10 @@ class _BodyTooLarge(Exception):
 
 
 def _port_of(host: str) -> int | None:
+    """The port of a ``Host`` value (``h``, ``h:80``, ``[::1]:80``), or None when it names none."""
     _, sep, port = host.rpartition(":")
     if not sep or not port.isdigit() or host.endswith("]"):
-        return None if not host.startswith("[") or "]:" not in host else int(host.rsplit(":", 1)[1])
+        return None
     return int(port)
 
 
@@ -278,7 +279,3 @@ def _gunzip(body: bytes) -> bytes:
         return gzip.decompress(body)
     except (OSError, EOFError, zlib.error):
         return body  # Hoverfly matches the raw body when it cannot be gunzipped
-
-
-def _unused(*_: Any) -> None:  # pragma: no cover
-    return None

@@ -176,26 +176,37 @@ class Runtime:
         ``wait=False`` skips the wait: for start-up, before any worker exists.
         """
         body = orjson.dumps(storage_simulation(sim))
-        generation = await self.store.write_document("simulation", body, expected)
-        if generation is None:
-            return False
-        async with self._sync_lock:
-            snap = self.snapshot
-            if generation > snap.simulation_version:
-                self.snapshot = Snapshot(compiled, generation, snap.config, snap.config_version)
-        if wait:
-            await self._barrier(generation)
-        return True
+
+        def apply(snap: Snapshot, generation: int) -> Snapshot:
+            if generation <= snap.simulation_version:
+                return snap
+            return Snapshot(compiled, generation, snap.config, snap.config_version)
+
+        return await self._write("simulation", body, expected, apply, wait)
 
     async def write_config(self, config: RuntimeConfig, expected: int | None, *, wait: bool = True) -> bool:
-        body = orjson.dumps(config.to_json())
-        generation = await self.store.write_document("config", body, expected)
+        """Store ``config`` like ``write_simulation`` stores a simulation."""
+
+        def apply(snap: Snapshot, generation: int) -> Snapshot:
+            if generation <= snap.config_version:
+                return snap
+            return Snapshot(snap.simulation, snap.simulation_version, config, generation)
+
+        return await self._write("config", orjson.dumps(config.to_json()), expected, apply, wait)
+
+    async def _write(
+        self,
+        name: str,
+        body: bytes,
+        expected: int | None,
+        apply: Callable[[Snapshot, int], Snapshot],
+        wait: bool,
+    ) -> bool:
+        generation = await self.store.write_document(name, body, expected)
         if generation is None:
             return False
-        async with self._sync_lock:
-            snap = self.snapshot
-            if generation > snap.config_version:
-                self.snapshot = Snapshot(snap.simulation, snap.simulation_version, config, generation)
+        async with self._sync_lock:  # this worker serves the new document before the others ack
+            self.snapshot = apply(self.snapshot, generation)
         if wait:
             await self._barrier(generation)
         return True

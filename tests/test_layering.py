@@ -1,0 +1,56 @@
+"""Imports point one way: admin -> engine -> store, and each third-party package has one home."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("admin", "engine", "store")
+ALLOWED = {"admin": {"admin", "engine", "store"}, "engine": {"engine", "store"}, "store": {"store"}}
+# third-party modules with one sanctioned home
+HOMES = {"sanic": {"admin"}, "redis": {"store"}, "httptools": {"engine"}, "re2": {"engine"}}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_imports_point_one_way(package: str) -> None:
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(found & set(PACKAGES) - ALLOWED[package])
+        for path in (ROOT / package).rglob("*.py")
+        if (found := _imports(path)) & set(PACKAGES) - ALLOWED[package]
+    }
+    assert offenders == {}
+
+
+@pytest.mark.parametrize("module", sorted(HOMES))
+def test_third_party_packages_stay_in_their_home(module: str) -> None:
+    users = {
+        str(path.relative_to(ROOT))
+        for package in PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+        if module in _imports(path) and package not in HOMES[module]
+    }
+    assert users == set()
+
+
+def test_no_module_is_over_600_lines() -> None:
+    long = {
+        str(path.relative_to(ROOT)): n
+        for package in PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+        if (n := len(path.read_text().splitlines())) > 600
+    }
+    assert long == {}
