@@ -37,10 +37,12 @@ class FlagSpec:
     help: str
     default: str = ""
     supported: bool = True
+    same_as_now: tuple[str, ...] = ()
+    """For a flag not supported yet: values that ask for what simproxy already does (besides the default)."""
 
 
-def _no(name: str, kind: Kind, help_text: str, default: str = "") -> FlagSpec:
-    return FlagSpec(name, kind, help_text + " (not supported yet)", default, supported=False)
+def _no(name: str, kind: Kind, help_text: str, default: str = "", same_as_now: tuple[str, ...] = ()) -> FlagSpec:
+    return FlagSpec(name, kind, help_text + " (not supported yet)", default, False, same_as_now)
 
 
 FLAGS: tuple[FlagSpec, ...] = (
@@ -114,7 +116,7 @@ FLAGS: tuple[FlagSpec, ...] = (
     _no("response-body-files-allow-origin", "list", "URL prefix bodyFile URLs may be loaded from (repeatable)"),
     _no("metrics", "bool", "Log the usage counters every 5 seconds"),
     _no("logs", "string", "Log format: plaintext or json", "plaintext"),
-    _no("logs-output", "list", "Log destination, console (the default) or file (repeatable)"),
+    _no("logs-output", "list", "Log destination, console (the default) or file (repeatable)", "", ("console",)),
     _no("logs-file", "string", "Log file used with -logs-output=file", "hoverfly.log"),
     _no("log-no-color", "bool", "Disable colours in console logs"),
     _no("log-no-quotes", "bool", "Do not quote or escape logged fields"),
@@ -333,8 +335,25 @@ def _redis_url(flags: ParsedFlags, env: Mapping[str, str]) -> str:
     return env.get("SIMPROXY_REDIS_URL", "")
 
 
+def _asks_for_what_we_do(flags: ParsedFlags, spec: FlagSpec) -> bool:
+    """A flag not supported yet is harmless when its value is its default (``-db=memory``,
+    ``-logs-output=console``, ``-tls-verification=true``): clients such as hoverctl pass those."""
+    if spec.kind == "bool":
+        return flags.bools.get(spec.name) == (spec.default == "true")
+    allowed = {spec.default, *spec.same_as_now}
+    if spec.kind == "list":
+        return all(value in allowed for value in flags.lists.get(spec.name, ()))
+    if spec.kind == "int":
+        return str(flags.ints.get(spec.name)) in allowed
+    return flags.strings.get(spec.name) in allowed
+
+
 def _check_supported(flags: ParsedFlags) -> None:
-    unsupported = [name for name in flags.given if not FLAGS_BY_NAME[name].supported]
+    unsupported = [
+        name
+        for name in flags.given
+        if not FLAGS_BY_NAME[name].supported and not _asks_for_what_we_do(flags, FLAGS_BY_NAME[name])
+    ]
     if unsupported:
         raise _fatal("\n".join(f"flag -{name} is not supported yet" for name in unsupported))
 
