@@ -70,6 +70,8 @@ class CompiledMatcher:
     predicate: Predicate
     points: int
     then: CompiledMatcher | None = None
+    form: tuple[tuple[str, tuple[CompiledMatcher, ...]], ...] | None = None
+    """Only for the body's ``form`` matcher: each form field's compiled matcher list."""
 
     def matches(self, actual: str) -> bool:
         matcher: CompiledMatcher | None = self

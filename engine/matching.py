@@ -36,6 +36,8 @@ class CompiledPair:
     query: tuple[tuple[str, CompiledList], ...] | None
     requires_state: tuple[tuple[str, str], ...]
     rendered: RenderedResponse
+    body_form: tuple[tuple[str, CompiledList], ...] | None = None
+    """The fields of the body's ``form`` matchers; when set, the body's other matchers are ignored."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,10 +110,13 @@ def _compile_pair(index: int, pair: Pair, registry: MatcherRegistry) -> Compiled
     def named(entries: NamedMatchers, name: str) -> tuple[tuple[str, CompiledList], ...]:
         return tuple((key.lower(), lst(ms, f"{name}.{key}")) for key, ms in entries)
 
+    body = lst(req.body, "body")
+    forms = [m.form for m in body if m.form is not None]
     return CompiledPair(
         index=index,
         pair=pair,
-        body=lst(req.body, "body"),
+        body=body,
+        body_form=tuple(entry for form in forms for entry in form) if forms else None,
         destination=lst(req.destination, "destination"),
         path=lst(req.path, "path"),
         method=lst(req.method, "method"),
@@ -141,7 +146,12 @@ def evaluate(cp: CompiledPair, req: RequestDetails, state: dict[str, str], webse
     """
     missed: list[str] = []
     score = 0
-    if cp.body:
+    if cp.body_form is not None:
+        ok, pts = _score_form(cp.body_form, req.form)
+        score += pts
+        if not ok:
+            missed.append("body")
+    elif cp.body:
         ok, pts = _score_list(cp.body, req.body)
         score += pts
         if not ok:
@@ -188,6 +198,20 @@ def evaluate(cp: CompiledPair, req: RequestDetails, state: dict[str, str], webse
         if not ok:
             missed.append("state")
     return score, missed
+
+
+def _score_form(fields: tuple[tuple[str, CompiledList], ...], form: dict[str, list[str]]) -> tuple[bool, int]:
+    """Hoverfly's form rule: each named field must be present (exact name); its first value is matched."""
+    ok, points = True, 0
+    for name, matchers in fields:
+        values = form.get(name)
+        if not values:
+            ok = False
+            continue
+        field_ok, pts = _score_list(matchers, values[0])
+        points += pts
+        ok = ok and field_ok
+    return ok, points
 
 
 def _score_named(entries: tuple[tuple[str, CompiledList], ...], actual: dict[str, list[str]]) -> tuple[bool, int]:

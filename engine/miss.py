@@ -49,7 +49,7 @@ def request_view(req: RequestDetails) -> dict[str, Any]:
         "Scheme": req.scheme,
         "Query": dict(sorted(req.query.items())),
         "Body": req.body,
-        "FormData": {},
+        "FormData": dict(sorted(req.form.items())),
         "Headers": dict(sorted(req.headers.items())),
     }
 

@@ -26,6 +26,8 @@ class RequestDetails:
     """Canonical header name -> values in arrival order (no ``Host``, no ``Transfer-Encoding``)."""
     headers_lower: dict[str, list[str]] = field(default_factory=dict)
     query_lower: dict[str, list[str]] = field(default_factory=dict)
+    form: dict[str, list[str]] = field(default_factory=dict)
+    """urlencoded body fields of a POST/PUT/PATCH (Go's ``PostForm``); empty otherwise."""
 
     @classmethod
     def build(
@@ -39,6 +41,9 @@ class RequestDetails:
         headers: dict[str, list[str]],
     ) -> RequestDetails:
         query = parse_query(raw_query)
+        form: dict[str, list[str]] = {}
+        if method in _FORM_METHODS and _media_type(headers.get("Content-Type")) == _FORM_TYPE:
+            form = parse_form(body)
         return cls(
             method=method,
             scheme=scheme,
@@ -49,7 +54,30 @@ class RequestDetails:
             headers=headers,
             headers_lower=_lower_keys(headers),
             query_lower=_lower_keys(query),
+            form=form,
         )
+
+
+_FORM_METHODS = frozenset({"POST", "PUT", "PATCH"})
+_FORM_TYPE = "application/x-www-form-urlencoded"
+
+
+def _media_type(values: list[str] | None) -> str:
+    return values[0].partition(";")[0].strip().lower() if values else ""
+
+
+def parse_form(body: str) -> dict[str, list[str]]:
+    """Go's ``url.ParseQuery`` of an urlencoded body: ``&``-separated, a bad pair is dropped."""
+    form: dict[str, list[str]] = {}
+    for segment in body.split("&"):
+        if not segment or ";" in segment:
+            continue  # Go rejects a semicolon in a form pair
+        name, _, value = segment.partition("=")
+        if _valid_escapes(name) and _valid_escapes(value):
+            form.setdefault(unquote_plus(name, errors="surrogateescape"), []).append(
+                unquote_plus(value, errors="surrogateescape")
+            )
+    return form
 
 
 def _lower_keys(mapping: dict[str, list[str]]) -> dict[str, list[str]]:
