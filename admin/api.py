@@ -12,6 +12,7 @@ from sanic.response import HTTPResponse
 
 from admin import configuration as conf
 from admin import simulation as sim
+from admin import state
 from admin.errors import ApiError
 from admin.responses import error_response
 from admin.services import Services
@@ -40,7 +41,6 @@ LATER = (
     ("/api/v2/journal", ("GET", "POST", "DELETE")),
     ("/api/v2/journal/index", ("GET", "POST")),
     ("/api/v2/journal/index/<name>", ("DELETE",)),
-    ("/api/v2/state", ("GET", "PUT", "PATCH", "DELETE")),
     ("/api/v2/diff", ("GET", "POST", "DELETE")),
 )
 
@@ -68,6 +68,10 @@ def _routes(app: Sanic[Any, Any]) -> None:
     add(sim.delete_simulation, "/api/v2/simulation", methods=["DELETE"], name="sim_delete")
     add(sim.get_schema, "/api/v2/simulation/schema", methods=["GET"], name="sim_schema")
     add(conf.shutdown, "/api/v2/shutdown", methods=["DELETE"], name="shutdown")
+    add(state.get_state, "/api/v2/state", methods=["GET"], name="state_get")
+    add(state.put_state, "/api/v2/state", methods=["PUT"], name="state_put")
+    add(state.patch_state, "/api/v2/state", methods=["PATCH"], name="state_patch")
+    add(state.delete_state, "/api/v2/state", methods=["DELETE"], name="state_delete")
     for ns in NAMESPACES:
         base = f"/api/v2/{ns}"
         add(conf.get_config, base, methods=["GET"], name=f"{ns}_config")

@@ -20,6 +20,7 @@ from engine.goregex import InvalidPattern, compile_go
 from engine.matching import compile_simulation
 from engine.model import EMPTY_SIMULATION, Matchers, Pair, Simulation
 from engine.simulation import import_simulation
+from store import Store
 
 APPEND_ATTEMPTS = 20
 
@@ -62,6 +63,7 @@ async def put_simulation(request: Request) -> HTTPResponse:
     result = import_simulation(None, incoming, check_duplicates=not svc.settings.no_import_check)
     compiled = compile_simulation(result.simulation, svc.registry)
     await svc.runtime.write_simulation(result.simulation, compiled, expected=None)
+    await _reset_sequences(svc.runtime.store, result.sequence_keys)
     if result.warnings:
         return json_response(warnings_view(result.warnings), newline=True)
     return json_response(simulation_view(result.simulation), newline=True)
@@ -78,10 +80,17 @@ async def post_simulation(request: Request) -> HTTPResponse:
         )
         compiled = compile_simulation(result.simulation, svc.registry)
         if await svc.runtime.write_simulation(result.simulation, compiled, expected=snap.simulation_version):
+            await _reset_sequences(svc.runtime.store, result.sequence_keys)
             if result.warnings:
                 return json_response(warnings_view(result.warnings), newline=True)
             return json_response(simulation_view(result.simulation), newline=True)
     raise ServerError("An error occurred: the simulation kept changing during the append; try again")
+
+
+async def _reset_sequences(store: Store, keys: tuple[str, ...]) -> None:
+    """Hoverfly starts every imported ``sequence:`` at its first step."""
+    if keys:
+        await store.state_update(dict.fromkeys(keys, "1"))
 
 
 async def delete_simulation(request: Request) -> HTTPResponse:

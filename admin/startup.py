@@ -12,9 +12,8 @@ from engine.codec import decode_simulation
 from engine.config import ModeArguments, RuntimeConfig
 from engine.matchers import MatcherRegistry
 from engine.matching import compile_simulation
-from engine.model import Simulation
 from engine.runtime import Runtime
-from engine.simulation import import_simulation
+from engine.simulation import ImportResult, import_simulation
 from store.errors import SimproxyError
 
 
@@ -30,11 +29,11 @@ def initial_config(settings: Settings) -> RuntimeConfig:
     return config
 
 
-def load_imports(settings: Settings, registry: MatcherRegistry) -> Simulation | None:
+def load_imports(settings: Settings, registry: MatcherRegistry) -> ImportResult | None:
     """Read, validate, upgrade and merge every ``-import`` file (in order); None when there are none."""
     if not settings.imports:
         return None
-    sim: Simulation | None = None
+    result: ImportResult | None = None
     for name in settings.imports:
         if "://" in name:
             raise StartupError(f"Failed to import given resource: importing from a URL is not supported yet ({name})")
@@ -44,12 +43,15 @@ def load_imports(settings: Settings, registry: MatcherRegistry) -> Simulation | 
             raw = Path(name).read_bytes()
             incoming = decode_simulation(parse_simulation(raw)["data"])
             compile_simulation(incoming, registry)
-            sim = import_simulation(sim, incoming, check_duplicates=not settings.no_import_check).simulation
+            before = result.simulation if result else None
+            step = import_simulation(before, incoming, check_duplicates=not settings.no_import_check)
+            keys = (result.sequence_keys if result else ()) + step.sequence_keys
+            result = ImportResult(step.simulation, step.warnings, tuple(dict.fromkeys(keys)))
         except OSError as exc:
             raise StartupError(f"Failed to import given resource: {name}: {exc.strerror or exc}") from exc
         except SimproxyError as exc:
             raise StartupError(f"Failed to import given resource: {name}: {exc}") from exc
-    return sim
+    return result
 
 
 async def bootstrap(runtime: Runtime, settings: Settings, *, wait: bool = True) -> None:
@@ -61,5 +63,7 @@ async def bootstrap(runtime: Runtime, settings: Settings, *, wait: bool = True) 
     if existing is None or wanted != RuntimeConfig():
         await runtime.write_config(wanted, expected=None, wait=wait)
     if imported is not None:
-        compiled = compile_simulation(imported, runtime.registry)
-        await runtime.write_simulation(imported, compiled, expected=None, wait=wait)
+        compiled = compile_simulation(imported.simulation, runtime.registry)
+        await runtime.write_simulation(imported.simulation, compiled, expected=None, wait=wait)
+        if imported.sequence_keys:
+            await runtime.store.state_update(dict.fromkeys(imported.sequence_keys, "1"))

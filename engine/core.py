@@ -7,19 +7,27 @@ when it can (simulate mode never waits on anything), or as a coroutine when it m
 from __future__ import annotations
 
 import logging
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from engine.goregex import GoRegex, compile_go
-from engine.matching import Strategy, match
-from engine.miss import error_text, miss_text
+from engine.matching import CompiledPair, Strategy, match
+from engine.miss import MATCHING_CONTEXT, error_text, miss_text
 from engine.request import RequestDetails
 from engine.responses import Wire, plain_error
 from engine.runtime import Runtime, Snapshot
+from store import StoreError
 
 log = logging.getLogger(__name__)
 
 Outcome = Wire | Coroutine[Any, Any, Wire]
+STATE_ATTEMPTS = 50
+_NO_STATE: Mapping[str, str] = MappingProxyType({})  # what simulations without requiresState match against
+
+
+def _strategy(snap: Snapshot) -> Strategy:
+    return "strongest" if snap.config.strategy == "strongest" else "first"
 
 
 class Engine:
@@ -27,7 +35,6 @@ class Engine:
         self.runtime = runtime
         self.webserver = webserver
         self._destinations: dict[str, GoRegex] = {}
-        self._state: dict[str, str] = {}  # stays empty until the shared state store arrives
 
     def handle(self, req: RequestDetails) -> Outcome:
         snap = self.runtime.snapshot
@@ -50,12 +57,39 @@ class Engine:
             error_text("There was an error when processing the request", f"{mode} mode is not supported yet"),
         )
 
-    def _simulate(self, snap: Snapshot, req: RequestDetails) -> Wire:
-        strategy: Strategy = "strongest" if snap.config.strategy == "strongest" else "first"
-        result = match(snap.simulation, req, self._state, strategy, self.webserver)
+    def _simulate(self, snap: Snapshot, req: RequestDetails) -> Outcome:
+        if snap.simulation.writes_state:
+            return self._simulate_with_state(snap, req)
+        result = match(snap.simulation, req, _NO_STATE, _strategy(snap), self.webserver)
         if result.pair is None:
             return plain_error(502, miss_text(req, result.closest))
-        rendered = result.pair.rendered
+        return self._wire(result.pair)
+
+    async def _simulate_with_state(self, snap: Snapshot, req: RequestDetails) -> Wire:
+        """Match against the shared state, then take the pair's state step atomically.
+
+        Another request may change the state between our read and our step (on any worker or
+        pod): then the step is refused and we match again, so each step is taken once.
+        """
+        store = self.runtime.store
+        try:
+            for _ in range(STATE_ATTEMPTS):
+                state = await store.state_get() if snap.simulation.reads_state else {}
+                result = match(snap.simulation, req, state, _strategy(snap), self.webserver)
+                if result.pair is None:
+                    return plain_error(502, miss_text(req, result.closest))
+                pair = result.pair
+                response = pair.pair.response
+                if await store.state_transition(
+                    dict(pair.requires_state), dict(response.transitions_state or ()), response.removes_state or ()
+                ):
+                    return self._wire(pair)
+        except StoreError as exc:
+            return plain_error(502, error_text(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}"))
+        return plain_error(502, error_text(MATCHING_CONTEXT, "the state kept changing while matching; try again"))
+
+    def _wire(self, pair: CompiledPair) -> Wire:
+        rendered = pair.rendered
         return rendered.webserver if self.webserver else rendered.proxy
 
     def _in_destination(self, destination: str, req: RequestDetails) -> bool:

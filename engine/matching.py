@@ -8,6 +8,7 @@ same as Hoverfly's full scan (core/matching/strongest_match_strategy.go): every 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from heapq import merge
 from typing import Literal
@@ -62,6 +63,10 @@ class CompiledSimulation:
     simulation: Simulation
     pairs: tuple[CompiledPair, ...]
     _index: dict[tuple[str | None, str | None], tuple[int, ...]] = field(repr=False)
+    reads_state: bool = False
+    """Some pair has ``requiresState``: matching needs the shared state."""
+    writes_state: bool = False
+    """Some pair has ``requiresState``, ``transitionsState`` or ``removesState``."""
 
     def candidates(self, path: str, method: str) -> list[CompiledPair]:
         """Pairs that may hit a request with this path and method, in simulation order."""
@@ -89,7 +94,9 @@ def compile_simulation(sim: Simulation, registry: MatcherRegistry) -> CompiledSi
     for cp in compiled:
         key = (_exact_key(cp.pair.request.path), _exact_key(cp.pair.request.method))
         buckets.setdefault(key, []).append(cp.index)
-    return CompiledSimulation(sim, compiled, {k: tuple(v) for k, v in buckets.items()})
+    reads = any(cp.requires_state for cp in compiled)
+    writes = reads or any(p.response.transitions_state or p.response.removes_state for p in sim.pairs)
+    return CompiledSimulation(sim, compiled, {k: tuple(v) for k, v in buckets.items()}, reads, writes)
 
 
 def _exact_key(matchers: Matchers | None) -> str | None:
@@ -138,7 +145,7 @@ def _score_list(matchers: CompiledList, actual: str) -> tuple[bool, int]:
     return ok, points
 
 
-def evaluate(cp: CompiledPair, req: RequestDetails, state: dict[str, str], webserver: bool) -> tuple[int, list[str]]:
+def evaluate(cp: CompiledPair, req: RequestDetails, state: Mapping[str, str], webserver: bool) -> tuple[int, list[str]]:
     """Score one pair against a request: (points, names of the fields that missed).
 
     The fields are written out one by one rather than looped over: this runs for every
@@ -230,7 +237,7 @@ def _score_named(entries: tuple[tuple[str, CompiledList], ...], actual: dict[str
 def match(
     sim: CompiledSimulation,
     req: RequestDetails,
-    state: dict[str, str],
+    state: Mapping[str, str],
     strategy: Strategy = "strongest",
     webserver: bool = False,
 ) -> MatchResult:
@@ -253,7 +260,7 @@ def match(
 
 
 def closest_miss(
-    sim: CompiledSimulation, req: RequestDetails, state: dict[str, str], webserver: bool
+    sim: CompiledSimulation, req: RequestDetails, state: Mapping[str, str], webserver: bool
 ) -> ClosestMiss | None:
     """The best-scoring pair of a request that hit nothing (later pair wins ties); a full scan."""
     closest: tuple[CompiledPair, list[str]] | None = None
@@ -268,7 +275,7 @@ def closest_miss(
 
 
 def full_scan(
-    sim: CompiledSimulation, req: RequestDetails, state: dict[str, str], strategy: Strategy, webserver: bool
+    sim: CompiledSimulation, req: RequestDetails, state: Mapping[str, str], strategy: Strategy, webserver: bool
 ) -> MatchResult:
     """Hoverfly's own algorithm, visiting every pair; the reference the index is tested against."""
     best: CompiledPair | None = None

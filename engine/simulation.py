@@ -28,6 +28,8 @@ _URL = re.compile(r"^(https?|ftp)://", re.IGNORECASE)
 class ImportResult:
     simulation: Simulation
     warnings: tuple[str, ...]
+    sequence_keys: tuple[str, ...] = ()
+    """``requiresState`` keys containing ``sequence:`` of the pairs added: Hoverfly resets them to "1"."""
 
 
 def request_key(request: RequestMatcher) -> bytes:
@@ -59,6 +61,7 @@ def import_simulation(
     _check_delays(incoming)
 
     warnings: list[str] = []
+    sequence_keys: list[str] = []
     pairs = list(base.pairs)
     seen = {request_key(p.request) for p in pairs} if check_duplicates else set()
     for i, pair in enumerate(incoming.pairs):
@@ -68,6 +71,7 @@ def import_simulation(
         else:
             seen.add(key)
             pairs.append(pair)
+            sequence_keys.extend(k for k, _ in pair.request.requires_state or () if "sequence:" in k)
         warnings.extend(_header_warnings(pair, i))  # Hoverfly checks skipped pairs too
 
     literals, variables = base.literals, base.variables
@@ -80,7 +84,7 @@ def import_simulation(
         literals=literals,
         variables=variables,
     )
-    return ImportResult(result, tuple(warnings + file_warnings))
+    return ImportResult(result, tuple(warnings + file_warnings), tuple(dict.fromkeys(sequence_keys)))
 
 
 _GO_INT = re.compile(r"[+-]?[0-9]+")

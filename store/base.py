@@ -10,12 +10,13 @@ made from it, so every key of one simulation lives in one slot and Lua/MULTI wor
     P{T}:acks             hash worker id -> highest generation that worker has applied
     P{T}:meta             hash {registry_since: ms of the first heartbeat this Redis has seen}
     P{T}:counters         hash mode -> requests served
+    P{T}:state            hash state key -> value (requiresState / transitionsState / removesState)
     P{T}:events           pub/sub channel; messages are generations
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -74,5 +75,20 @@ class Store(Protocol):
         """Add to the usage counters (one round trip)."""
 
     async def read_counters(self) -> dict[str, int]: ...
+
+    async def state_get(self) -> dict[str, str]:
+        """The whole state map."""
+
+    async def state_replace(self, values: Mapping[str, str]) -> None:
+        """Make the state exactly ``values`` (one atomic step)."""
+
+    async def state_update(self, values: Mapping[str, str]) -> None:
+        """Set the given keys, keep the others."""
+
+    async def state_transition(
+        self, requires: Mapping[str, str], sets: Mapping[str, str], removes: Sequence[str]
+    ) -> bool:
+        """One atomic compare-and-set: when every key of ``requires`` holds its value, set ``sets``,
+        then delete ``removes``, and return True; otherwise change nothing and return False."""
 
     async def aclose(self) -> None: ...

@@ -6,7 +6,7 @@ It is only correct inside one process, which is why settings refuse it with seve
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 
 from store.base import DOCUMENTS, Versions
 
@@ -18,6 +18,7 @@ class MemoryStore:
         self._workers: dict[str, tuple[int, int]] = {}
         self._counters: dict[str, int] = {}
         self._registry_since: int | None = None
+        self._state: dict[str, str] = {}
         self._closed = asyncio.Event()
 
     async def ping(self) -> None:
@@ -70,6 +71,26 @@ class MemoryStore:
 
     async def read_counters(self) -> dict[str, int]:
         return dict(self._counters)
+
+    async def state_get(self) -> dict[str, str]:
+        return dict(self._state)
+
+    async def state_replace(self, values: Mapping[str, str]) -> None:
+        self._state = dict(values)
+
+    async def state_update(self, values: Mapping[str, str]) -> None:
+        self._state.update(values)
+
+    async def state_transition(
+        self, requires: Mapping[str, str], sets: Mapping[str, str], removes: Sequence[str]
+    ) -> bool:
+        # no await in here: one step of the event loop, so atomic within the process
+        if any(self._state.get(key) != value for key, value in requires.items()):
+            return False
+        self._state.update(sets)
+        for key in removes:
+            self._state.pop(key, None)
+        return True
 
     async def aclose(self) -> None:
         self._closed.set()

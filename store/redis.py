@@ -6,7 +6,7 @@ pipeline for counters. Connection failures surface as ``StoreUnavailable``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from functools import wraps
 from typing import Any, ParamSpec, TypeVar, cast
 
@@ -16,6 +16,7 @@ from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.typing import EncodableT, FieldT
 
 from store.base import DOCUMENTS, Versions
 from store.errors import StoreError, StoreUnavailable
@@ -32,6 +33,25 @@ end
 local gen = redis.call('INCR', KEYS[2])
 redis.call('HSET', KEYS[1], 'v', gen, 'body', ARGV[1])
 return gen
+"""
+
+
+# KEYS: state hash. ARGV: n, then n (key, value) pairs required; m, then m (key, value) pairs to
+# set; then the keys to remove. Returns 1 when applied, 0 when a required value did not hold.
+_STATE_TRANSITION = """
+local n = tonumber(ARGV[1])
+for i = 0, n - 1 do
+  if redis.call('HGET', KEYS[1], ARGV[2 + 2 * i]) ~= ARGV[3 + 2 * i] then return 0 end
+end
+local at = 2 + 2 * n
+local m = tonumber(ARGV[at])
+for i = 0, m - 1 do
+  redis.call('HSET', KEYS[1], ARGV[at + 1 + 2 * i], ARGV[at + 2 + 2 * i])
+end
+for i = at + 1 + 2 * m, #ARGV do
+  redis.call('HDEL', KEYS[1], ARGV[i])
+end
+return 1
 """
 
 
@@ -54,6 +74,17 @@ def _translate(func: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Corouti
     return wrapper
 
 
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
+
+
+def _mapping(values: Mapping[str, str]) -> dict[FieldT, EncodableT]:
+    return {
+        key.encode("utf-8", "surrogateescape"): value.encode("utf-8", "surrogateescape")
+        for key, value in values.items()
+    }
+
+
 class RedisStore:
     def __init__(self, client: aioredis.Redis, prefix: str = "simproxy:") -> None:
         self._client = client
@@ -64,9 +95,11 @@ class RedisStore:
         self._acks = f"{base}acks"
         self._counters = f"{base}counters"
         self._meta = f"{base}meta"
+        self._state = f"{base}state"
         self._closed = False
         self.channel = f"{base}events"
         self._write_script = client.register_script(_WRITE_DOCUMENT)
+        self._transition_script = client.register_script(_STATE_TRANSITION)
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "simproxy:") -> RedisStore:
@@ -180,6 +213,37 @@ class RedisStore:
     async def read_counters(self) -> dict[str, int]:
         raw = await self._client.hgetall(self._counters)
         return {(k.decode() if isinstance(k, bytes) else k): int(v) for k, v in raw.items()}
+
+    @_translate
+    async def state_get(self) -> dict[str, str]:
+        raw = await self._client.hgetall(self._state)
+        return {_text(k): _text(v) for k, v in raw.items()}
+
+    @_translate
+    async def state_replace(self, values: Mapping[str, str]) -> None:
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.delete(self._state)
+            if values:
+                pipe.hset(self._state, mapping=_mapping(values))
+            await pipe.execute()
+
+    @_translate
+    async def state_update(self, values: Mapping[str, str]) -> None:
+        if values:
+            await self._client.hset(self._state, mapping=_mapping(values))
+
+    @_translate
+    async def state_transition(
+        self, requires: Mapping[str, str], sets: Mapping[str, str], removes: Sequence[str]
+    ) -> bool:
+        args: list[str] = [str(len(requires))]
+        for key, value in requires.items():
+            args += [key, value]
+        args.append(str(len(sets)))
+        for key, value in sets.items():
+            args += [key, value]
+        args += list(removes)
+        return bool(await self._transition_script(keys=[self._state], args=args))
 
     async def aclose(self) -> None:
         self._closed = True

@@ -351,3 +351,48 @@ def test_redis_subscriber_raises_store_unavailable_when_its_store_is_closed(back
         assert received.empty()
 
     run(body())
+
+
+# ---------------------------------------------------------------------------------------------
+# state
+
+
+def test_state_replace_update_and_get(store, run) -> None:
+    async def body() -> None:
+        assert await store.state_get() == {}
+        await store.state_replace({"a": "1", "b": "2"})
+        assert await store.state_get() == {"a": "1", "b": "2"}
+        await store.state_update({"b": "3", "c": "\u00e9"})
+        assert await store.state_get() == {"a": "1", "b": "3", "c": "\u00e9"}
+        await store.state_replace({"z": ""})
+        assert await store.state_get() == {"z": ""}
+        await store.state_replace({})
+        assert await store.state_get() == {}
+
+    run(body())
+
+
+def test_a_state_transition_applies_only_when_every_required_value_holds(store, run) -> None:
+    async def body() -> None:
+        await store.state_replace({"step": "1", "gone": "x", "keep": "k"})
+        assert not await store.state_transition({"step": "2"}, {"step": "3"}, ["keep"])
+        assert not await store.state_transition({"step": "1", "missing": "v"}, {"step": "3"}, [])
+        assert await store.state_get() == {"step": "1", "gone": "x", "keep": "k"}
+        assert await store.state_transition({"step": "1"}, {"step": "2", "new": "n"}, ["gone", "never-there"])
+        assert await store.state_get() == {"step": "2", "new": "n", "keep": "k"}
+        assert await store.state_transition({}, {}, [])  # nothing required, nothing changed
+
+    run(body())
+
+
+def test_concurrent_transitions_from_one_state_let_exactly_one_win(backend, run) -> None:
+    async def body() -> None:
+        handles = [backend.open() for _ in range(4)]
+        await handles[0].state_replace({"sequence:1": "1"})
+        results = await asyncio.gather(
+            *(h.state_transition({"sequence:1": "1"}, {"sequence:1": "2"}, []) for h in handles for _ in range(5))
+        )
+        assert sorted(results) == [False] * 19 + [True]
+        assert await handles[3].state_get() == {"sequence:1": "2"}
+
+    run(body())

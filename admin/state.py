@@ -1,0 +1,65 @@
+"""``/api/v2/state``: the flat string map behind ``requiresState`` and ``transitionsState``.
+
+State lives only in the store (every worker reads it per stateful request), so a write here needs
+no barrier: the next request on any worker sees it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from sanic import Request
+from sanic.response import HTTPResponse
+
+from admin.errors import BadRequest
+from admin.responses import json_response, services
+from admin.views import get_field
+
+# Hoverfly's validator message for a missing or null "state" (core/handlers/v2/state_handler.go)
+STATE_REQUIRED = "Key: 'StateView.State' Error:Field validation for 'State' failed on the 'required' tag"
+
+
+def _state_of(body: bytes, *, required: bool) -> dict[str, str] | None:
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest(f"invalid JSON: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise BadRequest("json: cannot unmarshal a non-object into the state view")
+    state: Any = get_field(doc, "state")
+    if state is None:
+        if required:
+            raise BadRequest(STATE_REQUIRED)
+        return None
+    if not isinstance(state, dict) or not all(isinstance(v, str) for v in state.values()):
+        raise BadRequest("json: state must be an object of string values")
+    return {str(k): v for k, v in state.items()}
+
+
+async def _view(request: Request) -> HTTPResponse:
+    state = await services(request).runtime.store.state_get()
+    return json_response({"state": dict(sorted(state.items()))})
+
+
+async def get_state(request: Request) -> HTTPResponse:
+    return await _view(request)
+
+
+async def put_state(request: Request) -> HTTPResponse:
+    state = _state_of(request.body, required=True)
+    assert state is not None
+    await services(request).runtime.store.state_replace(state)
+    return await _view(request)
+
+
+async def patch_state(request: Request) -> HTTPResponse:
+    state = _state_of(request.body, required=False)
+    if state:
+        await services(request).runtime.store.state_update(state)
+    return await _view(request)
+
+
+async def delete_state(request: Request) -> HTTPResponse:
+    await services(request).runtime.store.state_replace({})
+    return HTTPResponse(b"", status=200, content_type="text/plain; charset=utf-8")

@@ -1,0 +1,123 @@
+"""State through the admin API and through proxied requests, and sequences taken exactly once."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from tests.integration.conftest import Simproxy, simulation
+
+STATE_REQUIRED = "Key: 'StateView.State' Error:Field validation for 'State' failed on the 'required' tag"
+
+
+def _pair(path: str, body: str, requires: dict[str, str] | None = None, **response: Any) -> dict[str, Any]:
+    request: dict[str, Any] = {"path": [{"matcher": "exact", "value": path}]}
+    if requires is not None:
+        request["requiresState"] = requires
+    return {"request": request, "response": {"status": 200, "body": body, **response}}
+
+
+def _sequence(steps: int) -> dict[str, Any]:
+    pairs = []
+    for i in range(1, steps + 1):
+        extra = {"transitionsState": {"sequence:1": str(i + 1)}} if i < steps else {}
+        pairs.append(_pair("/next", f"step {i}", {"sequence:1": str(i)}, **extra))
+    return simulation(*pairs)
+
+
+def test_state_endpoints(simproxy: Simproxy) -> None:
+    sp = simproxy
+    assert sp.admin("DELETE", "/api/v2/state")[::2] == (200, b"")
+    assert sp.admin_json("GET", "/api/v2/state") == (200, {"state": {}})
+    assert sp.admin_json("PUT", "/api/v2/state", {"state": {"b": "2", "a": "1"}}) == (
+        200,
+        {"state": {"a": "1", "b": "2"}},
+    )
+    assert sp.admin("GET", "/api/v2/state")[2] == b'{"state":{"a":"1","b":"2"}}'
+    assert sp.admin_json("PATCH", "/api/v2/state", {"state": {"b": "3", "c": "4"}}) == (
+        200,
+        {"state": {"a": "1", "b": "3", "c": "4"}},
+    )
+    assert sp.admin_json("PUT", "/api/v2/state", {"state": {"only": "this"}}) == (200, {"state": {"only": "this"}})
+    for raw, _ in [
+        (b"{nope", "invalid"),
+        (b"{}", STATE_REQUIRED),
+        (b'{"state": null}', STATE_REQUIRED),
+        (b'{"state": {"a": 1}}', "string"),
+    ]:
+        status, body = sp.admin_json("PUT", "/api/v2/state", raw=raw)
+        assert status == 400 and body["error"]
+    assert sp.admin_json("PUT", "/api/v2/state", raw=b"{}")[1] == {"error": STATE_REQUIRED}
+    assert sp.admin_json("PATCH", "/api/v2/state", raw=b"{}") == (200, {"state": {"only": "this"}})
+    assert sp.admin_json("GET", "/api/v2/state") == (200, {"state": {"only": "this"}})
+    sp.admin("DELETE", "/api/v2/state")
+
+
+def test_requires_transitions_and_removes_state_through_the_proxy(simproxy: Simproxy) -> None:
+    sp = simproxy
+    sp.admin("DELETE", "/api/v2/state")
+    sp.admin_json(
+        "PUT",
+        "/api/v2/simulation",
+        simulation(
+            _pair("/basket", "empty", transitionsState={"basket": "full", "visits": "1"}),
+            _pair("/basket", "full", {"basket": "full"}, removesState=["basket"]),
+        ),
+    )
+    assert sp.proxy("http://shop/basket")[2] == b"empty"
+    assert sp.admin_json("GET", "/api/v2/state")[1] == {"state": {"basket": "full", "visits": "1"}}
+    assert sp.proxy("http://shop/basket")[2] == b"full"  # requiresState scores higher than the plain pair
+    assert sp.admin_json("GET", "/api/v2/state")[1] == {"state": {"visits": "1"}}
+    assert sp.proxy("http://shop/basket")[2] == b"empty"
+    sp.admin_json("PUT", "/api/v2/state", {"state": {"basket": "other"}})
+    assert sp.proxy("http://shop/basket")[2] == b"empty"
+    sp.admin("DELETE", "/api/v2/state")
+
+
+def test_a_state_miss_names_the_state_in_the_502(simproxy: Simproxy) -> None:
+    sp = simproxy
+    sp.admin_json("PUT", "/api/v2/state", {"state": {"stage": "1"}})
+    sp.admin_json("PUT", "/api/v2/simulation", simulation(_pair("/gated", "open", {"stage": "2"})))
+    status, _, body = sp.proxy("http://h/gated")
+    text = body.decode()
+    assert status == 502
+    assert 'Whilst simproxy has the following state:\n\n{\n    "stage": "1"\n}' in text
+    assert "But it did not match on the following fields:\n\n[state]" in text
+    sp.admin("DELETE", "/api/v2/state")
+
+
+def test_importing_a_sequence_starts_it_at_step_1(simproxy: Simproxy) -> None:
+    sp = simproxy
+    sp.admin_json("PUT", "/api/v2/state", {"state": {"sequence:1": "3", "other": "kept"}})
+    sp.admin_json("PUT", "/api/v2/simulation", _sequence(3))
+    assert sp.admin_json("GET", "/api/v2/state")[1] == {"state": {"other": "kept", "sequence:1": "1"}}
+    assert [sp.proxy("http://h/next")[2] for _ in range(4)] == [b"step 1", b"step 2", b"step 3", b"step 3"]
+    sp.admin("DELETE", "/api/v2/state")
+
+
+@pytest.mark.slow
+def test_concurrent_requests_take_each_step_of_a_sequence_exactly_once(
+    simproxy_factory: Any, redis_server: Any
+) -> None:
+    shared = ("-redis-url", redis_server.url, "-redis-prefix", "sequence-race:", "-workers", "4")
+    instances: list[Simproxy] = [simproxy_factory(*shared), simproxy_factory(*shared)]
+    steps = 60
+    assert instances[0].admin_json("PUT", "/api/v2/simulation", _sequence(steps))[0] == 200
+    assert instances[1].admin_json("GET", "/api/v2/state")[1] == {"state": {"sequence:1": "1"}}
+
+    def one(i: int) -> bytes:
+        sp = instances[i % 2]
+        conn = http.client.HTTPConnection("127.0.0.1", sp.proxy_port, timeout=30)
+        with contextlib.closing(conn):
+            conn.request("GET", "http://svc/next")
+            return conn.getresponse().read()
+
+    with ThreadPoolExecutor(max_workers=steps) as pool:
+        bodies = Counter(pool.map(one, range(steps)))
+    assert bodies == Counter({f"step {i}".encode(): 1 for i in range(1, steps + 1)})
+    assert instances[1].admin_json("GET", "/api/v2/state")[1] == {"state": {"sequence:1": str(steps)}}
