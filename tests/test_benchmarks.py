@@ -1,0 +1,46 @@
+"""Smoke test of the matching benchmark: it runs, covers every size and case, and its hits really hit.
+
+The benchmark's figures are read by people (benchmarks/README.md), never asserted here: timing
+targets are not checked by the test suite (design.md section 5).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from admin.simfile import validate
+from benchmarks import matching
+from engine.codec import decode_simulation
+from engine.matchers import MatcherRegistry
+from engine.matching import compile_simulation
+
+ROW = re.compile(r"^\s*([\d,]+)  (.+?)\s{2,}([\d.]+)\s+([\d.]+)x\s+([\d.]+)\s+([\d.]+)\s+([\d,]+)  (\d+) (hit|miss)$")
+
+
+def test_quick_run_prints_a_checked_row_for_every_size_and_case(capsys: pytest.CaptureFixture[str]) -> None:
+    assert matching.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    rows = {(int(m[1].replace(",", "")), m[2]): m for line in out.splitlines() if (m := ROW.match(line))}
+    assert set(rows) == {(size, case) for size in matching.SIZES for case in matching.CASES}
+    for (size, case), row in rows.items():
+        # the benchmark raised unless each request hit its own pair (or missed): the row says which
+        assert row[9] == ("miss" if case == matching.MISS else "hit"), (size, case)
+        assert int(row[8]) >= 1
+        assert float(row[3]) > 0
+    assert "target (design.md 5): exact hit at 10,000 pairs within 2x of 10:" in out
+
+
+def test_the_simulation_is_valid_and_the_check_fails_loudly_when_a_request_does_not_hit_its_pair() -> None:
+    pairs = matching.generate_simulation(100, matching.SEED)
+    meta = {"schemaVersion": "v5", "hoverflyVersion": "v1.12.10", "timeExported": "2024-06-01T00:00:00Z"}
+    assert validate({"data": matching.simulation_data(pairs), "meta": meta}, "v5") == []
+    sim = compile_simulation(decode_simulation(matching.simulation_data(pairs)), MatcherRegistry())
+    requests = matching.case_requests(matching.EXACT_HIT, pairs, matching.SEED)
+    (req, index), *_ = requests
+    assert index is not None
+    with pytest.raises(matching.BenchmarkCheckFailed, match="should hit pair"):
+        matching.check(matching.EXACT_HIT, 100, sim, [(req, index + 1)])
+    with pytest.raises(matching.BenchmarkCheckFailed, match="should miss"):
+        matching.check(matching.MISS, 100, sim, [(req, None)])
