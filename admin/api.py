@@ -10,14 +10,15 @@ from sanic import Request, Sanic
 from sanic.exceptions import SanicException
 from sanic.response import HTTPResponse
 
+from admin import cache, state
 from admin import configuration as conf
 from admin import simulation as sim
-from admin import state
 from admin.errors import ApiError
 from admin.responses import error_response
 from admin.services import Services
 from admin.settings import Settings
 from admin.startup import bootstrap, initial_config
+from engine.cache import MatchCache
 from engine.core import Engine
 from engine.errors import ImportFailure, SimulationError
 from engine.matchers import MatcherRegistry
@@ -36,7 +37,6 @@ LATER = (
     ("/api/v2/{ns}/post-serve-action/<name>", ("DELETE",)),
     ("/api/v2/{ns}/templating-data-source/csv", ("GET", "PUT")),
     ("/api/v2/{ns}/templating-data-source/csv/<name>", ("DELETE",)),
-    ("/api/v2/cache", ("GET", "DELETE")),
     ("/api/v2/logs", ("GET",)),
     ("/api/v2/journal", ("GET", "POST", "DELETE")),
     ("/api/v2/journal/index", ("GET", "POST")),
@@ -68,6 +68,8 @@ def _routes(app: Sanic[Any, Any]) -> None:
     add(sim.delete_simulation, "/api/v2/simulation", methods=["DELETE"], name="sim_delete")
     add(sim.get_schema, "/api/v2/simulation/schema", methods=["GET"], name="sim_schema")
     add(conf.shutdown, "/api/v2/shutdown", methods=["DELETE"], name="shutdown")
+    add(cache.get_cache, "/api/v2/cache", methods=["GET"], name="cache_get")
+    add(cache.delete_cache, "/api/v2/cache", methods=["DELETE"], name="cache_delete")
     add(state.get_state, "/api/v2/state", methods=["GET"], name="state_get")
     add(state.put_state, "/api/v2/state", methods=["PUT"], name="state_put")
     add(state.patch_state, "/api/v2/state", methods=["PATCH"], name="state_patch")
@@ -125,7 +127,13 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
     )
     registry = MatcherRegistry()
     store = open_store(settings.redis_url, settings.redis_prefix)
-    runtime = Runtime(store, registry, default_config=initial_config(settings))
+    runtime = Runtime(
+        store,
+        registry,
+        default_config=initial_config(settings),
+        cache=MatchCache(max(settings.cache_size, 1), enabled=not settings.disable_cache),
+        webserver=settings.webserver,
+    )
     if not settings.redis_url:
         await bootstrap(runtime, settings)  # the in-process store starts empty in this worker
     await runtime.start()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 
 from sanic import Request
 from sanic.response import HTTPResponse
@@ -47,7 +48,7 @@ async def get_config(request: Request) -> HTTPResponse:
     )
 
 
-async def _write(runtime: Runtime, build: Callable[[RuntimeConfig], RuntimeConfig]) -> RuntimeConfig:
+async def write_config(runtime: Runtime, build: Callable[[RuntimeConfig], RuntimeConfig]) -> RuntimeConfig:
     """Apply ``build`` to the current config with compare-and-set, retrying if another write won."""
     for _ in range(WRITE_ATTEMPTS):
         await runtime.sync()
@@ -67,7 +68,18 @@ async def get_mode(request: Request) -> HTTPResponse:
 async def put_mode(request: Request) -> HTTPResponse:
     svc = services(request)
     mode, arguments = parse_mode(request.body, webserver=svc.settings.webserver)
-    config = await _write(svc.runtime, lambda current: current.with_mode(mode, arguments))
+    lineage = svc.runtime.snapshot.lineage
+
+    def switch(current: RuntimeConfig) -> RuntimeConfig:
+        config = current.with_mode(mode, arguments)
+        if mode == "capture":
+            return config.flushing_cache()  # Hoverfly empties the cache when capture starts
+        if mode in ("simulate", "spy"):
+            return config.preloading(lineage)  # ... and preloads it for simulate and spy
+        return config
+
+    await svc.runtime.barrier()  # every worker's cache entries are in the store before the switch
+    config = await write_config(svc.runtime, switch)
     return json_response(mode_view(config))
 
 
@@ -84,12 +96,12 @@ async def put_destination(request: Request) -> HTTPResponse:
         compile_go(destination)
     except InvalidPattern as exc:
         raise Unprocessable("destination is not a valid regular expression string") from exc
-    config = await _write(svc.runtime, lambda current: _with_destination(current, destination))
+    config = await write_config(svc.runtime, lambda current: _with_destination(current, destination))
     return json_response({"destination": config.destination})
 
 
 def _with_destination(config: RuntimeConfig, destination: str) -> RuntimeConfig:
-    return RuntimeConfig(mode=config.mode, arguments=config.arguments, destination=destination)
+    return replace(config, destination=destination)
 
 
 async def get_usage(request: Request) -> HTTPResponse:

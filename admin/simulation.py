@@ -62,7 +62,8 @@ async def put_simulation(request: Request) -> HTTPResponse:
     incoming = _incoming(request)
     result = import_simulation(None, incoming, check_duplicates=not svc.settings.no_import_check)
     compiled = compile_simulation(result.simulation, svc.registry)
-    await svc.runtime.write_simulation(result.simulation, compiled, expected=None)
+    await svc.runtime.write_simulation(result.simulation, compiled, expected=None)  # a new lineage
+    await svc.runtime.store.cache_clear()
     await _reset_sequences(svc.runtime.store, result.sequence_keys)
     if result.warnings:
         return json_response(warnings_view(result.warnings), newline=True)
@@ -72,6 +73,7 @@ async def put_simulation(request: Request) -> HTTPResponse:
 async def post_simulation(request: Request) -> HTTPResponse:
     svc = services(request)
     incoming = _incoming(request)
+    await svc.runtime.barrier()  # every worker's cache entries are in the store: they survive the append
     for _ in range(APPEND_ATTEMPTS):
         await svc.runtime.sync()
         snap = svc.runtime.snapshot
@@ -79,7 +81,10 @@ async def post_simulation(request: Request) -> HTTPResponse:
             snap.simulation.simulation, incoming, check_duplicates=not svc.settings.no_import_check
         )
         compiled = compile_simulation(result.simulation, svc.registry)
-        if await svc.runtime.write_simulation(result.simulation, compiled, expected=snap.simulation_version):
+        written = await svc.runtime.write_simulation(
+            result.simulation, compiled, expected=snap.simulation_version, lineage=snap.lineage
+        )
+        if written:
             await _reset_sequences(svc.runtime.store, result.sequence_keys)
             if result.warnings:
                 return json_response(warnings_view(result.warnings), newline=True)
@@ -98,6 +103,7 @@ async def delete_simulation(request: Request) -> HTTPResponse:
     await svc.runtime.write_simulation(
         EMPTY_SIMULATION, compile_simulation(EMPTY_SIMULATION, svc.registry), expected=None
     )
+    await svc.runtime.store.cache_clear()
     return json_response(simulation_view(EMPTY_SIMULATION), newline=True)
 
 

@@ -12,7 +12,7 @@ from engine.codec import decode_simulation
 from engine.config import ModeArguments, RuntimeConfig
 from engine.matchers import MatcherRegistry
 from engine.matching import compile_simulation
-from engine.runtime import Runtime
+from engine.runtime import Runtime, new_lineage
 from engine.simulation import ImportResult, import_simulation
 from store.errors import SimproxyError
 
@@ -58,12 +58,15 @@ async def bootstrap(runtime: Runtime, settings: Settings, *, wait: bool = True) 
     """Write the flags' configuration (when none exists yet, or the flags ask for more than the
     defaults) and the imported simulation into the shared store."""
     imported = load_imports(settings, runtime.registry)
-    existing = await runtime.store.read_document("config")
     wanted = initial_config(settings)
-    if existing is None or wanted != RuntimeConfig():
-        await runtime.write_config(wanted, expected=None, wait=wait)
     if imported is not None:
+        lineage = new_lineage()
         compiled = compile_simulation(imported.simulation, runtime.registry)
-        await runtime.write_simulation(imported.simulation, compiled, expected=None, wait=wait)
+        await runtime.write_simulation(imported.simulation, compiled, expected=None, lineage=lineage, wait=wait)
+        await runtime.store.cache_clear()
         if imported.sequence_keys:
             await runtime.store.state_update(dict.fromkeys(imported.sequence_keys, "1"))
+        wanted = wanted.preloading(lineage)  # Hoverfly preloads the cache after a start-up import
+    existing = await runtime.store.read_document("config")
+    if existing is None or wanted != RuntimeConfig():
+        await runtime.write_config(wanted, expected=None, wait=wait)

@@ -63,6 +63,12 @@ class RuntimeConfig:
     arguments: dict[str, ModeArguments] = field(default_factory=_default_arguments)
     """Each mode keeps its own argument set; spy matches with simulate's strategy (as Hoverfly)."""
     destination: str = "."
+    cache_epoch: int = 0
+    """Bumped to empty every worker's match cache (DELETE /api/v2/cache, switching to capture)."""
+    preload_epoch: int = 0
+    """Bumped to preload the cache (switching to simulate or spy, a start-up import) ..."""
+    preload_lineage: str = ""
+    """... for the simulation of this lineage only: a later replace is not preloaded (Hoverfly)."""
 
     def args(self, mode: str | None = None) -> ModeArguments:
         return self.arguments.get(mode or self.mode) or ModeArguments()
@@ -76,11 +82,20 @@ class RuntimeConfig:
     def with_mode(self, mode: str, arguments: ModeArguments) -> RuntimeConfig:
         return replace(self, mode=mode, arguments={**self.arguments, mode: arguments})
 
+    def flushing_cache(self) -> RuntimeConfig:
+        return replace(self, cache_epoch=self.cache_epoch + 1)
+
+    def preloading(self, lineage: str) -> RuntimeConfig:
+        return replace(self, preload_epoch=self.preload_epoch + 1, preload_lineage=lineage)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "mode": self.mode,
             "arguments": {name: args.to_json() for name, args in sorted(self.arguments.items())},
             "destination": self.destination,
+            "cacheEpoch": self.cache_epoch,
+            "preloadEpoch": self.preload_epoch,
+            "preloadLineage": self.preload_lineage,
         }
 
     @classmethod
@@ -89,4 +104,7 @@ class RuntimeConfig:
             mode=raw.get("mode") or "simulate",
             arguments={k: ModeArguments.from_json(v) for k, v in (raw.get("arguments") or {}).items()},
             destination=raw.get("destination", "."),
+            cache_epoch=int(raw.get("cacheEpoch") or 0),
+            preload_epoch=int(raw.get("preloadEpoch") or 0),
+            preload_lineage=str(raw.get("preloadLineage") or ""),
         )

@@ -11,9 +11,10 @@ from collections.abc import Coroutine, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from engine.cache import CacheEntry, cache_key
 from engine.goregex import GoRegex, compile_go
-from engine.matching import CompiledPair, Strategy, match
-from engine.miss import MATCHING_CONTEXT, error_text, miss_text
+from engine.matching import CompiledPair, MatchResult, Strategy, match
+from engine.miss import MATCHING_CONTEXT, NO_MATCH, error_text, miss_text
 from engine.request import RequestDetails
 from engine.responses import Wire, plain_error
 from engine.runtime import Runtime, Snapshot
@@ -58,14 +59,51 @@ class Engine:
         )
 
     def _simulate(self, snap: Snapshot, req: RequestDetails) -> Outcome:
+        key = ""
+        cache = self.runtime.cache
+        if cache.enabled:
+            generation = (snap.lineage, snap.config.cache_epoch)
+            if cache.generation != generation:
+                cache.reset(generation)  # this worker wrote the change itself; sync catches up the rest
+            key = cache_key(req, self.webserver)
+            entry = cache.get(key)
+            if entry is not None:
+                return self._cached(snap, entry)
         if snap.simulation.writes_state:
-            return self._simulate_with_state(snap, req)
-        result = match(snap.simulation, req, _NO_STATE, _strategy(snap), self.webserver)
+            return self._simulate_with_state(snap, req, key)
+        return self._answer(match(snap.simulation, req, _NO_STATE, _strategy(snap), self.webserver), req, key)
+
+    def _answer(self, result: MatchResult, req: RequestDetails, key: str) -> Wire:
+        """The wire for a match result, remembered in the cache when Hoverfly would cache it."""
         if result.pair is None:
-            return plain_error(502, miss_text(req, result.closest))
+            wire = plain_error(502, miss_text(req, result.closest))
+            if key and result.cacheable:
+                self.runtime.cache.put(CacheEntry(key, None, wire, result.closest))
+            return wire
+        if key and result.cacheable:
+            self.runtime.cache.put(CacheEntry(key, result.pair))
         return self._wire(result.pair)
 
-    async def _simulate_with_state(self, snap: Snapshot, req: RequestDetails) -> Wire:
+    def _cached(self, snap: Snapshot, entry: CacheEntry) -> Outcome:
+        if entry.pair is None:
+            return entry.miss or plain_error(502, error_text(MATCHING_CONTEXT, NO_MATCH))
+        response = entry.pair.pair.response
+        if snap.simulation.writes_state and (response.transitions_state or response.removes_state):
+            return self._step_cached(entry.pair)
+        return self._wire(entry.pair)
+
+    async def _step_cached(self, pair: CompiledPair) -> Wire:
+        """A cached pair never requires state, but its transitions still apply (Hoverfly)."""
+        response = pair.pair.response
+        try:
+            await self.runtime.store.state_transition(
+                {}, dict(response.transitions_state or ()), response.removes_state or ()
+            )
+        except StoreError as exc:
+            return plain_error(502, error_text(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}"))
+        return self._wire(pair)
+
+    async def _simulate_with_state(self, snap: Snapshot, req: RequestDetails, key: str) -> Wire:
         """Match against the shared state, then take the pair's state step atomically.
 
         Another request may change the state between our read and our step (on any worker or
@@ -77,13 +115,13 @@ class Engine:
                 state = await store.state_get() if snap.simulation.reads_state else {}
                 result = match(snap.simulation, req, state, _strategy(snap), self.webserver)
                 if result.pair is None:
-                    return plain_error(502, miss_text(req, result.closest))
+                    return self._answer(result, req, key)
                 pair = result.pair
                 response = pair.pair.response
                 if await store.state_transition(
                     dict(pair.requires_state), dict(response.transitions_state or ()), response.removes_state or ()
                 ):
-                    return self._wire(pair)
+                    return self._answer(result, req, key)
         except StoreError as exc:
             return plain_error(502, error_text(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}"))
         return plain_error(502, error_text(MATCHING_CONTEXT, "the state kept changing while matching; try again"))

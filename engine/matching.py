@@ -54,6 +54,8 @@ class MatchResult:
 
     pair: CompiledPair | None
     closest: ClosestMiss | None = None
+    cacheable: bool = False
+    """Hoverfly's rule (§4.5): the result does not depend on headers or state, so it may be cached."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,21 +244,34 @@ def match(
     webserver: bool = False,
 ) -> MatchResult:
     """Find the pair that answers ``req`` with Hoverfly's ``strongest`` or ``first`` strategy."""
+    # Only candidates can hit, and only they can miss on nothing but headers or state (a pair
+    # that is not a candidate fails its exact path or method), so they decide cacheability too.
     candidates = sim.candidates(req.path, req.method)
+    blocked = False
     if strategy == "first":
         for cp in candidates:
-            if not evaluate(cp, req, state, webserver)[1]:
-                return MatchResult(cp)
-        return MatchResult(None)
+            missed = evaluate(cp, req, state, webserver)[1]
+            if not missed:
+                return MatchResult(cp)  # Hoverfly never caches a first-strategy hit
+            blocked = blocked or _depends_on_headers_or_state(cp, missed)
+        return MatchResult(None, cacheable=not blocked)
     best: CompiledPair | None = None
     best_score = 0
     for cp in candidates:
         score, missed = evaluate(cp, req, state, webserver)
+        blocked = blocked or _depends_on_headers_or_state(cp, missed)
         if not missed and score >= best_score:  # `>=`: on a tie the later pair wins
             best, best_score = cp, score
     if best is not None:
-        return MatchResult(best)
-    return MatchResult(None, closest_miss(sim, req, state, webserver))
+        return MatchResult(best, cacheable=not blocked)
+    return MatchResult(None, closest_miss(sim, req, state, webserver), cacheable=not blocked)
+
+
+def _depends_on_headers_or_state(cp: CompiledPair, missed: list[str]) -> bool:
+    """The pair matched every field but its headers (or its state): its outcome hangs on them."""
+    return (bool(cp.headers) and all(f == "headers" for f in missed)) or (
+        bool(cp.requires_state) and all(f == "state" for f in missed)
+    )
 
 
 def closest_miss(
@@ -282,8 +297,10 @@ def full_scan(
     best_score = 0
     closest: tuple[CompiledPair, list[str]] | None = None
     closest_score = 0
+    blocked = False
     for cp in sim.pairs:
         score, missed = evaluate(cp, req, state, webserver)
+        blocked = blocked or _depends_on_headers_or_state(cp, missed)
         if not missed:
             if strategy == "first":
                 return MatchResult(cp)
@@ -292,7 +309,7 @@ def full_scan(
         elif best is None and score >= closest_score:
             closest, closest_score = (cp, missed), score
     if best is not None:
-        return MatchResult(best)
+        return MatchResult(best, cacheable=not blocked)
     if strategy == "first" or closest is None:
-        return MatchResult(None)
-    return MatchResult(None, ClosestMiss(closest[0].pair, tuple(closest[1]), dict(state)))
+        return MatchResult(None, cacheable=not blocked)
+    return MatchResult(None, ClosestMiss(closest[0].pair, tuple(closest[1]), dict(state)), cacheable=not blocked)

@@ -22,13 +22,14 @@ from dataclasses import dataclass
 
 import orjson
 
+from engine.cache import MatchCache, dump_entry, load_entry, preload_entries
 from engine.codec import decode_simulation, storage_simulation
 from engine.config import RuntimeConfig
 from engine.matchers import MatcherRegistry
 from engine.matching import CompiledSimulation, compile_simulation
 from engine.model import EMPTY_SIMULATION, Simulation
 from engine.tasks import TaskSet
-from store import Store, StoreError
+from store import Store, StoreError, Versions
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,10 @@ ALIVE_WINDOW_MS = 3_000
 BARRIER_TIMEOUT = 3.0
 REGISTRY_SETTLE_MS = 1_500
 """A registry younger than this (a Redis that restarted empty) may still miss live workers."""
+
+
+def new_lineage() -> str:
+    return secrets.token_hex(8)
 
 
 def new_worker_id() -> str:
@@ -52,6 +57,8 @@ class Snapshot:
     simulation_version: int
     config: RuntimeConfig
     config_version: int
+    lineage: str = ""
+    """Changes when the simulation is replaced (PUT, DELETE), kept when it is appended to (POST)."""
 
 
 class Runtime:
@@ -63,6 +70,8 @@ class Runtime:
         worker_id: str | None = None,
         clock_ms: Callable[[], int] = lambda: int(time.time() * 1000),
         default_config: RuntimeConfig | None = None,
+        cache: MatchCache | None = None,
+        webserver: bool = False,
     ) -> None:
         self.store = store
         self.registry = registry
@@ -71,6 +80,9 @@ class Runtime:
         self._default_config = default_config or RuntimeConfig()
         self.snapshot = Snapshot(compile_simulation(EMPTY_SIMULATION, registry), 0, self._default_config, 0)
         self.counts: dict[str, int] = {}
+        self.cache = cache if cache is not None else MatchCache(1000)
+        self.webserver = webserver
+        self._preloaded = 0
         self._acked = 0
         self._sync_lock = asyncio.Lock()
         self._flush_lock = asyncio.Lock()
@@ -87,36 +99,68 @@ class Runtime:
     async def aclose(self) -> None:
         await self._tasks.aclose()
         with contextlib.suppress(StoreError):
-            await self.flush_counters()
+            await self.flush()
             await self.store.unregister(self.worker_id)
 
     # -- following other workers --------------------------------------------------------------
 
     async def sync(self) -> int:
-        """Apply every document that changed in the store, flush counters, and ack the generation."""
+        """Apply every document that changed in the store, flush buffers, and ack the generation."""
         async with self._sync_lock:
             versions = await self.store.read_versions()
             snap = self.snapshot
-            simulation, sim_version = snap.simulation, snap.simulation_version
+            versions = await self._restore_lost_documents(versions, snap)
+            simulation, sim_version, lineage = snap.simulation, snap.simulation_version, snap.lineage
             config, config_version = snap.config, snap.config_version
-            if versions.documents["simulation"] == 0 and sim_version and snap.simulation.simulation.pairs:
-                await self._reseed("simulation", orjson.dumps(storage_simulation(snap.simulation.simulation)))
-                versions = await self.store.read_versions()
-            if versions.documents["config"] == 0 and config_version:
-                await self._reseed("config", orjson.dumps(config.to_json()))
-                versions = await self.store.read_versions()
             if versions.documents["simulation"] != sim_version:
-                simulation, sim_version = await self._load_simulation()
+                simulation, sim_version, lineage = await self._load_simulation()
             if versions.documents["config"] != config_version:
                 config, config_version = await self._load_config()
             if (sim_version, config_version) != (snap.simulation_version, snap.config_version):
-                self.snapshot = Snapshot(simulation, sim_version, config, config_version)
-            await self.flush_counters()
+                self.snapshot = Snapshot(simulation, sim_version, config, config_version, lineage)
+            await self._refresh_cache(snap, self.snapshot)
+            await self.flush()
             # The generation just read, not a running maximum: a Redis that restarted empty counts
             # from 0 again, and an old high ack would let writers think this worker is up to date.
             self._acked = versions.generation
             await self.store.heartbeat(self.worker_id, self._acked, self._clock_ms())
             return versions.generation
+
+    async def _restore_lost_documents(self, versions: Versions, snap: Snapshot) -> Versions:
+        restored = False
+        if versions.documents["simulation"] == 0 and snap.simulation_version and snap.simulation.simulation.pairs:
+            await self._reseed("simulation", _simulation_body(snap.simulation.simulation, snap.lineage))
+            restored = True
+        if versions.documents["config"] == 0 and snap.config_version:
+            await self._reseed("config", orjson.dumps(snap.config.to_json()))
+            restored = True
+        return await self.store.read_versions() if restored else versions
+
+    async def _refresh_cache(self, old: Snapshot, new: Snapshot) -> None:
+        """Keep this worker's match cache in step with the fleet's (see engine/cache.py)."""
+        cache = self.cache
+        if not cache.enabled:
+            return
+        generation = (new.lineage, new.config.cache_epoch)
+        if cache.generation != generation:
+            cache.reset(generation)
+            await self._load_shared_cache(new)
+        elif new.simulation_version != old.simulation_version or new.config.strategy != old.config.strategy:
+            # An append or a new strategy keeps the cache, as in Hoverfly: so that every worker
+            # then answers alike, each takes in the entries the others made before the change.
+            await self._load_shared_cache(new)
+        config = new.config
+        if config.preload_epoch != self._preloaded and config.preload_lineage == new.lineage:
+            self._preloaded = config.preload_epoch
+            for entry in preload_entries(new.simulation, self.webserver):
+                cache.put(entry)
+
+    async def _load_shared_cache(self, snap: Snapshot) -> None:
+        generation = self.cache.generation
+        for raw in (await self.store.cache_entries()).values():
+            entry = load_entry(raw, snap.simulation, generation)
+            if entry is not None and self.cache.generation == generation:
+                self.cache.put(entry, mirror=False)
 
     async def _reseed(self, name: str, body: bytes) -> None:
         """The store lost a document this worker still holds (Redis restarted empty): put it back.
@@ -126,12 +170,13 @@ class Runtime:
         if await self.store.write_document(name, body, expected_version=0) is not None:
             log.warning("the store had lost the %s; restored it from this worker's copy", name)
 
-    async def _load_simulation(self) -> tuple[CompiledSimulation, int]:
+    async def _load_simulation(self) -> tuple[CompiledSimulation, int, str]:
         doc = await self.store.read_document("simulation")
         if doc is None:
-            return compile_simulation(EMPTY_SIMULATION, self.registry), 0
+            return compile_simulation(EMPTY_SIMULATION, self.registry), 0, ""
         version, body = doc
-        return compile_simulation(decode_simulation(orjson.loads(body)), self.registry), version
+        data = orjson.loads(body)
+        return compile_simulation(decode_simulation(data), self.registry), version, str(data.get("lineage", ""))
 
     async def _load_config(self) -> tuple[RuntimeConfig, int]:
         doc = await self.store.read_document("config")
@@ -160,8 +205,8 @@ class Runtime:
                 if loop.time() - last_beat >= HEARTBEAT_INTERVAL:
                     last_beat = loop.time()
                     await self.sync()  # heartbeat, and a safety net for a missed event
-                elif self.counts:
-                    await self.flush_counters()
+                elif self.counts or self.cache.pending:
+                    await self.flush()
             except StoreError as exc:
                 log.warning("store unavailable: %s", exc)
                 await asyncio.sleep(0.5)
@@ -169,18 +214,26 @@ class Runtime:
     # -- writes ---------------------------------------------------------------------------
 
     async def write_simulation(
-        self, sim: Simulation, compiled: CompiledSimulation, expected: int | None, *, wait: bool = True
+        self,
+        sim: Simulation,
+        compiled: CompiledSimulation,
+        expected: int | None,
+        *,
+        lineage: str | None = None,
+        wait: bool = True,
     ) -> bool:
         """Store ``sim`` (compare-and-set against ``expected`` when given), then wait for every worker.
 
+        ``lineage`` continues the current simulation (an append); None starts a new one (a replace).
         ``wait=False`` skips the wait: for start-up, before any worker exists.
         """
-        body = orjson.dumps(storage_simulation(sim))
+        lineage = lineage or new_lineage()
+        body = _simulation_body(sim, lineage)
 
         def apply(snap: Snapshot, generation: int) -> Snapshot:
             if generation <= snap.simulation_version:
                 return snap
-            return Snapshot(compiled, generation, snap.config, snap.config_version)
+            return Snapshot(compiled, generation, snap.config, snap.config_version, lineage)
 
         return await self._write("simulation", body, expected, apply, wait)
 
@@ -190,7 +243,7 @@ class Runtime:
         def apply(snap: Snapshot, generation: int) -> Snapshot:
             if generation <= snap.config_version:
                 return snap
-            return Snapshot(snap.simulation, snap.simulation_version, config, generation)
+            return Snapshot(snap.simulation, snap.simulation_version, config, generation, snap.lineage)
 
         return await self._write("config", orjson.dumps(config.to_json()), expected, apply, wait)
 
@@ -206,14 +259,16 @@ class Runtime:
         if generation is None:
             return False
         async with self._sync_lock:  # this worker serves the new document before the others ack
-            self.snapshot = apply(self.snapshot, generation)
+            old = self.snapshot
+            self.snapshot = apply(old, generation)
+            await self._refresh_cache(old, self.snapshot)
         if wait:
             await self._barrier(generation)
         return True
 
     async def barrier(self) -> None:
         """Make every worker flush what it buffered (counters) before a fleet-wide read."""
-        await self.flush_counters()
+        await self.flush()
         await self._barrier(await self.store.bump_generation())
 
     async def _barrier(self, generation: int) -> None:
@@ -243,19 +298,27 @@ class Runtime:
     def count(self, mode: str) -> None:
         self.counts[mode] = self.counts.get(mode, 0) + 1
 
-    async def flush_counters(self) -> None:
-        """Add the buffered counts to the store; returns once every count taken so far is stored.
+    async def flush(self) -> None:
+        """Store the buffered counts and cache entries; returns once all taken so far are stored.
 
-        The lock matters: a flush that finds the buffer empty because another flush just took it
-        must still wait for that one, or an ack could overtake counts that are not stored yet.
+        The lock matters: a flush that finds the buffers empty because another flush just took
+        them must still wait for that one, or an ack could overtake data not stored yet.
         """
         async with self._flush_lock:
-            if not self.counts:
-                return
-            counts, self.counts = self.counts, {}
-            try:
-                await self.store.add_counters(counts)
-            except StoreError:
-                for key, value in counts.items():  # keep them for the next flush
-                    self.counts[key] = self.counts.get(key, 0) + value
-                raise
+            if self.counts:
+                counts, self.counts = self.counts, {}
+                try:
+                    await self.store.add_counters(counts)
+                except StoreError:
+                    for key, value in counts.items():  # keep them for the next flush
+                        self.counts[key] = self.counts.get(key, 0) + value
+                    raise
+            if self.cache.pending:
+                generation = self.cache.generation
+                pending = self.cache.take_pending()
+                entries = {key: dump_entry(entry, generation) for key, entry in pending.items()}
+                await self.store.cache_put(entries, self.cache.capacity)
+
+
+def _simulation_body(sim: Simulation, lineage: str) -> bytes:
+    return orjson.dumps({**storage_simulation(sim), "lineage": lineage})

@@ -11,6 +11,8 @@ made from it, so every key of one simulation lives in one slot and Lua/MULTI wor
     P{T}:meta             hash {registry_since: ms of the first heartbeat this Redis has seen}
     P{T}:counters         hash mode -> requests served
     P{T}:state            hash state key -> value (requiresState / transitionsState / removesState)
+    P{T}:cache            hash cache key -> entry (engine/cache.py's JSON); P{T}:cache:lru zset of
+                          the same keys by recency, P{T}:cache:seq its counter: bounded fleet-wide
     P{T}:events           pub/sub channel; messages are generations
 """
 
@@ -90,5 +92,12 @@ class Store(Protocol):
     ) -> bool:
         """One atomic compare-and-set: when every key of ``requires`` holds its value, set ``sets``,
         then delete ``removes``, and return True; otherwise change nothing and return False."""
+
+    async def cache_put(self, entries: Mapping[str, bytes], capacity: int) -> None:
+        """Add or refresh entries, then drop the least recently put ones beyond ``capacity``."""
+
+    async def cache_entries(self) -> dict[str, bytes]: ...
+
+    async def cache_clear(self) -> None: ...
 
     async def aclose(self) -> None: ...

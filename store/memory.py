@@ -6,6 +6,7 @@ It is only correct inside one process, which is why settings refuse it with seve
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
 
 from store.base import DOCUMENTS, Versions
@@ -19,6 +20,7 @@ class MemoryStore:
         self._counters: dict[str, int] = {}
         self._registry_since: int | None = None
         self._state: dict[str, str] = {}
+        self._cache: OrderedDict[str, bytes] = OrderedDict()
         self._closed = asyncio.Event()
 
     async def ping(self) -> None:
@@ -91,6 +93,19 @@ class MemoryStore:
         for key in removes:
             self._state.pop(key, None)
         return True
+
+    async def cache_put(self, entries: Mapping[str, bytes], capacity: int) -> None:
+        for key, value in entries.items():
+            self._cache[key] = bytes(value)
+            self._cache.move_to_end(key)
+        while len(self._cache) > capacity:
+            self._cache.popitem(last=False)
+
+    async def cache_entries(self) -> dict[str, bytes]:
+        return dict(self._cache)
+
+    async def cache_clear(self) -> None:
+        self._cache.clear()
 
     async def aclose(self) -> None:
         self._closed.set()

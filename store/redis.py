@@ -55,6 +55,22 @@ return 1
 """
 
 
+# KEYS: cache hash, recency zset, sequence counter. ARGV: capacity, then (key, entry) pairs.
+_CACHE_PUT = """
+for i = 2, #ARGV, 2 do
+  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+  redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[3]), ARGV[i])
+end
+local excess = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[1])
+if excess > 0 then
+  local oldest = redis.call('ZRANGE', KEYS[2], 0, excess - 1)
+  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, excess - 1)
+  for _, key in ipairs(oldest) do redis.call('HDEL', KEYS[1], key) end
+end
+return 1
+"""
+
+
 def key_prefix(prefix: str) -> str:
     """``simproxy:`` -> ``simproxy:{simproxy}:``: the prefix plus a Cluster hash tag derived from it."""
     tag = prefix.rstrip(":") or "simproxy"
@@ -96,10 +112,12 @@ class RedisStore:
         self._counters = f"{base}counters"
         self._meta = f"{base}meta"
         self._state = f"{base}state"
+        self._cache = (f"{base}cache", f"{base}cache:lru", f"{base}cache:seq")
         self._closed = False
         self.channel = f"{base}events"
         self._write_script = client.register_script(_WRITE_DOCUMENT)
         self._transition_script = client.register_script(_STATE_TRANSITION)
+        self._cache_put_script = client.register_script(_CACHE_PUT)
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "simproxy:") -> RedisStore:
@@ -244,6 +262,24 @@ class RedisStore:
             args += [key, value]
         args += list(removes)
         return bool(await self._transition_script(keys=[self._state], args=args))
+
+    @_translate
+    async def cache_put(self, entries: Mapping[str, bytes], capacity: int) -> None:
+        if not entries:
+            return
+        args: list[str | bytes] = [str(capacity)]
+        for key, value in entries.items():
+            args += [key, value]
+        await self._cache_put_script(keys=list(self._cache), args=args)
+
+    @_translate
+    async def cache_entries(self) -> dict[str, bytes]:
+        raw = await self._client.hgetall(self._cache[0])
+        return {_text(k): v if isinstance(v, bytes) else v.encode() for k, v in raw.items()}
+
+    @_translate
+    async def cache_clear(self) -> None:
+        await self._client.delete(*self._cache)
 
     async def aclose(self) -> None:
         self._closed = True

@@ -426,6 +426,9 @@ def test_first_strategy_and_a_miss_without_closest(simproxy: Simproxy) -> None:
         simproxy.admin_json(
             "PUT", "/api/v2/service/mode", {"mode": "simulate", "arguments": {"matchingStrategy": "first"}}
         )
+        # as in Hoverfly, the cached strongest answer outlives the strategy switch until a flush
+        assert simproxy.proxy("http://h/s/1")[2] == b"exact"
+        assert simproxy.admin_json("DELETE", "/api/v2/cache") == (200, {"cache": []})
         assert simproxy.proxy("http://h/s/1")[2] == b"glob"
         status, _, body = simproxy.proxy("http://h/none")
         assert status == 502 and body.decode().endswith("create or record a valid matcher first!")

@@ -1,0 +1,172 @@
+"""The match cache: Hoverfly's request cache (core/cache), kept per worker and mirrored to the store.
+
+A worker answers from its own LRU, so the request path never waits on the store. Every entry it
+makes is also written (buffered) to the store, which is what ``GET /api/v2/cache`` lists and what a
+worker loads when the simulation grows by an append (Hoverfly keeps the cache across a POST) or
+when it starts, so all workers hold the same entries. Entries belong to a *generation*: the
+simulation's lineage (new on every replace) and the config's cache epoch (bumped by a flush).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from engine.codec import encode_pair, encode_request, encode_response
+from engine.matching import ClosestMiss, CompiledPair, CompiledSimulation
+from engine.request import RequestDetails
+from engine.responses import Wire, plain_error
+
+Generation = tuple[str, int]
+"""(simulation lineage, cache epoch)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CacheEntry:
+    key: str
+    pair: CompiledPair | None
+    """The pair a hit serves; None for a cached miss."""
+    miss: Wire | None = None
+    """The 502 a cached miss serves again, word for word (with the request of the first miss)."""
+    closest: ClosestMiss | None = None
+
+
+def cache_key(req: RequestDetails, webserver: bool) -> str:
+    """Hoverfly's key: md5 of destination (not in webserver mode), form JSON, path, method, query, body."""
+    parts = [] if webserver else [req.destination]
+    if req.form:
+        parts.append(orjson.dumps(dict(sorted(req.form.items()))).decode())
+    parts += [req.path, req.method, canonical_query(req.query), req.body]
+    return hashlib.md5("".join(parts).encode("utf-8", "surrogateescape"), usedforsecurity=False).hexdigest()
+
+
+def canonical_query(query: dict[str, list[str]]) -> str:
+    """``k=v`` for every value, grouped by name, names and then values sorted, joined with ``&``."""
+    return "&".join(f"{name}={value}" for name in sorted(query) for value in sorted(query[name]))
+
+
+class MatchCache:
+    """A bounded LRU of match results for one generation; ``pending`` collects what to mirror."""
+
+    def __init__(self, capacity: int, *, enabled: bool = True) -> None:
+        self.capacity = capacity
+        self.enabled = enabled
+        self.generation: Generation = ("", 0)
+        self._entries: OrderedDict[str, CacheEntry] = OrderedDict()
+        self.pending: dict[str, CacheEntry] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: str) -> CacheEntry | None:
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._entries.move_to_end(key)
+        return entry
+
+    def put(self, entry: CacheEntry, *, mirror: bool = True) -> None:
+        if not self.enabled:
+            return
+        self._entries[entry.key] = entry
+        self._entries.move_to_end(entry.key)
+        while len(self._entries) > self.capacity:
+            self._entries.popitem(last=False)
+        if mirror:
+            self.pending[entry.key] = entry
+
+    def reset(self, generation: Generation) -> None:
+        self.generation = generation
+        self._entries.clear()
+        self.pending.clear()
+
+    def take_pending(self) -> dict[str, CacheEntry]:
+        pending, self.pending = self.pending, {}
+        return pending
+
+
+# -- Hoverfly's eager preloading (core/hoverfly_funcs.go CacheMatcher.PreloadCache) ---------------
+
+
+def preload_entries(sim: CompiledSimulation, webserver: bool) -> list[CacheEntry]:
+    """Entries for pairs whose request is fully exact (see hoverfly-engine.md §5.3), in order."""
+    out = []
+    for cp in sim.pairs:
+        req = cp.pair.request
+        fields = (req.body, req.destination, req.method, req.path, req.scheme)
+        if req.headers or req.requires_state or any(f is None or len(f) != 1 or f[0].name != "exact" for f in fields):
+            continue
+        if not all(isinstance(f[0].value, str) for f in fields if f):
+            continue
+        query = _preload_query(req.query)
+        if query is None:
+            continue
+        body, destination, method, path, _ = (f[0].value for f in fields if f)
+        details = RequestDetails(method, "", destination, path, query, body, {})
+        out.append(CacheEntry(cache_key(details, webserver), cp))
+    return out
+
+
+def _preload_query(query: Any) -> dict[str, list[str]] | None:
+    out: dict[str, list[str]] = {}
+    for name, matchers in query or ():
+        values: list[str] = []
+        for m in matchers:
+            if m.name == "exact" and isinstance(m.value, str):
+                values.append(m.value)
+            elif m.name == "array" and m.config is None and isinstance(m.value, list):
+                values.extend(str(v) for v in m.value)
+            else:
+                return None
+        out[name] = values
+    return out
+
+
+# -- the mirrored (store) form ---------------------------------------------------------------------
+
+
+def entry_view(entry: CacheEntry) -> dict[str, Any]:
+    """One element of ``GET /api/v2/cache``."""
+    view: dict[str, Any] = {"key": entry.key}
+    if entry.pair is not None:
+        view["matchingPair"] = encode_pair(entry.pair.pair)
+    view["headerMatch"] = False
+    closest = entry.closest
+    view["closestMiss"] = (
+        None
+        if closest is None
+        else {
+            "response": encode_response(closest.pair.response),
+            "requestMatcher": encode_request(closest.pair.request),
+            "missedFields": list(closest.missed_fields),
+        }
+    )
+    return view
+
+
+def dump_entry(entry: CacheEntry, generation: Generation) -> bytes:
+    """What the store keeps: the listing view plus what another worker needs to serve it."""
+    return orjson.dumps(
+        {
+            "view": entry_view(entry),
+            "pair": None if entry.pair is None else entry.pair.index,
+            "miss": None if entry.miss is None else entry.miss.body.decode("utf-8", "surrogateescape"),
+            "generation": list(generation),
+        }
+    )
+
+
+def load_entry(raw: bytes, sim: CompiledSimulation, generation: Generation) -> CacheEntry | None:
+    """A mirrored entry for this simulation, or None when it belongs to another generation."""
+    doc = orjson.loads(raw)
+    if tuple(doc.get("generation") or ()) != generation:
+        return None
+    key = doc["view"]["key"]
+    index = doc.get("pair")
+    if index is not None:
+        return CacheEntry(key, sim.pairs[index]) if 0 <= index < len(sim.pairs) else None
+    miss = doc.get("miss")
+    return None if miss is None else CacheEntry(key, None, plain_error(502, miss))

@@ -1,0 +1,114 @@
+"""The match cache: Hoverfly's key, what is cacheable, eager preloading, and the LRU."""
+
+from __future__ import annotations
+
+import hashlib
+
+from engine.cache import CacheEntry, MatchCache, cache_key, canonical_query, dump_entry, load_entry, preload_entries
+from engine.matching import match
+from tests.engine.conftest import REGISTRY, compiled, exact, glob, pair, request, simulation
+
+
+def test_key_of_hoverflys_functional_test() -> None:
+    # GET http://unknown-destination.com -> md5("unknown-destination.com" + "/" + "GET")
+    assert cache_key(request("/", destination="unknown-destination.com"), False) == "0dd6716f7e5f5f06067de145a2933b2d"
+
+
+def test_key_parts_and_webserver_mode() -> None:
+    req = request("/p", "POST", "Host.com:80", query="b=2&a=1&a=0", body="x")
+    expected = hashlib.md5(b"host.com:80/pPOSTa=0&a=1&b=2x").hexdigest()
+    assert cache_key(req, False) == expected
+    assert cache_key(req, True) == hashlib.md5(b"/pPOSTa=0&a=1&b=2x").hexdigest()
+
+
+def test_headers_and_scheme_are_not_part_of_the_key() -> None:
+    a = request("/p", headers={"X-A": ["1"]}, scheme="http")
+    b = request("/p", headers={"X-A": ["2"]}, scheme="https")
+    assert cache_key(a, False) == cache_key(b, False)
+
+
+def test_form_data_is_part_of_the_key() -> None:
+    form = request("/f", "POST", headers={"Content-Type": ["application/x-www-form-urlencoded"]}, body="b=2&a=1")
+    expected = hashlib.md5(b'example.com{"a":["1"],"b":["2"]}/fPOSTb=2&a=1').hexdigest()
+    assert cache_key(form, False) == expected
+
+
+def test_canonical_query_sorts_names_then_values() -> None:
+    assert canonical_query({"b": ["2"], "a": ["z", "y"]}) == "a=y&a=z&b=2"
+    assert canonical_query({}) == ""
+
+
+def test_hits_are_cacheable_unless_headers_or_state_decide() -> None:
+    sim = compiled({"path": [exact("/a")]}, {"path": [exact("/b")], "headers": {"X": [exact("1")]}})
+    assert match(sim, request("/a"), {}).cacheable
+    # the winner has header matchers
+    assert not match(sim, request("/b", headers={"X": ["1"]}), {}).cacheable
+    # a pair with headers matched all but its headers: the outcome depends on them
+    both = compiled({"path": [exact("/a")]}, {"path": [exact("/a")], "headers": {"X": [exact("1")]}})
+    assert match(both, request("/a"), {}).pair is not None
+    assert not match(both, request("/a"), {}).cacheable
+    stateful = compiled({"path": [exact("/a")]}, {"path": [exact("/a")], "requiresState": {"s": "1"}})
+    assert not match(stateful, request("/a"), {}).cacheable
+
+
+def test_misses_are_cacheable_unless_a_pair_missed_only_on_headers_or_state() -> None:
+    sim = compiled({"path": [exact("/a")], "headers": {"X": [exact("1")]}}, {"path": [exact("/b")]})
+    assert match(sim, request("/c"), {}).cacheable
+    assert not match(sim, request("/a", headers={"X": ["2"]}), {}).cacheable
+    state = compiled({"path": [exact("/a")], "requiresState": {"s": "1"}})
+    assert not match(state, request("/a"), {"s": "2"}).cacheable
+
+
+def test_first_strategy_hits_are_never_cacheable() -> None:
+    sim = compiled({"path": [exact("/a")]})
+    assert not match(sim, request("/a"), {}, "first").cacheable
+    assert match(sim, request("/b"), {}, "first").cacheable
+
+
+def test_preload_takes_only_fully_exact_pairs() -> None:
+    full = {"body": [exact("")], "destination": [exact("d.com")], "method": [exact("GET")], "path": [exact("/p")],
+            "scheme": [exact("http")]}  # fmt: skip
+    sim = compiled(
+        full,
+        {**full, "query": {"q": [exact("1")], "r": [exact("a")]}},
+        {**full, "path": [glob("/p*")]},
+        {**full, "headers": {"X": [exact("1")]}},
+        {**full, "requiresState": {"s": "1"}},
+        {key: value for key, value in full.items() if key != "scheme"},
+        {**full, "query": {"q": [glob("1")]}},
+    )
+    entries = preload_entries(sim, webserver=False)
+    assert [e.pair.index for e in entries if e.pair] == [0, 1]
+    assert entries[0].key == cache_key(request("/p", destination="d.com"), False)
+    assert entries[1].key == cache_key(request("/p", destination="d.com", query="q=1&r=a"), False)
+
+
+def test_lru_keeps_the_most_recently_used() -> None:
+    cache = MatchCache(2)
+    sim = compiled({"path": [exact("/a")]})
+    for key in ("k1", "k2"):
+        cache.put(CacheEntry(key, sim.pairs[0]))
+    assert cache.get("k1") is not None
+    cache.put(CacheEntry("k3", sim.pairs[0]))
+    assert (cache.get("k1") is not None, cache.get("k2"), cache.get("k3") is not None) == (True, None, True)
+    assert set(cache.take_pending()) == {"k1", "k2", "k3"}
+    assert cache.take_pending() == {}
+    cache.reset(("lineage", 1))
+    assert len(cache) == 0 and cache.generation == ("lineage", 1)
+
+
+def test_a_disabled_cache_keeps_nothing() -> None:
+    cache = MatchCache(10, enabled=False)
+    cache.put(CacheEntry("k", None))
+    assert cache.get("k") is None and not cache.pending
+
+
+def test_mirrored_entries_load_only_into_their_generation() -> None:
+    from engine.matching import compile_simulation
+
+    sim = compile_simulation(simulation(pair({"path": [exact("/a")]}, body="A")), REGISTRY)
+    raw = dump_entry(CacheEntry("k", sim.pairs[0]), ("L", 0))
+    loaded = load_entry(raw, sim, ("L", 0))
+    assert loaded is not None and loaded.pair is sim.pairs[0]
+    assert load_entry(raw, sim, ("L", 1)) is None
+    assert load_entry(raw, sim, ("other", 0)) is None

@@ -1,0 +1,96 @@
+"""The match cache as a user sees it through the API, on one worker and across several."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from tests.integration.conftest import Simproxy, pair, simulation
+from tests.integration.test_workers import _burst
+
+FULL_EXACT = {
+    "path": [{"matcher": "exact", "value": "/preloaded"}],
+    "method": [{"matcher": "exact", "value": "GET"}],
+    "destination": [{"matcher": "exact", "value": "svc.example.com"}],
+    "scheme": [{"matcher": "exact", "value": "http"}],
+    "body": [{"matcher": "exact", "value": ""}],
+}
+
+
+def _cache(sp: Simproxy) -> list[dict[str, Any]]:
+    status, body = sp.admin_json("GET", "/api/v2/cache")
+    assert status == 200
+    return list(body["cache"])
+
+
+def test_hits_and_misses_are_listed_with_hoverflys_shape(simproxy: Simproxy) -> None:
+    sp = simproxy
+    sp.admin_json("PUT", "/api/v2/simulation", simulation(pair("/hit", "yes")))
+    assert _cache(sp) == []
+    sp.proxy("http://unknown-destination.com")
+    sp.proxy("http://svc.example.com/hit")
+    entries = {e["key"]: e for e in _cache(sp)}
+    miss = entries["0dd6716f7e5f5f06067de145a2933b2d"]  # Hoverfly's own test key for this request
+    assert "matchingPair" not in miss and miss["headerMatch"] is False
+    assert miss["closestMiss"]["missedFields"] == ["path"]
+    assert miss["closestMiss"]["requestMatcher"] == {"path": [{"matcher": "exact", "value": "/hit"}]}
+    (hit,) = [e for k, e in entries.items() if k != miss["key"]]
+    assert hit["matchingPair"]["response"]["body"] == "yes" and hit["closestMiss"] is None
+
+
+def test_a_cached_miss_is_served_again_word_for_word_and_survives_an_append(simproxy: Simproxy) -> None:
+    sp = simproxy
+    sp.admin_json("PUT", "/api/v2/simulation", simulation(pair("/a", "A")))
+    first = sp.proxy("http://h/late", headers={"X-First": "1"})
+    assert first[0] == 502
+    sp.admin_json("POST", "/api/v2/simulation", simulation(pair("/late", "added")))
+    again = sp.proxy("http://h/late", headers={"X-Second": "2"})
+    assert again[::2] == first[::2]  # Hoverfly: POST does not flush, the request of the first miss is kept
+    sp.admin_json("DELETE", "/api/v2/cache")
+    assert sp.proxy("http://h/late")[2] == b"added"
+
+
+def test_a_put_flushes_and_switching_to_simulate_preloads(simproxy: Simproxy) -> None:
+    sp = simproxy
+    sp.admin_json(
+        "PUT", "/api/v2/simulation", simulation({"request": FULL_EXACT, "response": {"status": 200, "body": "p"}})
+    )
+    assert _cache(sp) == []  # an admin import does not preload
+    sp.admin_json("PUT", "/api/v2/service/mode", {"mode": "simulate"})
+    (entry,) = _cache(sp)
+    assert entry["matchingPair"]["response"]["body"] == "p"
+    assert sp.proxy("http://svc.example.com/preloaded")[2] == b"p"
+    sp.admin_json("PUT", "/api/v2/simulation", simulation(pair("/other", "o")))
+    assert _cache(sp) == []
+    sp.admin_json("PUT", "/api/v2/service/mode", {"mode": "capture"})
+    sp.admin_json("PUT", "/api/v2/service/mode", {"mode": "simulate"})
+
+
+def test_disabled_cache(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-disable-cache")
+    assert sp.admin_json("GET", "/api/v2/cache") == (500, {"error": "No cache set"})
+    assert sp.admin_json("DELETE", "/api/v2/cache") == (500, {"error": "No cache set"})
+    sp.admin_json("PUT", "/api/v2/simulation", simulation(pair("/a", "A")))
+    assert sp.proxy("http://h/missing")[0] == 502
+    sp.admin_json("POST", "/api/v2/simulation", simulation(pair("/missing", "now")))
+    assert sp.proxy("http://h/missing")[2] == b"now"  # nothing was cached
+
+
+@pytest.mark.slow
+def test_the_cache_is_one_view_across_workers(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-workers", "3", "-cache-size", "50")
+    sp.admin_json("PUT", "/api/v2/simulation", simulation(pair("/v", "v")))
+    assert sp.proxy("http://svc.example.com/missing")[0] == 502  # one worker caches this miss
+    listed = _cache(sp)
+    assert len([e for e in listed if "matchingPair" not in e]) == 1
+    # an append keeps the cached miss (Hoverfly), and on every worker, not just the one that made it
+    sp.admin_json("POST", "/api/v2/simulation", simulation(pair("/missing", "appended")))
+    assert {status for status, _ in _burst(sp, "/missing", total=300)} == {502}
+    assert sp.admin_json("DELETE", "/api/v2/cache") == (200, {"cache": []})
+    assert _burst(sp, "/missing", total=300) == Counter({(200, b"appended"): 300})
+    # the bound holds fleet-wide
+    for i in range(80):
+        sp.proxy(f"http://svc.example.com/v?n={i}")
+    assert len(_cache(sp)) == 50
