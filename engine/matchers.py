@@ -1,8 +1,9 @@
 """The matcher registry: matcher name -> compiled predicate over the request's field text.
 
-Names are looked up case-insensitively (``""`` means exact), as Hoverfly does. Each kind is one
-entry in ``BUILTIN_MATCHERS``; a registry is built per engine, so nothing here is mutable.
-Values are compiled once at import time: a bad regex is a 400 then, never a silent miss later.
+Names are looked up case-insensitively (``""`` means exact), as Hoverfly does; ``form`` only as
+spelled and only in a body list. Everything is compiled once, at import: a bad name, a value of the
+wrong type, a config on a matcher that takes none, bad JSON/XML/regex/JSONPath/XPath are a 400 with
+the JSON path of the offending part, never a silent miss (or a crash) later.
 """
 
 from __future__ import annotations
@@ -14,43 +15,58 @@ from types import MappingProxyType
 
 from engine.errors import SimulationError
 from engine.goregex import InvalidPattern, compile_go
+from engine.matcher_base import Built, Extract, Predicate, never, require_str
+from engine.matchers_json import json_equal, json_partial, json_path, jwt, jwt_json_path
+from engine.matchers_list import array, form_fields, negate
+from engine.matchers_xml import xml_equal, xml_templated, xpath
 from engine.model import JSON, Matcher
 
-Predicate = Callable[[str], bool]
-MatcherFactory = Callable[[JSON, str], Predicate]
-"""Builds the predicate for one matcher value; ``path`` names the matcher for error messages."""
+MatcherFactory = Callable[[JSON, str], Built]
+"""Builds one matcher value; ``path`` names the matcher for error messages."""
+ConfigMatcherFactory = Callable[[JSON, "Mapping[str, JSON] | None", str], Built]
 
 
-def _never(_actual: str) -> bool:
-    return False
+def exact(value: JSON, path: str) -> Built:
+    return Built(require_str(value, path, "exact").__eq__)
 
 
-def exact(value: JSON, path: str) -> Predicate:
-    if not isinstance(value, str):
-        return _never  # Hoverfly: a non-string value never matches
-    return value.__eq__
+def glob(value: JSON, path: str) -> Built:
+    """``*`` is the only wildcard (any run, also empty); everything else is literal and case-sensitive.
+
+    go-glob's algorithm: the first part is a prefix, middle parts are found left to right, the
+    last part is a suffix of what remains. Linear, with no backtracking to exploit.
+    """
+    pattern = require_str(value, path, "glob")
+    if "*" not in pattern:
+        return Built(pattern.__eq__)
+    first, *middle, last = pattern.split("*")
+    shortest = len(pattern) - pattern.count("*")
+    if not middle:
+        return Built(lambda a: len(a) >= shortest and a.startswith(first) and a.endswith(last))
+    parts = tuple(part for part in middle if part)
+
+    def predicate(actual: str) -> bool:
+        if len(actual) < shortest or not actual.startswith(first):
+            return False
+        pos = len(first)
+        for part in parts:
+            pos = actual.find(part, pos)
+            if pos < 0:
+                return False
+            pos += len(part)
+        return len(actual) - len(last) >= pos and actual.endswith(last)
+
+    return Built(predicate)
 
 
-def glob(value: JSON, path: str) -> Predicate:
-    """``*`` is the only wildcard (any run, also empty); everything else is literal and case-sensitive."""
-    if not isinstance(value, str):
-        return _never
-    if "*" not in value:
-        return value.__eq__
-    pattern = ".*".join(re.escape(part) for part in value.split("*"))
-    compiled = re.compile(pattern, re.DOTALL)
-    return lambda actual: compiled.fullmatch(actual) is not None
-
-
-def regex(value: JSON, path: str) -> Predicate:
+def regex(value: JSON, path: str) -> Built:
     """Unanchored search with Go's (RE2) syntax and semantics."""
-    if not isinstance(value, str):
-        return _never
+    pattern = require_str(value, path, "regex")
     try:
-        compiled = compile_go(value)
+        compiled = compile_go(pattern)
     except InvalidPattern as exc:
-        raise SimulationError(path, f"invalid regular expression {value!r}: {exc}") from exc
-    return lambda actual: compiled.search(actual) is not None
+        raise SimulationError(path, f"invalid regular expression {pattern!r}: {exc}") from exc
+    return Built(lambda actual: compiled.search(actual) is not None)
 
 
 BUILTIN_MATCHERS: Mapping[str, MatcherFactory] = MappingProxyType(
@@ -59,8 +75,24 @@ BUILTIN_MATCHERS: Mapping[str, MatcherFactory] = MappingProxyType(
         "": exact,
         "glob": glob,
         "regex": regex,
+        "json": json_equal,
+        "jsonpartial": json_partial,
+        "jsonpath": json_path,
+        "xml": xml_equal,
+        "xmltemplated": xml_templated,
+        "xpath": xpath,
+        "jwt": jwt,
+        "jwtjsonpath": jwt_json_path,
+        "negate": negate,
+        "array": lambda value, path: array(value, None, path),
     }
 )
+"""Matchers without ``config`` (Hoverfly's ``Matchers`` table)."""
+
+CONFIG_MATCHERS: Mapping[str, ConfigMatcherFactory] = MappingProxyType({"array": array})
+"""Matchers with a ``config`` object, even ``{}`` (Hoverfly's ``MatchersWithConfig``)."""
+
+_BODY_ENTRY = re.compile(r"\.request\.body\[\d+\]\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,36 +104,68 @@ class CompiledMatcher:
     then: CompiledMatcher | None = None
     form: tuple[tuple[str, tuple[CompiledMatcher, ...]], ...] | None = None
     """Only for the body's ``form`` matcher: each form field's compiled matcher list."""
+    extract: Extract | None = None
+    """Matches and derives what ``then`` receives (jsonpath, xpath, jwt...); None passes the input on."""
 
     def matches(self, actual: str) -> bool:
-        matcher: CompiledMatcher | None = self
-        while matcher is not None:
-            # exact, glob and regex hand their input unchanged to the chained matcher
-            if not matcher.predicate(actual):
-                return False
+        if self.then is None:
+            return self.predicate(actual)
+        matcher = self
+        while matcher.then is not None:
+            if matcher.extract is None:
+                if not matcher.predicate(actual):
+                    return False
+            else:
+                derived = matcher.extract(actual)
+                if derived is None:
+                    return False
+                actual = derived
             matcher = matcher.then
-        return True
+        return matcher.predicate(actual)
 
 
 class MatcherRegistry:
-    """Compiles ``Matcher`` values with a fixed table of factories."""
+    """Compiles ``Matcher`` values with fixed tables of factories."""
 
-    def __init__(self, factories: Mapping[str, MatcherFactory] = BUILTIN_MATCHERS) -> None:
+    def __init__(
+        self,
+        factories: Mapping[str, MatcherFactory] = BUILTIN_MATCHERS,
+        config_factories: Mapping[str, ConfigMatcherFactory] = CONFIG_MATCHERS,
+    ) -> None:
         self._factories = dict(factories)
+        self._config_factories = dict(config_factories)
 
     @property
     def names(self) -> frozenset[str]:
-        return frozenset(self._factories)
+        return frozenset(self._factories) | {"form"}
 
     def compile(self, matcher: Matcher, path: str) -> CompiledMatcher:
-        factory = self._factories.get(matcher.name.lower())
-        if factory is None:
-            supported = ", ".join(sorted(n for n in self._factories if n))
-            raise SimulationError(f"{path}.matcher", f"unknown matcher {matcher.name!r} (supported: {supported})")
-        if matcher.config is not None:
+        """Compile one matcher and its ``doMatch`` chain; ``path`` is its JSON path in the simulation."""
+        if matcher.name == "form":
+            return self._form(matcher, path)
+        name = matcher.name.lower()
+        if name not in self._factories:
+            supported = ", ".join(sorted(n for n in self.names if n))
+            hint = " ('form' is spelled in lower case)" if name == "form" else ""
+            raise SimulationError(f"{path}.matcher", f"unknown matcher {matcher.name!r}{hint} (supported: {supported})")
+        if matcher.config is None:
+            built = self._factories[name](matcher.value, path)
+        elif name in self._config_factories:
+            built = self._config_factories[name](matcher.value, matcher.config, path)
+        else:
             raise SimulationError(f"{path}.config", f"matcher {matcher.name!r} takes no config")
         then = None if matcher.do_match is None else self.compile(matcher.do_match, f"{path}.doMatch")
-        return CompiledMatcher(factory(matcher.value, path), points_for(matcher), then)
+        return CompiledMatcher(built.predicate, points_for(matcher), then, extract=built.extract)
+
+    def _form(self, matcher: Matcher, path: str) -> CompiledMatcher:
+        if not _BODY_ENTRY.search(path):
+            raise SimulationError(f"{path}.matcher", "the form matcher belongs only in a request body's matcher list")
+        if matcher.config is not None:
+            raise SimulationError(f"{path}.config", "the form matcher takes no config")
+        if matcher.do_match is not None:
+            raise SimulationError(f"{path}.doMatch", "the form matcher takes no doMatch (Hoverfly ignores it)")
+        # matching scores the fields (engine.matching); the form matcher itself never matches text
+        return CompiledMatcher(never, points_for(matcher), form=form_fields(matcher.value, path, self.compile))
 
 
 def points_for(matcher: Matcher) -> int:

@@ -411,7 +411,7 @@ EXACT_NAMES = ["exact", "Exact", "EXACT", ""]
 
 
 def matchers_from(vocabulary: list[str]) -> st.SearchStrategy[list[dict[str, Any]] | None]:
-    exacts = st.builds(m, st.sampled_from(EXACT_NAMES), st.sampled_from([*vocabulary, 1, None]))
+    exacts = st.builds(m, st.sampled_from(EXACT_NAMES), st.sampled_from(vocabulary))
     globs = st.builds(glob, st.sampled_from(GLOBS + vocabulary))
     regexes = st.builds(regex, st.sampled_from(REGEXES))
     single = st.one_of(exacts, exacts, globs, regexes)
