@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from heapq import merge
 from typing import Literal
 
+from engine.index import PairIndex
 from engine.matchers import CompiledMatcher, MatcherRegistry
 from engine.model import Matchers, NamedMatchers, Pair, Simulation
 from engine.request import RequestDetails
@@ -64,7 +64,7 @@ class CompiledSimulation:
 
     simulation: Simulation
     pairs: tuple[CompiledPair, ...]
-    _index: dict[tuple[str | None, str | None], tuple[int, ...]] = field(repr=False)
+    index: PairIndex = field(repr=False)
     reads_state: bool = False
     """Some pair has ``requiresState``: matching needs the shared state."""
     writes_state: bool = False
@@ -72,41 +72,17 @@ class CompiledSimulation:
 
     def candidates(self, path: str, method: str) -> list[CompiledPair]:
         """Pairs that may hit a request with this path and method, in simulation order."""
-        idx = self._index
-        buckets = [
-            b
-            for b in (
-                idx.get((path, method)),
-                idx.get((path, None)),
-                idx.get((None, method)),
-                idx.get((None, None)),
-            )
-            if b
-        ]
         pairs = self.pairs
-        if len(buckets) == 1:
-            return [pairs[i] for i in buckets[0]]
-        return [pairs[i] for i in merge(*buckets)]
+        return [pairs[i] for i in self.index.candidates(path, method)]
 
 
 def compile_simulation(sim: Simulation, registry: MatcherRegistry) -> CompiledSimulation:
     """Compile every matcher (raising ``SimulationError`` with its path) and build the index."""
     compiled = tuple(_compile_pair(i, pair, registry) for i, pair in enumerate(sim.pairs))
-    buckets: dict[tuple[str | None, str | None], list[int]] = {}
-    for cp in compiled:
-        key = (_exact_key(cp.pair.request.path), _exact_key(cp.pair.request.method))
-        buckets.setdefault(key, []).append(cp.index)
+    index = PairIndex.build((p.request.path, p.request.method) for p in sim.pairs)
     reads = any(cp.requires_state for cp in compiled)
     writes = reads or any(p.response.transitions_state or p.response.removes_state for p in sim.pairs)
-    return CompiledSimulation(sim, compiled, {k: tuple(v) for k, v in buckets.items()}, reads, writes)
-
-
-def _exact_key(matchers: Matchers | None) -> str | None:
-    """The value every hit must equal, when the list holds an exact matcher (else None: any value)."""
-    for m in matchers or ():
-        if m.name.lower() in ("exact", "") and isinstance(m.value, str):
-            return m.value
-    return None
+    return CompiledSimulation(sim, compiled, index, reads, writes)
 
 
 def _compile_pair(index: int, pair: Pair, registry: MatcherRegistry) -> CompiledPair:
@@ -250,21 +226,67 @@ def match(
     blocked = False
     if strategy == "first":
         for cp in candidates:
-            missed = evaluate(cp, req, state, webserver)[1]
-            if not missed:
+            hit, blocks = _check(cp, req, state, webserver)
+            if hit:
                 return MatchResult(cp)  # Hoverfly never caches a first-strategy hit
-            blocked = blocked or _depends_on_headers_or_state(cp, missed)
+            blocked = blocked or blocks
         return MatchResult(None, cacheable=not blocked)
     best: CompiledPair | None = None
     best_score = 0
     for cp in candidates:
-        score, missed = evaluate(cp, req, state, webserver)
-        blocked = blocked or _depends_on_headers_or_state(cp, missed)
-        if not missed and score >= best_score:  # `>=`: on a tie the later pair wins
-            best, best_score = cp, score
+        hit, blocks = _check(cp, req, state, webserver)
+        blocked = blocked or blocks
+        if hit:
+            score = evaluate(cp, req, state, webserver)[0]  # only hits need their points
+            if score >= best_score:  # `>=`: on a tie the later pair wins
+                best, best_score = cp, score
     if best is not None:
         return MatchResult(best, cacheable=not blocked)
     return MatchResult(None, closest_miss(sim, req, state, webserver), cacheable=not blocked)
+
+
+def _check(cp: CompiledPair, req: RequestDetails, state: Mapping[str, str], webserver: bool) -> tuple[bool, bool]:
+    """(hit, outcome depends on headers or state) without scoring: stops at the first failed field.
+
+    The same verdict as ``evaluate`` gives (a hit has no missed field; see
+    ``_depends_on_headers_or_state``), cheapest and most selective fields first.
+    """
+    if not (_all(cp.path, req.path) and _all(cp.method, req.method)):
+        return False, False
+    if cp.destination and not webserver and not _all(cp.destination, req.destination):
+        return False, False
+    query = cp.query
+    if query is not None and not (_named_all(query, req.query_lower) if query else not req.query):
+        return False, False
+    if cp.body_form is not None:
+        if not _form_all(cp.body_form, req.form):
+            return False, False
+    elif cp.body and not _all(cp.body, req.body):
+        return False, False
+    headers_ok = not cp.headers or _named_all(cp.headers, req.headers_lower)
+    state_ok = all(state.get(key) == value for key, value in cp.requires_state)
+    blocks = (bool(cp.headers) and state_ok) or (bool(cp.requires_state) and headers_ok)
+    return headers_ok and state_ok, blocks
+
+
+def _all(matchers: CompiledList, actual: str) -> bool:
+    return all(m.matches(actual) for m in matchers)
+
+
+def _named_all(entries: tuple[tuple[str, CompiledList], ...], actual: dict[str, list[str]]) -> bool:
+    for name, matchers in entries:
+        values = actual.get(name)
+        if values is None or not _all(matchers, ";".join(values)):
+            return False
+    return True
+
+
+def _form_all(fields: tuple[tuple[str, CompiledList], ...], form: dict[str, list[str]]) -> bool:
+    for name, matchers in fields:
+        values = form.get(name)
+        if not values or not _all(matchers, values[0]):
+            return False
+    return True
 
 
 def _depends_on_headers_or_state(cp: CompiledPair, missed: list[str]) -> bool:

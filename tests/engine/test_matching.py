@@ -398,15 +398,16 @@ def test_empty_requires_state_always_matches() -> None:
 # ---------------------------------------------------------------------------------------------
 # the index gives the same answers as Hoverfly's full scan
 
-PATHS = ["/", "/a", "/b", "/a/b"]
+PATHS = ["/", "/a", "/b", "/a/b", "/a/b/c", "/a/bc/", "/ab/c", "/a//b"]
 METHODS = ["GET", "POST", "get"]
 DESTINATIONS = ["x.com", "y.com:8080"]
 BODIES = ["", "a", "ab"]
 NAMES = ["a", "b", "A"]
 HEADERS = ["X-A", "X-B"]
 VALUES = ["1", "2", ""]
-GLOBS = ["*", "", "/*", "*a*", "*b", "/a*", "G*", "*.com", "1*", "*;*"]
-REGEXES = ["^/a", "b$", "a", "^$", "^/a/?b?$", "1|2", "(?i)get", "\\.com", "^x", "\\d"]
+GLOBS = ["*", "", "/*", "*a*", "*b", "/a*", "G*", "*.com", "1*", "*;*", "/a/*", "/a/b*", "/a/b/*", "/a//*"]
+REGEXES = ["^/a", "b$", "a", "^$", "^/a/?b?$", "1|2", "(?i)get", "\\.com", "^x", "\\d",
+           "^/a/b", "^/a/b/c$", "^/a\\/b", "^/a/b+", "^/a/.b", "^/a/b|^/ab", "^/a/b/c?"]  # fmt: skip
 EXACT_NAMES = ["exact", "Exact", "EXACT", ""]
 
 
@@ -473,6 +474,7 @@ def outcome(sim: CompiledSimulation, result: MatchResult) -> tuple[Any, ...]:
         closest_index(sim, result),
         None if closest is None else closest.missed_fields,
         None if closest is None else closest.state,
+        result.cacheable,
     )
 
 
