@@ -39,7 +39,6 @@ class _Fail(Exception):
     """A k8s evaluation error; ``values`` is what the failing step returned along with it."""
 
     def __init__(self, values: Values) -> None:
-        super().__init__()
         self.values = values
 
 
@@ -223,7 +222,7 @@ Steps: TypeAlias = tuple[Step, ...]
 
 
 def run(values: Values, steps: Steps) -> Values:
-    for step in steps:
+    for step in steps:  # k8s evalList
         values = step.apply(values)
     return values
 
@@ -316,6 +315,8 @@ def compile_jsonpath(query: str) -> JsonPath:
         end = _block_end(query, start + 1)
         parts.append(_block(query[start + 1 : end]))
         i = end + 1
+    if all(isinstance(part, str) for part in parts):
+        raise ValueError("no {...} block: the output is the query itself, which Hoverfly never matches")
     return JsonPath(query, tuple(parts))
 
 
