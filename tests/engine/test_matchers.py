@@ -1,4 +1,8 @@
-"""The exact, glob and regex matchers as Hoverfly runs them (spec §2.1-2.3)."""
+"""The matcher registry (names, values, config, points, doMatch) and exact/glob/regex (spec §2.1-2.3).
+
+Each family's own rules are tested in test_matchers_json.py, test_matchers_xml.py and
+test_matchers_list.py.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from engine.errors import SimulationError
 from engine.matchers import CompiledMatcher
 from engine.matching import compile_simulation
 from engine.model import Matcher
-from tests.engine.conftest import REGISTRY, compiled, exact, glob, m, matcher, pair, regex, simulation
+from tests.engine.conftest import REGISTRY, compiled, exact, glob, hit, m, matcher, pair, regex, request, simulation
 
 WHERE = "data.pairs[0].request.path[0]"
 
@@ -272,12 +276,105 @@ def test_an_unknown_matcher_name_is_rejected(name: str) -> None:
     assert repr(name) in str(caught.value)
 
 
-@pytest.mark.parametrize("name", ["exact", "glob", "regex", ""])
+# a valid value for every kind, and an input it matches
+KINDS: dict[str, tuple[Any, str]] = {
+    "exact": ("a", "a"),
+    "glob": ("a*", "ab"),
+    "regex": ("^a", "ab"),
+    "json": ('{"a":1}', '{"a": 1}'),
+    "jsonpartial": ('{"a":1}', '{"x":{"a":1}}'),
+    "jsonpath": ("$.a", '{"a":1}'),
+    "xml": ("<a><b/></a>", "<a> <b></b> </a>"),
+    "xmltemplated": ("<a>{{ignore}}</a>", "<a>x</a>"),
+    "xpath": ("/a/b", "<a><b/></a>"),
+    "jwt": ('{"payload":{"sub":"1"}}', "eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0.x"),
+    "jwtjsonpath": ("$.sub", "eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0.x"),
+    "negate": ("a", "b"),
+    "array": (["a", "b"], "a;b"),
+}
+IDENTITY_KINDS = ["exact", "glob", "regex", "json", "jsonpartial", "xml", "xmltemplated", "negate", "array"]
+
+
+def case_variants(name: str) -> list[str]:
+    return [name, name.upper(), name.capitalize(), name.swapcase().capitalize().swapcase()]
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_matcher_name_is_case_insensitive(kind: str) -> None:
+    value, actual = KINDS[kind]
+    for name in case_variants(kind):
+        compiled_matcher = compile_one(name, value)
+        assert compiled_matcher.matches(actual), name
+        assert compiled_matcher.points == (2 if name in ("exact", "array") else 1)
+
+
+def test_the_registry_knows_every_kind() -> None:
+    assert REGISTRY.names == {*KINDS, "", "form"}
+
+
+@pytest.mark.parametrize("kind", sorted(set(KINDS) - {"array"}))
 @pytest.mark.parametrize("config", [{}, {"ignoreOrder": True}])
-def test_config_on_a_matcher_other_than_array_is_rejected(name: str, config: dict[str, Any]) -> None:
+def test_config_on_a_matcher_other_than_array_is_rejected(kind: str, config: dict[str, Any]) -> None:
     with pytest.raises(SimulationError) as caught:
-        compile_one(name, "x", config=config)
-    assert caught.value.path.startswith(WHERE)
+        compile_one(kind, KINDS[kind][0], config=config)
+    assert caught.value.path == f"{WHERE}.config"
+
+
+@pytest.mark.parametrize("kind", sorted(set(KINDS) - {"array"}))
+@pytest.mark.parametrize("value", [1, 2.5, False, None, ["a"], {"a": "b"}])
+def test_every_string_valued_matcher_rejects_another_value_type(kind: str, value: Any) -> None:
+    with pytest.raises(SimulationError) as caught:
+        compile_one(kind, value)
+    assert caught.value.path == f"{WHERE}.value"
+    assert "string" in caught.value.message
+
+
+@pytest.mark.parametrize("kind", IDENTITY_KINDS)
+def test_identity_kinds_hand_do_match_their_own_input(kind: str) -> None:
+    value, actual = KINDS[kind]
+    assert compile_one(kind, value, then=Matcher("exact", actual)).matches(actual)
+    assert not compile_one(kind, value, then=Matcher("exact", actual + "x")).matches(actual)
+    assert compile_one(kind, value).extract is None
+
+
+@pytest.mark.parametrize(
+    ("kind", "derived"),
+    [
+        ("jsonpath", "1"),
+        ("xpath", ""),
+        ("jwt", '{"header":{"alg":"none"},"payload":{"sub":"1"}}'),
+        ("jwtjsonpath", "1"),
+    ],
+)
+def test_deriving_kinds_hand_do_match_their_result(kind: str, derived: str) -> None:
+    value, actual = KINDS[kind]
+    assert compile_one(kind, value, then=Matcher("exact", derived)).matches(actual)
+    assert not compile_one(kind, value, then=Matcher("exact", actual)).matches(actual)
+
+
+def test_a_failing_link_stops_the_chain_whatever_follows() -> None:
+    chain = compile_one("jsonpath", "$.missing", then=Matcher("negate", "anything"))
+    assert not chain.matches('{"a":1}')
+    chain = compile_one("glob", "x*", then=Matcher("jsonpath", "$.a"))
+    assert not chain.matches('{"a":1}')
+    assert compile_one("glob", "{*", then=Matcher("jsonpath", "$.a")).matches('{"a":1}')
+
+
+@pytest.mark.parametrize(
+    ("then", "path"),
+    [
+        (Matcher("jsonpath", "$.a["), f"{WHERE}.doMatch.value"),
+        (Matcher("json", "{"), f"{WHERE}.doMatch.value"),
+        (Matcher("xpath", "/a["), f"{WHERE}.doMatch.value"),
+        (Matcher("exact", 1), f"{WHERE}.doMatch.value"),
+        (Matcher("array", ["a"], {"ignoreOrder": "yes"}), f"{WHERE}.doMatch.config.ignoreOrder"),
+        (Matcher("glob", "*", do_match=Matcher("Form", {})), f"{WHERE}.doMatch.doMatch.matcher"),
+    ],
+)
+def test_each_link_of_a_chain_is_checked_at_import(then: Matcher, path: str) -> None:
+    with pytest.raises(SimulationError) as caught:
+        compile_one("exact", "x", then=then)
+    assert caught.value.path == path
 
 
 def test_a_bad_chained_matcher_is_rejected_with_the_chain_in_its_path() -> None:
@@ -317,6 +414,14 @@ def test_points_earned_by_a_matching_matcher(name: str, value: str, points: int)
 def test_only_the_top_level_name_decides_the_points() -> None:
     assert compile_one("glob", "*", then=Matcher("exact", "/a")).points == 1
     assert compile_one("exact", "/a", then=Matcher("glob", "*")).points == 2
+    assert compile_one("jsonpath", "$.a", then=Matcher("array", ["1"])).points == 1
+
+
+def test_a_simulation_with_every_kind_compiles_and_scores_hoverflys_way() -> None:
+    sim = compiled({"body": [m(kind, *KINDS[kind][:1]) for kind in ("json", "jsonpartial", "jsonpath")]})
+    assert [matcher.points for matcher in sim.pairs[0].body] == [1, 1, 1]
+    assert hit(sim, request(body='{"a": 1}')) == 0
+    assert hit(sim, request(body='{"a": 2}')) is None
 
 
 # ---------------------------------------------------------------------------------------------
