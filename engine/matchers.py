@@ -148,12 +148,15 @@ class MatcherRegistry:
             supported = ", ".join(sorted(n for n in self.names if n))
             hint = " ('form' is spelled in lower case)" if name == "form" else ""
             raise SimulationError(f"{path}.matcher", f"unknown matcher {matcher.name!r}{hint} (supported: {supported})")
-        if matcher.config is None:
-            built = self._factories[name](matcher.value, path)
-        elif name in self._config_factories:
-            built = self._config_factories[name](matcher.value, matcher.config, path)
-        else:
+        if matcher.config is not None and name not in self._config_factories:
             raise SimulationError(f"{path}.config", f"matcher {matcher.name!r} takes no config")
+        try:
+            if matcher.config is None:
+                built = self._factories[name](matcher.value, path)
+            else:
+                built = self._config_factories[name](matcher.value, matcher.config, path)
+        except RecursionError as exc:  # a value nested deeper than Python's stack allows
+            raise SimulationError(f"{path}.value", "the value is nested too deeply") from exc
         then = None if matcher.do_match is None else self.compile(matcher.do_match, f"{path}.doMatch")
         return CompiledMatcher(built.predicate, points_for(matcher), then, extract=built.extract)
 

@@ -361,6 +361,20 @@ def test_a_failing_link_stops_the_chain_whatever_follows() -> None:
 
 
 @pytest.mark.parametrize(
+    ("kind", "value"),
+    [
+        ("jsonpath", "$" + ".a" * 5000),
+        ("xmltemplated", "<a>" * 5000 + "</a>" * 5000),
+        ("json", "[" * 5000 + "]" * 5000),
+    ],
+)
+def test_a_value_nested_too_deeply_is_a_400_not_a_crash(kind: str, value: str) -> None:
+    with pytest.raises(SimulationError) as caught:
+        compile_one(kind, value)
+    assert caught.value.path == f"{WHERE}.value"
+
+
+@pytest.mark.parametrize(
     ("then", "path"),
     [
         (Matcher("jsonpath", "$.a["), f"{WHERE}.doMatch.value"),
