@@ -6,7 +6,7 @@ import hashlib
 
 from engine.cache import CacheEntry, MatchCache, cache_key, canonical_query, dump_entry, load_entry, preload_entries
 from engine.matching import match
-from tests.engine.conftest import REGISTRY, compiled, exact, glob, pair, request, simulation
+from tests.engine.conftest import REGISTRY, compiled, exact, glob, m, pair, request, simulation
 
 
 def test_key_of_hoverflys_functional_test() -> None:
@@ -70,7 +70,7 @@ def test_preload_takes_only_fully_exact_pairs() -> None:
             "scheme": [exact("http")]}  # fmt: skip
     sim = compiled(
         full,
-        {**full, "query": {"q": [exact("1")], "r": [exact("a")]}},
+        {**full, "query": {"q": [exact("1")], "r": [m("array", ["a", "b"])]}},
         {**full, "path": [glob("/p*")]},
         {**full, "headers": {"X": [exact("1")]}},
         {**full, "requiresState": {"s": "1"}},
@@ -80,7 +80,7 @@ def test_preload_takes_only_fully_exact_pairs() -> None:
     entries = preload_entries(sim, webserver=False)
     assert [e.pair.index for e in entries if e.pair] == [0, 1]
     assert entries[0].key == cache_key(request("/p", destination="d.com"), False)
-    assert entries[1].key == cache_key(request("/p", destination="d.com", query="q=1&r=a"), False)
+    assert entries[1].key == cache_key(request("/p", destination="d.com", query="q=1&r=a&r=b"), False)
 
 
 def test_lru_keeps_the_most_recently_used() -> None:
