@@ -6,7 +6,9 @@ when it can (simulate mode never waits on anything), or as a coroutine when it m
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import random
 from collections.abc import Coroutine, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -32,9 +34,10 @@ def _strategy(snap: Snapshot) -> Strategy:
 
 
 class Engine:
-    def __init__(self, runtime: Runtime, *, webserver: bool = False) -> None:
+    def __init__(self, runtime: Runtime, *, webserver: bool = False, rng: random.Random | None = None) -> None:
         self.runtime = runtime
         self.webserver = webserver
+        self.rng = rng or random.Random()
         self._destinations: dict[str, GoRegex] = {}
 
     def handle(self, req: RequestDetails) -> Outcome:
@@ -68,39 +71,49 @@ class Engine:
             key = cache_key(req, self.webserver)
             entry = cache.get(key)
             if entry is not None:
-                return self._cached(snap, entry)
+                if entry.pair is None:
+                    return entry.miss or plain_error(502, error_text(MATCHING_CONTEXT, NO_MATCH))
+                return self._serve(snap, entry.pair, req)  # a cached pair never requires state
         if snap.simulation.writes_state:
             return self._simulate_with_state(snap, req, key)
-        return self._answer(match(snap.simulation, req, _NO_STATE, _strategy(snap), self.webserver), req, key)
-
-    def _answer(self, result: MatchResult, req: RequestDetails, key: str) -> Wire:
-        """The wire for a match result, remembered in the cache when Hoverfly would cache it."""
+        result = match(snap.simulation, req, _NO_STATE, _strategy(snap), self.webserver)
+        self._remember(result, req, key)
         if result.pair is None:
-            wire = plain_error(502, miss_text(req, result.closest))
-            if key and result.cacheable:
-                self.runtime.cache.put(CacheEntry(key, None, wire, result.closest))
-            return wire
-        if key and result.cacheable:
+            return self._miss(result, req)
+        return self._serve(snap, result.pair, req)
+
+    def _remember(self, result: MatchResult, req: RequestDetails, key: str) -> None:
+        """Keep the result in the match cache when Hoverfly would."""
+        if not key or not result.cacheable:
+            return
+        if result.pair is None:
+            self.runtime.cache.put(CacheEntry(key, None, self._miss(result, req), result.closest))
+        else:
             self.runtime.cache.put(CacheEntry(key, result.pair))
-        return self._wire(result.pair)
 
-    def _cached(self, snap: Snapshot, entry: CacheEntry) -> Outcome:
-        if entry.pair is None:
-            return entry.miss or plain_error(502, error_text(MATCHING_CONTEXT, NO_MATCH))
-        response = entry.pair.pair.response
-        if snap.simulation.writes_state and (response.transitions_state or response.removes_state):
-            return self._step_cached(entry.pair)
-        return self._wire(entry.pair)
+    def _miss(self, result: MatchResult, req: RequestDetails) -> Wire:
+        return plain_error(502, miss_text(req, result.closest))
 
-    async def _step_cached(self, pair: CompiledPair) -> Wire:
-        """A cached pair never requires state, but its transitions still apply (Hoverfly)."""
+    def _serve(self, snap: Snapshot, pair: CompiledPair, req: RequestDetails) -> Outcome:
+        """Answer with a chosen pair: its state steps (when it has any) and its delay, then the wire."""
         response = pair.pair.response
-        try:
-            await self.runtime.store.state_transition(
-                {}, dict(response.transitions_state or ()), response.removes_state or ()
-            )
-        except StoreError as exc:
-            return plain_error(502, error_text(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}"))
+        delay = snap.simulation.delays.for_response(response, req.destination, req.path, req.method, self.rng)
+        step = snap.simulation.writes_state and bool(response.transitions_state or response.removes_state)
+        if not step and delay <= 0:
+            return self._wire(pair)
+        return self._finish(pair, delay, step)
+
+    async def _finish(self, pair: CompiledPair, delay: float, step: bool) -> Wire:
+        if step:
+            response = pair.pair.response
+            try:
+                await self.runtime.store.state_transition(
+                    {}, dict(response.transitions_state or ()), response.removes_state or ()
+                )
+            except StoreError as exc:
+                return plain_error(502, error_text(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}"))
+        if delay > 0:
+            await asyncio.sleep(delay)
         return self._wire(pair)
 
     async def _simulate_with_state(self, snap: Snapshot, req: RequestDetails, key: str) -> Wire:
@@ -115,13 +128,20 @@ class Engine:
                 state = await store.state_get() if snap.simulation.reads_state else {}
                 result = match(snap.simulation, req, state, _strategy(snap), self.webserver)
                 if result.pair is None:
-                    return self._answer(result, req, key)
+                    self._remember(result, req, key)
+                    return self._miss(result, req)
                 pair = result.pair
                 response = pair.pair.response
                 if await store.state_transition(
                     dict(pair.requires_state), dict(response.transitions_state or ()), response.removes_state or ()
                 ):
-                    return self._answer(result, req, key)
+                    self._remember(result, req, key)
+                    delay = snap.simulation.delays.for_response(
+                        response, req.destination, req.path, req.method, self.rng
+                    )
+                    if delay > 0:
+                        await asyncio.sleep(delay)
+                    return self._wire(pair)
         except StoreError as exc:
             return plain_error(502, error_text(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}"))
         return plain_error(502, error_text(MATCHING_CONTEXT, "the state kept changing while matching; try again"))

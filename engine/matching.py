@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from engine.delays import Delays
 from engine.index import PairIndex
 from engine.matchers import CompiledMatcher, MatcherRegistry
 from engine.model import Matchers, NamedMatchers, Pair, Simulation
@@ -69,6 +70,8 @@ class CompiledSimulation:
     """Some pair has ``requiresState``: matching needs the shared state."""
     writes_state: bool = False
     """Some pair has ``requiresState``, ``transitionsState`` or ``removesState``."""
+    delays: Delays = field(default_factory=Delays)
+    """The global delays, compiled."""
 
     def candidates(self, path: str, method: str) -> list[CompiledPair]:
         """Pairs that may hit a request with this path and method, in simulation order."""
@@ -82,7 +85,7 @@ def compile_simulation(sim: Simulation, registry: MatcherRegistry) -> CompiledSi
     index = PairIndex.build((p.request.path, p.request.method) for p in sim.pairs)
     reads = any(cp.requires_state for cp in compiled)
     writes = reads or any(p.response.transitions_state or p.response.removes_state for p in sim.pairs)
-    return CompiledSimulation(sim, compiled, index, reads, writes)
+    return CompiledSimulation(sim, compiled, index, reads, writes, Delays.compile(sim))
 
 
 def _compile_pair(index: int, pair: Pair, registry: MatcherRegistry) -> CompiledPair:
