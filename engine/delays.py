@@ -24,7 +24,9 @@ class GlobalDelay:
     log_normal: LogNormal | None = None
 
     def applies(self, destination_and_path: str, method: str) -> bool:
-        return (not self.method or self.method == method.lower()) and self.pattern.search(destination_and_path) is not None
+        if self.method and self.method != method.lower():
+            return False
+        return self.pattern.search(destination_and_path) is not None
 
 
 @dataclass(frozen=True, slots=True)
