@@ -108,12 +108,12 @@ FLAGS: tuple[FlagSpec, ...] = (
     _no("cors", "bool", "Answer CORS requests on the proxy port"),
     _no("dev", "bool", "Add CORS headers to the admin API for UI development"),
     _no("dev-cors-origin", "string", "Origin allowed by -dev", "http://localhost:4200"),
-    _no(
+    FlagSpec(
         "response-body-files-path",
         "string",
-        "Absolute directory that relative bodyFile paths resolve against",
+        "Absolute directory that relative bodyFile paths resolve against (default: the working directory)",
     ),
-    _no("response-body-files-allow-origin", "list", "URL prefix bodyFile URLs may be loaded from (repeatable)"),
+    FlagSpec("response-body-files-allow-origin", "list", "URL prefix bodyFile URLs may be loaded from (repeatable)"),
     _no("metrics", "bool", "Log the usage counters every 5 seconds"),
     _no("logs", "string", "Log format: plaintext or json", "plaintext"),
     _no("logs-output", "list", "Log destination, console (the default) or file (repeatable)", "", ("console",)),
@@ -385,6 +385,8 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             workers=_workers(flags, env),
             redis_url=_redis_url(flags, env),
             redis_prefix=flags.text("redis-prefix"),
+            response_body_files_path=flags.text("response-body-files-path"),
+            response_body_files_allow_origin=flags.repeated("response-body-files-allow-origin"),
         )
     except ValueError as exc:
         raise _fatal(str(exc)) from None

@@ -7,6 +7,7 @@ no ``-redis-url`` it starts a private redis-server on a Unix socket and stops it
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 from dataclasses import replace
 from functools import partial
@@ -22,6 +23,8 @@ from engine.runtime import Runtime
 from store import RedisStore, SimproxyError
 from store.redisserver import RedisServer
 
+log = logging.getLogger(__name__)
+
 
 def run(settings: Settings) -> int:
     """Serve until shut down; returns the process exit status."""
@@ -33,7 +36,7 @@ def run(settings: Settings) -> int:
         if settings.redis_url:
             asyncio.run(_bootstrap_shared(settings))
         else:
-            load_imports(settings, MatcherRegistry())  # fail before any worker starts
+            asyncio.run(load_imports(settings, MatcherRegistry()))  # fail before any worker starts
         _serve(settings)
     except (StartupError, SimproxyError, OSError) as exc:
         print(f"simproxy: {exc}", file=sys.stderr)

@@ -6,7 +6,9 @@ Only knobs fixed at start-up live here; anything the admin API can change later 
 
 from __future__ import annotations
 
+import os.path
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from engine.goregex import InvalidPattern, compile_go
 
@@ -37,6 +39,10 @@ class Settings:
     workers: int = 1
     redis_url: str = ""
     redis_prefix: str = "simproxy:"
+    response_body_files_path: str = ""
+    """Where relative ``bodyFile`` paths resolve; empty means the working directory."""
+    response_body_files_allow_origin: tuple[str, ...] = ()
+    """URL prefixes a ``bodyFile`` URL may start with."""
 
     def __post_init__(self) -> None:
         self._check_types()
@@ -44,6 +50,18 @@ class Settings:
         self._check_sizes()
         self._check_mode()
         self._check_store()
+        self._check_body_files()
+
+    def _check_body_files(self) -> None:
+        path = self.response_body_files_path
+        if path and not os.path.isabs(path):
+            raise ValueError("Response body files path should be absolute")
+        if path and not os.path.isdir(path):
+            raise ValueError("Response body files path does not exist")
+        for origin in self.response_body_files_allow_origin:
+            parsed = urlsplit(origin)
+            if parsed.scheme not in ("http", "https", "ftp") or not parsed.netloc:
+                raise ValueError(f"Origin is not a valid url: {origin}")
 
     def _check_types(self) -> None:
         ints = ("admin_port", "proxy_port", "journal_size", "logs_size", "cache_size", "workers")

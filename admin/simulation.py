@@ -14,12 +14,12 @@ from sanic.response import HTTPResponse
 from admin.errors import ServerError
 from admin.responses import json_response, services
 from admin.simfile import parse_simulation, schema_document
+from admin.startup import import_with_files
 from admin.views import simulation_view, warnings_view
 from engine.codec import decode_simulation
 from engine.goregex import InvalidPattern, compile_go
 from engine.matching import compile_simulation
 from engine.model import EMPTY_SIMULATION, Matchers, Pair, Simulation
-from engine.simulation import import_simulation
 from store import Store
 
 APPEND_ATTEMPTS = 20
@@ -60,7 +60,7 @@ def _incoming(request: Request) -> Simulation:
 async def put_simulation(request: Request) -> HTTPResponse:
     svc = services(request)
     incoming = _incoming(request)
-    result = import_simulation(None, incoming, check_duplicates=not svc.settings.no_import_check)
+    result = await import_with_files(svc.settings, None, incoming)
     compiled = compile_simulation(result.simulation, svc.registry)
     await svc.runtime.write_simulation(result.simulation, compiled, expected=None)  # a new lineage
     await svc.runtime.store.cache_clear()
@@ -77,9 +77,7 @@ async def post_simulation(request: Request) -> HTTPResponse:
     for _ in range(APPEND_ATTEMPTS):
         await svc.runtime.sync()
         snap = svc.runtime.snapshot
-        result = import_simulation(
-            snap.simulation.simulation, incoming, check_duplicates=not svc.settings.no_import_check
-        )
+        result = await import_with_files(svc.settings, snap.simulation.simulation, incoming)
         compiled = compile_simulation(result.simulation, svc.registry)
         written = await svc.runtime.write_simulation(
             result.simulation, compiled, expected=snap.simulation_version, lineage=snap.lineage

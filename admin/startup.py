@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from admin.settings import Settings
@@ -12,8 +13,9 @@ from engine.codec import decode_simulation
 from engine.config import ModeArguments, RuntimeConfig
 from engine.matchers import MatcherRegistry
 from engine.matching import compile_simulation
+from engine.model import Simulation
 from engine.runtime import Runtime, new_lineage
-from engine.simulation import ImportResult, import_simulation
+from engine.simulation import ImportResult, body_file_urls, download_body_files, import_simulation
 from store.errors import SimproxyError
 
 
@@ -29,7 +31,21 @@ def initial_config(settings: Settings) -> RuntimeConfig:
     return config
 
 
-def load_imports(settings: Settings, registry: MatcherRegistry) -> ImportResult | None:
+async def import_with_files(settings: Settings, current: Simulation | None, incoming: Simulation) -> ImportResult:
+    """``import_simulation`` with the body files the flags allow: downloads first, then the pure import."""
+    allowed = settings.response_body_files_allow_origin
+    downloaded = await download_body_files(body_file_urls(incoming, allowed))
+    return import_simulation(
+        current,
+        incoming,
+        check_duplicates=not settings.no_import_check,
+        body_files_root=Path(settings.response_body_files_path) if settings.response_body_files_path else None,
+        allowed_origins=allowed,
+        downloaded=downloaded,
+    )
+
+
+async def load_imports(settings: Settings, registry: MatcherRegistry) -> ImportResult | None:
     """Read, validate, upgrade and merge every ``-import`` file (in order); None when there are none."""
     if not settings.imports:
         return None
@@ -40,11 +56,11 @@ def load_imports(settings: Settings, registry: MatcherRegistry) -> ImportResult 
         if not name.endswith(".json"):
             raise StartupError(f"Failed to import payloads, only JSON files are acceppted. Given file: {name}")
         try:
-            raw = Path(name).read_bytes()
+            raw = await asyncio.to_thread(Path(name).read_bytes)
             incoming = decode_simulation(parse_simulation(raw)["data"])
             compile_simulation(incoming, registry)
             before = result.simulation if result else None
-            step = import_simulation(before, incoming, check_duplicates=not settings.no_import_check)
+            step = await import_with_files(settings, before, incoming)
             keys = (result.sequence_keys if result else ()) + step.sequence_keys
             result = ImportResult(step.simulation, step.warnings, tuple(dict.fromkeys(keys)))
         except OSError as exc:
@@ -57,7 +73,7 @@ def load_imports(settings: Settings, registry: MatcherRegistry) -> ImportResult 
 async def bootstrap(runtime: Runtime, settings: Settings, *, wait: bool = True) -> None:
     """Write the flags' configuration (when none exists yet, or the flags ask for more than the
     defaults) and the imported simulation into the shared store."""
-    imported = load_imports(settings, runtime.registry)
+    imported = await load_imports(settings, runtime.registry)
     wanted = initial_config(settings)
     if imported is not None:
         lineage = new_lineage()

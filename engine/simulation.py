@@ -8,9 +8,13 @@ compiles the result and swaps it in with one store write, so a failed import cha
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import re
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -43,6 +47,8 @@ def import_simulation(
     *,
     check_duplicates: bool = True,
     body_files_root: Path | None = None,
+    allowed_origins: tuple[str, ...] = (),
+    downloaded: Mapping[str, bytes | str] | None = None,
 ) -> ImportResult:
     """Hoverfly's import (core/hoverfly_service.go) for PUT (``current`` None) and POST (append).
 
@@ -51,7 +57,8 @@ def import_simulation(
     """
     base = current or Simulation()
     file_warnings: list[str] = []
-    incoming = _load_body_files(incoming, body_files_root or Path.cwd(), file_warnings)
+    files = _BodyFiles(body_files_root or Path.cwd(), allowed_origins, downloaded or {})
+    incoming = _load_body_files(incoming, files, file_warnings)
     for pair in incoming.pairs:
         if pair.response.post_serve_action:
             # no post-serve action can be registered yet, and there is no fallback action
@@ -108,7 +115,15 @@ def _header_warnings(pair: Pair, index: int) -> list[str]:
     return out
 
 
-def _load_body_files(sim: Simulation, root: Path, warnings: list[str]) -> Simulation:
+@dataclass(frozen=True, slots=True)
+class _BodyFiles:
+    root: Path
+    allowed_origins: tuple[str, ...]
+    downloaded: Mapping[str, bytes | str]
+    """URL -> content, or the reason it could not be downloaded (see ``download_body_files``)."""
+
+
+def _load_body_files(sim: Simulation, files: _BodyFiles, warnings: list[str]) -> Simulation:
     pairs = list(sim.pairs)
     for i, pair in enumerate(pairs):
         resp = pair.response
@@ -121,7 +136,7 @@ def _load_body_files(sim: Simulation, root: Path, warnings: list[str]) -> Simula
             )
             continue
         where = f"data.pairs[{i}].response"
-        body = _read_body_file(resp.body_file, root, where)
+        body = _read_body_file(resp.body_file, files, where)
         if resp.body_file_base64:
             body = _b64(body, where)
         pairs[i] = replace(pair, response=replace(resp, body=body, body_file_base64=False))
@@ -136,12 +151,18 @@ def _b64(data: bytes, where: str) -> bytes:
         raise ImportFailure(f"{where} bodyFile is not valid base64 although encodedBody is true") from exc
 
 
-def _read_body_file(name: str, root: Path, where: str) -> bytes:
+def _read_body_file(name: str, files: _BodyFiles, where: str) -> bytes:
     if _URL.match(name):
-        raise ImportFailure(
-            f"{where} bodyFile {name} is not allowed. "
-            "To allow this origin run simproxy with -response-body-files-allow-origin"
-        )
+        if not name.startswith(files.allowed_origins) or not files.allowed_origins:
+            raise ImportFailure(
+                f"{where} bodyFile {name} is not allowed. "
+                "To allow this origin run simproxy with -response-body-files-allow-origin"
+            )
+        content = files.downloaded.get(name, "it was not downloaded")
+        if isinstance(content, str):
+            raise ImportFailure(f"{where} bodyFile {name} cannot be downloaded: {content}")
+        return content
+    root = files.root
     path = Path(name)
     if path.is_absolute():
         raise ImportFailure(f"{where} bodyFile contains absolute path ({name}). only relative is supported")
@@ -152,6 +173,37 @@ def _read_body_file(name: str, root: Path, where: str) -> bytes:
         return resolved.read_bytes()
     except OSError as exc:
         raise ImportFailure(f"{where} {exc.strerror or exc}: {name}") from exc
+
+
+def body_file_urls(sim: Simulation, allowed_origins: tuple[str, ...]) -> set[str]:
+    """The URL body files an import of ``sim`` will need (allowed ones only)."""
+    return {
+        p.response.body_file
+        for p in sim.pairs
+        if not p.response.body
+        and _URL.match(p.response.body_file)
+        and allowed_origins
+        and p.response.body_file.startswith(allowed_origins)
+    }
+
+
+DOWNLOAD_TIMEOUT = 10.0
+
+
+async def download_body_files(urls: set[str]) -> dict[str, bytes | str]:
+    """Fetch every URL (any HTTP status is accepted, as in Hoverfly); a failure maps to its reason."""
+    results = await asyncio.gather(*(asyncio.to_thread(_download, url, DOWNLOAD_TIMEOUT) for url in sorted(urls)))
+    return dict(zip(sorted(urls), results, strict=True))
+
+
+def _download(url: str, timeout: float) -> bytes | str:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as answer:
+            return bytes(answer.read())
+    except urllib.error.HTTPError as exc:
+        return bytes(exc.read())
+    except (OSError, ValueError) as exc:
+        return str(exc)
 
 
 def _check_delays(sim: Simulation) -> None:

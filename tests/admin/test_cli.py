@@ -26,15 +26,14 @@ SUPPORTED = [
     "ap", "pp", "listen-on-host", "webserver", "import", "destination", "dest", "capture", "spy",
     "synthesize", "modify", "diff", "capture-on-miss", "journal-size", "logs-size", "cache-size",
     "disable-cache", "log-level", "v", "version", "no-import-check", "upstream-proxy", "workers",
-    "redis-url", "redis-prefix",
+    "redis-url", "redis-prefix", "response-body-files-path", "response-body-files-allow-origin",
 ]  # fmt: skip
 UNSUPPORTED_WITH_VALUE = [
     "middleware", "post-serve-action", "templating-data-source", "journal-indexing-key",
     "journal-body-size-limit", "pac-file", "cert", "key", "cert-name", "cert-org",
     "client-authentication-destination", "client-authentication-client-cert",
     "client-authentication-client-key", "client-authentication-ca-cert", "username", "password",
-    "password-hash", "db", "db-path", "dev-cors-origin", "response-body-files-path",
-    "response-body-files-allow-origin", "logs", "logs-output", "logs-file",
+    "password-hash", "db", "db-path", "dev-cors-origin", "logs", "logs-output", "logs-file",
 ]  # fmt: skip
 UNSUPPORTED_BOOLEAN = [
     "enable-middleware-api", "tls-verification", "plain-http-tunneling", "generate-ca-cert", "auth",
@@ -503,3 +502,16 @@ def test_settings_accepts_every_mode_and_level() -> None:
         assert Settings(mode=mode).mode == mode
     for level in ("panic", "fatal", "error", "warning", "info", "debug", "trace"):
         assert Settings(log_level=level).log_level == level
+
+
+def test_response_body_files_flags(tmp_path: Path) -> None:
+    settings = parse("-response-body-files-path", str(tmp_path), "-response-body-files-allow-origin",
+                     "https://files.example.com/", "-response-body-files-allow-origin=http://127.0.0.1:9/")  # fmt: skip
+    assert settings.response_body_files_path == str(tmp_path)
+    assert settings.response_body_files_allow_origin == ("https://files.example.com/", "http://127.0.0.1:9/")
+    assert (
+        error_of("-response-body-files-path", "relative/dir").message == "Response body files path should be absolute"
+    )
+    missing = str(tmp_path / "missing")
+    assert error_of("-response-body-files-path", missing).message == "Response body files path does not exist"
+    assert error_of("-response-body-files-allow-origin", "not a url").message.startswith("Origin is not a valid url")
