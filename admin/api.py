@@ -10,7 +10,7 @@ from sanic import Request, Sanic
 from sanic.exceptions import SanicException
 from sanic.response import HTTPResponse
 
-from admin import cache, state
+from admin import cache, datasources, state
 from admin import configuration as conf
 from admin import simulation as sim
 from admin.errors import ApiError
@@ -35,8 +35,6 @@ LATER = (
     ("/api/v2/{ns}/pac", ("GET", "PUT", "DELETE")),
     ("/api/v2/{ns}/post-serve-action", ("GET", "PUT")),
     ("/api/v2/{ns}/post-serve-action/<name>", ("DELETE",)),
-    ("/api/v2/{ns}/templating-data-source/csv", ("GET", "PUT")),
-    ("/api/v2/{ns}/templating-data-source/csv/<name>", ("DELETE",)),
     ("/api/v2/logs", ("GET",)),
     ("/api/v2/journal", ("GET", "POST", "DELETE")),
     ("/api/v2/journal/index", ("GET", "POST")),
@@ -86,6 +84,10 @@ def _routes(app: Sanic[Any, Any]) -> None:
         add(conf.get_upstream_proxy, f"{base}/upstream-proxy", methods=["GET"], name=f"{ns}_upstream")
         add(conf.get_cors, f"{base}/cors", methods=["GET"], name=f"{ns}_cors")
         add(conf.get_middleware, f"{base}/middleware", methods=["GET"], name=f"{ns}_middleware")
+        csv_path = f"{base}/templating-data-source/csv"
+        add(datasources.get_sources, csv_path, methods=["GET"], name=f"{ns}_csv_get")
+        add(datasources.put_source, csv_path, methods=["PUT"], name=f"{ns}_csv_put")
+        add(datasources.delete_source, f"{csv_path}/<name>", methods=["DELETE"], name=f"{ns}_csv_delete")
     seen: set[str] = set()
     for template, methods in LATER:
         for ns in NAMESPACES:

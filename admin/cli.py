@@ -78,7 +78,7 @@ FLAGS: tuple[FlagSpec, ...] = (
     _no("middleware", "string", "Middleware: a URL, or a binary and a script path separated by a space"),
     _no("enable-middleware-api", "bool", "Allow PUT /api/v2/hoverfly/middleware"),
     _no("post-serve-action", "list", 'Post-serve action "<name> <binary> <script> <delay ms>" (repeatable)'),
-    _no("templating-data-source", "list", 'Templating data source "<name> <csv path>" (repeatable)'),
+    FlagSpec("templating-data-source", "list", 'Templating data source "<name> <csv path>" (repeatable)'),
     _no("journal-indexing-key", "list", "Journal index created at start-up (repeatable)"),
     _no("journal-body-size-limit", "size", "Largest body kept in the journal, e.g. 128KB or 2MB"),
     _no("pac-file", "string", "PAC file loaded at start-up"),
@@ -386,6 +386,7 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             redis_url=_redis_url(flags, env),
             redis_prefix=flags.text("redis-prefix"),
             response_body_files_path=flags.text("response-body-files-path"),
+            templating_data_sources=flags.repeated("templating-data-source"),
             response_body_files_allow_origin=flags.repeated("response-body-files-allow-origin"),
         )
     except ValueError as exc:

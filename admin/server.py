@@ -17,7 +17,7 @@ from sanic.worker.loader import AppLoader
 
 from admin.api import create_app
 from admin.settings import Settings
-from admin.startup import StartupError, bootstrap, initial_config, load_imports
+from admin.startup import StartupError, bootstrap, initial_config, load_data_sources, load_imports
 from engine.matchers import MatcherRegistry
 from engine.runtime import Runtime
 from store import RedisStore, SimproxyError
@@ -36,7 +36,7 @@ def run(settings: Settings) -> int:
         if settings.redis_url:
             asyncio.run(_bootstrap_shared(settings))
         else:
-            asyncio.run(load_imports(settings, MatcherRegistry()))  # fail before any worker starts
+            asyncio.run(_check_start_files(settings))  # fail before any worker starts
         _serve(settings)
     except (StartupError, SimproxyError, OSError) as exc:
         print(f"simproxy: {exc}", file=sys.stderr)
@@ -45,6 +45,11 @@ def run(settings: Settings) -> int:
         if private is not None:
             private.stop()
     return 0
+
+
+async def _check_start_files(settings: Settings) -> None:
+    await load_imports(settings, MatcherRegistry())
+    await load_data_sources(settings)
 
 
 async def _bootstrap_shared(settings: Settings) -> None:

@@ -43,6 +43,8 @@ class Settings:
     """Where relative ``bodyFile`` paths resolve; empty means the working directory."""
     response_body_files_allow_origin: tuple[str, ...] = ()
     """URL prefixes a ``bodyFile`` URL may start with."""
+    templating_data_sources: tuple[str, ...] = ()
+    """``-templating-data-source`` values: ``"<name> <csv file>"`` each."""
 
     def __post_init__(self) -> None:
         self._check_types()
@@ -58,6 +60,9 @@ class Settings:
             raise ValueError("Response body files path should be absolute")
         if path and not os.path.isdir(path):
             raise ValueError("Response body files path does not exist")
+        for source in self.templating_data_sources:
+            if len(source.split()) != 2:
+                raise ValueError(f'Failed to import template data source: expected "<name> <csv file>", got {source!r}')
         for origin in self.response_body_files_allow_origin:
             parsed = urlsplit(origin)
             if parsed.scheme not in ("http", "https", "ftp") or not parsed.netloc:

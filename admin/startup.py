@@ -16,6 +16,7 @@ from engine.matching import compile_simulation
 from engine.model import Simulation
 from engine.runtime import Runtime, new_lineage
 from engine.simulation import ImportResult, body_file_urls, download_body_files, import_simulation
+from engine.templating.csv_store import parse_csv
 from store.errors import SimproxyError
 
 
@@ -70,10 +71,30 @@ async def load_imports(settings: Settings, registry: MatcherRegistry) -> ImportR
     return result
 
 
+async def load_data_sources(settings: Settings) -> dict[str, list[list[str]]]:
+    """Read and parse every ``-templating-data-source`` file (fatal on any error)."""
+    tables: dict[str, list[list[str]]] = {}
+    for source in settings.templating_data_sources:
+        name, path = source.split()
+        try:
+            tables[name] = parse_csv(
+                (await asyncio.to_thread(Path(path).read_bytes)).decode("utf-8", "surrogateescape")
+            )
+        except OSError as exc:
+            raise StartupError(f"Failed to import template data source {name}: {exc.strerror or exc}: {path}") from exc
+        except ValueError as exc:
+            raise StartupError(f"Failed to import template data source {name}: {exc}") from exc
+    return tables
+
+
 async def bootstrap(runtime: Runtime, settings: Settings, *, wait: bool = True) -> None:
     """Write the flags' configuration (when none exists yet, or the flags ask for more than the
     defaults) and the imported simulation into the shared store."""
     imported = await load_imports(settings, runtime.registry)
+    sources = await load_data_sources(settings)
+    if sources:
+        current = await runtime.fresh_csv()
+        await runtime.write_csv({**current.tables, **sources}, expected=None, wait=wait)
     wanted = initial_config(settings)
     if imported is not None:
         lineage = new_lineage()

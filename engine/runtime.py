@@ -17,18 +17,20 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import orjson
 
 from engine.cache import MatchCache, dump_entry, load_entry, preload_entries
 from engine.codec import decode_simulation, storage_simulation
 from engine.config import RuntimeConfig
+from engine.datasources import CsvSources, decode_sources, encode_sources, replay
 from engine.matchers import MatcherRegistry
 from engine.matching import CompiledSimulation, compile_simulation
 from engine.model import EMPTY_SIMULATION, Simulation
 from engine.tasks import TaskSet
+from engine.templating.csv_store import CsvMutation
 from store import Store, StoreError, Versions
 
 log = logging.getLogger(__name__)
@@ -59,6 +61,7 @@ class Snapshot:
     config_version: int
     lineage: str = ""
     """Changes when the simulation is replaced (PUT, DELETE), kept when it is appended to (POST)."""
+    csv: CsvSources = field(default_factory=CsvSources)
 
 
 class Runtime:
@@ -116,8 +119,15 @@ class Runtime:
                 simulation, sim_version, lineage = await self._load_simulation()
             if versions.documents["config"] != config_version:
                 config, config_version = await self._load_config()
-            if (sim_version, config_version) != (snap.simulation_version, snap.config_version):
-                self.snapshot = Snapshot(simulation, sim_version, config, config_version, lineage)
+            csv = snap.csv
+            if versions.documents["csv"] != csv.version:
+                csv = await self._load_csv()
+            if (sim_version, config_version, csv.version) != (
+                snap.simulation_version,
+                snap.config_version,
+                snap.csv.version,
+            ):
+                self.snapshot = Snapshot(simulation, sim_version, config, config_version, lineage, csv)
             await self._refresh_cache(snap, self.snapshot)
             await self.flush()
             # The generation just read, not a running maximum: a Redis that restarted empty counts
@@ -178,6 +188,44 @@ class Runtime:
         data = orjson.loads(body)
         return compile_simulation(decode_simulation(data), self.registry), version, str(data.get("lineage", ""))
 
+    async def _load_csv(self) -> CsvSources:
+        doc = await self.store.read_document("csv")
+        return CsvSources() if doc is None else decode_sources(*doc)
+
+    # -- CSV data sources written by templates (no wait: readers check the version per render) ----
+
+    async def fresh_csv(self) -> CsvSources:
+        """The data sources as the store has them now (one round trip; reloaded only when changed)."""
+        versions = await self.store.read_versions()
+        if versions.documents["csv"] == self.snapshot.csv.version:
+            return self.snapshot.csv
+        csv = await self._load_csv()
+        async with self._sync_lock:
+            if csv.version > self.snapshot.csv.version:
+                self.snapshot = replace(self.snapshot, csv=csv)
+        return csv
+
+    async def commit_csv(self, base: CsvSources, mutations: Sequence[CsvMutation]) -> bool:
+        """Store ``mutations`` made on ``base``; False (nothing stored) when another write came first."""
+        generation = await self.store.write_document("csv", encode_sources(replay(base, mutations)), base.version)
+        if generation is None:
+            return False
+        await self.fresh_csv()
+        return True
+
+    async def write_csv(
+        self, tables: Mapping[str, Sequence[Sequence[str]]], expected: int | None, *, wait: bool = True
+    ) -> bool:
+        """An admin write of every data source, then wait for every worker (like the simulation)."""
+        body = encode_sources(tables)
+
+        def apply(snap: Snapshot, generation: int) -> Snapshot:
+            if generation <= snap.csv.version:
+                return snap
+            return replace(snap, csv=decode_sources(generation, body))
+
+        return await self._write("csv", body, expected, apply, wait)
+
     async def _load_config(self) -> tuple[RuntimeConfig, int]:
         doc = await self.store.read_document("config")
         if doc is None:
@@ -233,7 +281,7 @@ class Runtime:
         def apply(snap: Snapshot, generation: int) -> Snapshot:
             if generation <= snap.simulation_version:
                 return snap
-            return Snapshot(compiled, generation, snap.config, snap.config_version, lineage)
+            return Snapshot(compiled, generation, snap.config, snap.config_version, lineage, snap.csv)
 
         return await self._write("simulation", body, expected, apply, wait)
 
@@ -243,7 +291,7 @@ class Runtime:
         def apply(snap: Snapshot, generation: int) -> Snapshot:
             if generation <= snap.config_version:
                 return snap
-            return Snapshot(snap.simulation, snap.simulation_version, config, generation, snap.lineage)
+            return Snapshot(snap.simulation, snap.simulation_version, config, generation, snap.lineage, snap.csv)
 
         return await self._write("config", orjson.dumps(config.to_json()), expected, apply, wait)
 

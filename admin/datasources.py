@@ -1,0 +1,53 @@
+"""``/api/v2/service/templating-data-source/csv``: the CSV data sources templates read and change."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from sanic import Request
+from sanic.response import HTTPResponse
+
+from admin.errors import BadRequest, NotFound, ServerError
+from admin.responses import json_response, services
+from admin.views import load_object, typed
+from engine.datasources import CsvSources, Rows
+from engine.runtime import Runtime
+from engine.templating.csv_store import format_csv, parse_csv
+
+WRITE_ATTEMPTS = 20
+
+
+def _view(csv: CsvSources) -> dict[str, list[dict[str, str]]]:
+    return {"csvDataSources": [{"name": name, "data": format_csv(rows)} for name, rows in sorted(csv.tables.items())]}
+
+
+async def get_sources(request: Request) -> HTTPResponse:
+    runtime = services(request).runtime
+    return json_response(_view(await runtime.fresh_csv()))
+
+
+async def put_source(request: Request) -> HTTPResponse:
+    body = load_object(request.body)
+    name = typed(body, "name", str, "")
+    data = typed(body, "data", str, "")
+    try:
+        rows = parse_csv(data)
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from exc
+    runtime = services(request).runtime
+    return json_response(_view(await _write(runtime, lambda csv: csv.with_table(name, rows))))
+
+
+async def delete_source(request: Request, name: str) -> HTTPResponse:
+    runtime = services(request).runtime
+    if name not in (await runtime.fresh_csv()).tables:
+        raise NotFound(f"no CSV data source named {name!r}")
+    return json_response(_view(await _write(runtime, lambda csv: csv.without(name))))
+
+
+async def _write(runtime: Runtime, change: Callable[[CsvSources], Mapping[str, Rows]]) -> CsvSources:
+    for _ in range(WRITE_ATTEMPTS):
+        current = await runtime.fresh_csv()
+        if await runtime.write_csv(change(current), expected=current.version):
+            return runtime.snapshot.csv
+    raise ServerError("the data sources kept changing during the update; try again")
