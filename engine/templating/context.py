@@ -1,0 +1,145 @@
+"""What a render sees and returns: the request and root structs, the render context and result.
+
+The root object has Hoverfly's ``TemplatingData`` fields (``Request``, ``State``,
+``CurrentDateTime``, ``Literals``, ``Vars``, ``Kvs``, ``InternalVars``); ``Request`` has the fields
+of Hoverfly's ``Request`` struct. Both are Go structs: members are found by their capitalised name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from engine.request import RequestDetails
+from engine.templating.csv_store import CsvTables
+from engine.templating.values import MISSING, GoFunc, GoStruct, StrList, StructFields
+
+if TYPE_CHECKING:
+    from engine.templating.engine import Variables
+
+
+class JournalEntryView(Protocol):
+    @property
+    def request_body(self) -> str: ...
+
+    @property
+    def response_body(self) -> str: ...
+
+
+class JournalLookup(Protocol):
+    def lookup(self, index: str, key: str) -> JournalEntryView | None: ...
+
+
+class NoJournal:
+    """A journal with no indexes: ``journal`` prints its own call, ``hasJournalKey`` is false."""
+
+    def lookup(self, index: str, key: str) -> JournalEntryView | None:
+        return None
+
+
+@dataclass(slots=True)
+class RenderContext:
+    request: RequestDetails
+    state: Mapping[str, str]
+    literals: Mapping[str, Any]
+    """Literal name to its JSON value."""
+    variables: Variables
+    csv: CsvTables
+    """Mutated in place by the write helpers."""
+    journal: JournalLookup
+
+
+@dataclass(frozen=True, slots=True)
+class RenderResult:
+    text: str
+    """The rendered text, or the original template text when the render failed."""
+    ok: bool
+    """False: Hoverfly serves the template unrendered and applies no status or header change."""
+    status: int | None
+    """The last valid ``setStatusCode`` (100-599), only when ok."""
+    headers: tuple[tuple[str, str], ...]
+    """``setHeader`` calls in order, only when ok."""
+
+
+def _slices(values: Mapping[str, list[str]]) -> dict[str, StrList]:
+    return {name: StrList(items) for name, items in values.items()}
+
+
+class RequestView(GoStruct):
+    """Hoverfly's templating ``Request``: values are Go ``[]string``; ``Body`` is a function."""
+
+    __slots__ = ("details",)
+    FIELDS = ("QueryParam", "Header", "Path", "Scheme", "Body", "FormData", "Method", "Host")
+
+    def __init__(self, details: RequestDetails, body: GoFunc) -> None:
+        super().__init__(
+            StructFields(
+                {"Method": details.method, "Scheme": details.scheme, "Host": details.destination, "Body": body},
+                self._lazy,
+            )
+        )
+        self.details = details
+
+    def _lazy(self, name: str) -> Any:
+        details = self.details
+        if name == "Path":
+            return StrList(details.path.split("/")[1:])
+        if name == "QueryParam":
+            return _slices(details.query)
+        if name == "Header":
+            return _slices(details.headers)
+        if name == "FormData":
+            return _slices(details.form)
+        return MISSING
+
+    def debug_fields(self) -> list[Any]:
+        fields = super().debug_fields()
+        return [*fields[:6], self.details.body, *fields[6:]]
+
+
+class RootData(GoStruct):
+    """Hoverfly's ``TemplatingData``, the root context of every render."""
+
+    __slots__ = ()
+    FIELDS = ("Request", "State", "CurrentDateTime", "Literals", "Vars", "Kvs", "InternalVars")
+
+    def __init__(
+        self,
+        request: RequestView,
+        state: dict[str, str],
+        literals: dict[str, Any],
+        vars_: dict[str, Any],
+        kvs: dict[str, Any],
+        internal: dict[str, Any],
+        current_date_time: GoFunc,
+    ) -> None:
+        super().__init__(
+            StructFields(
+                {
+                    "Request": request,
+                    "State": state,
+                    "CurrentDateTime": current_date_time,
+                    "Literals": literals,
+                    "Vars": vars_,
+                    "Kvs": kvs,
+                    "InternalVars": internal,
+                }
+            )
+        )
+
+
+class Runtime:
+    """The state of one render that helpers reach through their call."""
+
+    __slots__ = ("csv", "headers", "internal", "journal", "kvs", "request", "root", "services")
+
+    def __init__(self, services: Any, request: RequestDetails, csv: CsvTables, journal: JournalLookup) -> None:
+        self.services = services
+        self.request = request
+        self.csv = csv
+        self.journal = journal
+        self.kvs: dict[str, Any] = {}
+        self.internal: dict[str, Any] = {}
+        self.headers: list[tuple[str, str]] = []
+        self.root: Any = None

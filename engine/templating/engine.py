@@ -1,0 +1,307 @@
+"""The templating entry points: ``TemplateEngine`` compiles templates and variables; ``Template.render``
+never raises (a failure serves the template unrendered, as Hoverfly does).
+
+The engine also holds what renders share: the clock, the random source, a lazily created Faker,
+and small bounded caches of compiled JSONPath, XPath, regex and dynamically parsed ``csv`` keys.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from faker import Faker
+
+from engine.errors import SimulationError
+from engine.jsonpath_k8s import JsonPath, compile_jsonpath, prepare
+from engine.matchers_xml import _check_xpath
+from engine.templating import helpers_body
+from engine.templating.compiler import CompileError, Compiler, Usage
+from engine.templating.context import RenderContext, RenderResult, RequestView, RootData, Runtime
+from engine.templating.evaluate import Call, Scope
+from engine.templating.parser import TemplateSyntaxError, parse
+from engine.templating.registry import CSV_HELPERS, CSV_WRITERS, HELPERS, JOURNAL_HELPERS, RAYMOND_BUILTINS
+from engine.templating.render import Program
+from engine.templating.values import GoFunc, GoInt, RenderFailure
+
+log = logging.getLogger(__name__)
+
+_CACHE_SIZE = 512
+
+
+class _Cache:
+    """A bounded memo: cleared when full, which is enough for the handful of queries a simulation uses."""
+
+    __slots__ = ("items",)
+
+    def __init__(self) -> None:
+        self.items: dict[str, Any] = {}
+
+    def get(self, key: str, make: Callable[[str], Any]) -> Any:
+        try:
+            return self.items[key]
+        except KeyError:
+            pass
+        value = make(key)
+        if len(self.items) >= _CACHE_SIZE:
+            self.items.clear()
+        self.items[key] = value
+        return value
+
+
+def _jsonpath(query: str) -> JsonPath | None:
+    try:
+        return compile_jsonpath(prepare(query))
+    except ValueError:
+        return None
+
+
+def _xpath(expr: str) -> Any:
+    try:
+        return _check_xpath(expr, "")
+    except SimulationError as exc:
+        return exc
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    uses_state: bool
+    """Reads ``State.*`` (or may: ``this`` at the root, ``lookup``, a computed ``csv`` key)."""
+    uses_csv: bool
+    """Calls any csv helper."""
+    writes_csv: bool
+    """Calls ``csvAddRow``, ``csvDeleteRows`` or a ``csvSqlCommand`` that is not a literal SELECT."""
+    uses_journal: bool
+    source: str = field(repr=False)
+    program: Program = field(repr=False)
+    engine: TemplateEngine = field(repr=False)
+
+    def render(self, ctx: RenderContext) -> RenderResult:
+        """Render against ``ctx``; any failure gives ``ok=False`` and the template text unchanged."""
+        engine = self.engine
+        rt = Runtime(engine, ctx.request, ctx.csv, ctx.journal)
+        try:
+            variables = ctx.variables.evaluate(rt)
+            state = ctx.state if isinstance(ctx.state, dict) else dict(ctx.state)
+            literals = ctx.literals if isinstance(ctx.literals, dict) else dict(ctx.literals)
+            root = RootData(
+                RequestView(ctx.request, engine.body_func),
+                state,
+                literals,
+                variables,
+                rt.kvs,
+                rt.internal,
+                engine.current_date_time,
+            )
+            rt.root = root
+            text = self.program.render(Scope(rt, root))
+        except (RenderFailure, RecursionError) as exc:
+            log.warning("template served unrendered: %s", exc)
+            return RenderResult(self.source, False, None, ())
+        except Exception:
+            log.exception("template served unrendered after an unexpected error")
+            return RenderResult(self.source, False, None, ())
+        status = rt.internal.get("statusCode")
+        return RenderResult(text, True, None if status is None else int(status), tuple(rt.headers))
+
+
+@dataclass(frozen=True, slots=True)
+class _Variable:
+    name: str
+    function: str
+    arguments: tuple[Any, ...]
+    """Each argument compiled: a Program (evaluated as ``{{arg}}``) or the plain value."""
+
+
+@dataclass(frozen=True, slots=True)
+class Variables:
+    """Hoverfly's variables, computed again at every render (``Vars.<name>``)."""
+
+    entries: tuple[_Variable, ...] = ()
+    uses_csv: bool = False
+    writes_csv: bool = False
+    uses_journal: bool = False
+
+    def evaluate(self, rt: Runtime) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for entry in self.entries:
+            try:
+                if entry.function == "requestBody":
+                    query_type, query = entry.arguments[0], entry.arguments[1]
+                    if not isinstance(query_type, str) or not isinstance(query, str):
+                        raise RenderFailure("requestBody variables take two strings")
+                    values[entry.name] = helpers_body.fetch_from_body(rt.services, query_type, query, rt.request.body)
+                else:
+                    values[entry.name] = _call_variable(rt, entry)
+            except Exception as exc:  # Hoverfly recovers the panic and leaves the variable unset
+                log.warning("variable %s left unset: %s", entry.name, exc)
+                if entry.function == "requestBody":
+                    values[entry.name] = None
+        return values
+
+
+def _argument_text(rt: Runtime, argument: Any) -> str:
+    """A string argument rendered as ``{{arg}}`` against a root holding only the request; the text
+    itself when that does not parse or fails."""
+    if isinstance(argument, str):
+        return argument
+    program, literal = argument
+    engine = rt.services
+    root = RootData(RequestView(rt.request, engine.body_func), {}, {}, {}, {}, {}, engine.current_date_time)
+    saved, rt.root = rt.root, root
+    try:
+        text: str = program.render(Scope(rt, root))
+    except Exception:
+        text = literal
+    finally:
+        rt.root = saved
+    return text
+
+
+def _call_variable(rt: Runtime, entry: _Variable) -> Any:
+    """The helper called with one argument per Go parameter, as Hoverfly's reflection does."""
+    spec = HELPERS[entry.function]
+    if spec.options or any(kind not in ("str", "int", "float") for kind in spec.types):
+        raise RenderFailure(f"{entry.function} cannot be called as a variable")
+    count = len(entry.arguments) if spec.variadic else len(spec.types)
+    if len(entry.arguments) < count:
+        raise RenderFailure(f"{entry.function} needs {count} arguments")
+    args: list[Any] = []
+    for i, argument in enumerate(entry.arguments[:count]):
+        kind = "str" if spec.variadic else spec.types[i]
+        if kind == "str":
+            if not isinstance(argument, str | tuple):
+                raise RenderFailure(f"argument {i + 1} is not a string")
+            args.append(_argument_text(rt, argument))
+        elif isinstance(argument, bool) or not isinstance(argument, int | float):
+            raise RenderFailure(f"argument {i + 1} is not a number")
+        else:
+            args.append(GoInt(int(argument)) if kind == "int" else float(argument))
+    return spec.run(Call(Scope(rt, None), entry.function, args, {}), *args)
+
+
+class TemplateEngine:
+    def __init__(
+        self, *, now: Callable[[], datetime] = lambda: datetime.now(UTC), rng: random.Random | None = None
+    ) -> None:
+        self.now = now
+        self.rng = rng if rng is not None else random.Random()
+        self._faker: Faker | None = None
+        self._jsonpaths = _Cache()
+        self._xpaths = _Cache()
+        self._regexes = _Cache()
+        self._dynamic = _Cache()
+        self.body_func = GoFunc(
+            ("str", "str"), True, helpers_body.request_body, "func(string, string, *raymond.Options) interface {}"
+        )
+        self.current_date_time = GoFunc(
+            ("str", "str", "str"), False, lambda _call, a, b, c: f"{a} {b} {c}", "func(string, string, string) string"
+        )
+
+    # -- compiling --------------------------------------------------------------------------
+
+    def compile(self, text: str, where: str) -> Template:
+        """Parse and check a template; ``SimulationError(where, ...)`` when it cannot work."""
+        compiler = Compiler(HELPERS, strict=True)
+        try:
+            program = compiler.program(parse(text))
+        except TemplateSyntaxError as exc:
+            raise SimulationError(where, f"template parse error: {exc}") from exc
+        except CompileError as exc:
+            raise SimulationError(where, f"template error: {exc}") from exc
+        except RecursionError:
+            raise SimulationError(where, "template error: the template is nested too deeply") from None
+        assert program is not None
+        usage = compiler.usage
+        return Template(usage.state, usage.csv, usage.writes_csv, usage.journal, text, program, self)
+
+    def compile_variables(self, variables: Sequence[Mapping[str, Any]], where: str) -> Variables:
+        """Hoverfly's ``{name, function, arguments}`` variables; an unknown function is refused."""
+        entries = []
+        usage = Usage()
+        for variable in variables:
+            name, function = variable.get("name"), variable.get("function")
+            if not isinstance(function, str) or function not in HELPERS or function in RAYMOND_BUILTINS:
+                raise SimulationError(where, f"function {function} not supported for custom variable {name}")
+            arguments = variable.get("arguments")
+            arguments = arguments if isinstance(arguments, list) else []
+            if function == "requestBody":  # its two arguments are used as they are
+                compiled = tuple(arguments)
+            else:
+                compiled = tuple(self._variable_argument(argument, usage) for argument in arguments)
+            entries.append(_Variable(str(name), function, compiled))
+            usage.csv = usage.csv or function in CSV_HELPERS
+            usage.writes_csv = usage.writes_csv or function in CSV_WRITERS
+            usage.journal = usage.journal or function in JOURNAL_HELPERS
+        return Variables(tuple(entries), usage.csv, usage.writes_csv, usage.journal)
+
+    def _variable_argument(self, argument: Any, usage: Usage) -> Any:
+        if not isinstance(argument, str):
+            return argument
+        compiler = Compiler(HELPERS, strict=False)
+        try:
+            program = compiler.program(parse("{{" + argument + "}}"))
+        except (TemplateSyntaxError, RecursionError):
+            return argument
+        usage.csv = usage.csv or compiler.usage.csv
+        usage.writes_csv = usage.writes_csv or compiler.usage.writes_csv
+        usage.journal = usage.journal or compiler.usage.journal
+        return (program, argument)
+
+    # -- services for helpers -------------------------------------------------------------------
+
+    def faker(self) -> Faker:
+        if self._faker is None:
+            fake = Faker("en_US")
+            fake.seed_instance(self.rng.getrandbits(64))
+            self._faker = fake
+        return self._faker
+
+    def jsonpath(self, query: str) -> JsonPath | None:
+        return self._jsonpaths.get(query, _jsonpath)  # type: ignore[no-any-return]
+
+    def xpath(self, expr: str) -> Any:
+        compiled = self._xpaths.get(expr, _xpath)
+        if isinstance(compiled, SimulationError):
+            raise RenderFailure(f"invalid XPath {expr!r} (Hoverfly crashes): {compiled.message}")
+        return compiled
+
+    def regex(self, pattern: str, make: Callable[[str], Any]) -> Any:
+        compiled = self._regexes.get(pattern, lambda p: _try(make, p))
+        if isinstance(compiled, Exception):
+            raise compiled
+        return compiled
+
+    def dynamic_value(self, scope: Scope, value: str) -> str:
+        """Hoverfly's ``csv`` key: ``{{ value }}`` rendered against the current context when that
+        gives text; helpers may not run in it (the value can come from the request)."""
+        program = self._dynamic.get(value, _parse_dynamic)
+        if program is None:
+            return value
+        try:
+            inner = Scope(scope.rt, scope.ctx[-1])
+            text = program.render(inner)
+        except Exception:
+            return value
+        return text or value
+
+
+def _parse_dynamic(value: str) -> Program | None:
+    try:
+        return Compiler(HELPERS, strict=False, allow_helpers=False).program(parse("{{ " + value + " }}"))
+    except (TemplateSyntaxError, RecursionError):
+        return None
+
+
+def _try(make: Callable[[str], Any], key: str) -> Any:
+    try:
+        return make(key)
+    except Exception as exc:
+        return exc
+
+
+__all__ = ["Template", "TemplateEngine", "Variables"]
