@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from engine.templating.evaluate import Call, Part, eval_field
+from engine.templating.evaluate import Call, DataFrame, Part, eval_field, eval_program
 from engine.templating.values import MISSING, GoInt, GoStruct, go_atoi, go_title, to_str, truthy
 
 log = logging.getLogger(__name__)
@@ -42,6 +42,15 @@ def _items(context: Any) -> list[tuple[Any, Any, Any]] | None:
 def each(call: Call, context: Any) -> str:
     if not truthy(context):
         return call.inverse()
+    scope = call.scope
+    if isinstance(context, list) and scope.blocks and scope.blocks[-1].program is not None:
+        program, parent, count = scope.blocks[-1].program, scope.data, len(context)
+        return "".join(
+            [
+                eval_program(scope, program, item, DataFrame(parent, i, count, None), GoInt(i))
+                for i, item in enumerate(context)
+            ]
+        )
     items = _items(context)
     if items is None:
         return ""

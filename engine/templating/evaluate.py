@@ -292,6 +292,22 @@ def depth_path(scope: Scope, path: Path, root_expr: Any) -> Any:
     return None
 
 
+def falls_to_root(ctxs: list[Any], first: Part) -> bool:
+    """No context above the root resolves ``first``, so a plain path's lookup ends at the root."""
+    for ctx in ctxs[1:]:
+        if ctx.__class__ is dict:
+            if first.name in ctx:
+                return False
+        elif isinstance(ctx, list) or (isinstance(ctx, GoStruct) and ctx.fields[first.title] is not MISSING):
+            return False  # a list context answers every path
+    return True
+
+
+def root_value(scope: Scope, path: Path, root_expr: Any) -> Any:
+    """A plain path's value at the root context."""
+    return _ctx_path(scope, scope.ctx[0], path.parts, root_expr)[0]
+
+
 def _ctx_path(scope: Scope, ctx: Any, parts: tuple[Part, ...], root_expr: Any) -> tuple[Any, bool]:
     if isinstance(ctx, list):
         found = []

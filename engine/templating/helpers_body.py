@@ -48,13 +48,15 @@ def json_query(services: Any, query: str, data: Any) -> Any:
     if compiled is None:
         return ""
     root = [NO_VALUE if data is None else data]
-    out = []
+    found = []
     try:
         for part in compiled.parts:
-            out.append(part if isinstance(part, str) else " ".join(_text(value) for value in run(root, part)))
+            found.append(part if isinstance(part, str) else run(root, part))
     except Exception:  # a k8s evaluation error (missing key, index out of range, ...)
         return ""
-    result = "".join(out)
+    if len(found) == 1 and not isinstance(found[0], str) and len(found[0]) == 1 and isinstance(found[0][0], list):
+        return found[0][0]  # printed as JSON and read back, a lone array is itself
+    result = "".join(part if isinstance(part, str) else " ".join(_text(value) for value in part) for part in found)
     if _SCIENTIFIC.match(result):
         result = format(Decimal(result).normalize(), "f")
     if result.lstrip(" \t\r\n").startswith("["):

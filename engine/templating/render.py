@@ -23,6 +23,8 @@ from engine.templating.evaluate import (
     eval_hash,
     eval_path,
     eval_program,
+    falls_to_root,
+    root_value,
 )
 from engine.templating.values import MISSING, GoInt, RenderFailure, escape_html, to_str, truthy
 
@@ -75,12 +77,12 @@ class PathMustache:
             value = data_path(scope, path, self)
             if value is None:
                 value = depth_path(scope, path, self)
-        elif path.memo >= 0 and len(scope.ctx) == 1:
+        elif path.memo >= 0 and (len(scope.ctx) == 1 or falls_to_root(scope.ctx, path.parts[0])):
             key = path.memo + self.escape
             text = scope.memo.get(key)
             if text is None:
                 scope.func_expr = None
-                value = depth_path(scope, path, self)
+                value = root_value(scope, path, self)
                 text = value if value.__class__ is str else to_str(value)
                 if self.escape:
                     text = escape_html(text)

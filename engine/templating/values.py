@@ -246,6 +246,14 @@ def go_atoi(text: str) -> int | None:
 
 def go_parse_float(text: str) -> float | None:
     """``strconv.ParseFloat(s, 64)``: None on a syntax error or when the value overflows."""
+    start = text[1:2] if text[:1] in ("+", "-") else text[:1]
+    if start and start in "0123456789." and text.isascii() and "_" not in text and text == text.strip():
+        try:  # a plain decimal: Python reads exactly what Go reads (hex goes on to the slow path)
+            value = float(text)
+        except ValueError:
+            pass
+        else:
+            return None if math.isinf(value) else value
     special = _SPECIAL.match(text)
     if special is not None:
         if special.group(1) is None:
