@@ -46,6 +46,15 @@ class Compiler:
         self.allow_helpers = allow_helpers
         self.usage = Usage()
         self.paths: dict[tuple[object, ...], evaluate.Path] = {}
+        self.printed: dict[int, int] = {}
+        """How often each path is printed (inside a block counts as often): remembering pays from two."""
+        self.in_blocks = 0
+
+    def finish(self) -> None:
+        """Stop remembering the values of paths printed only once."""
+        for path in self.paths.values():
+            if self.printed.get(id(path), 0) < 2:
+                path.memo = -1
 
     def program(self, program: syntax.Program | None) -> render.Program | None:
         if program is None:
@@ -70,13 +79,17 @@ class Compiler:
         if isinstance(node, syntax.Mustache):
             expr = self.expression(node.expr)
             if isinstance(expr, render.FieldExpr):
+                key = id(expr.path)
+                self.printed[key] = self.printed.get(key, 0) + (2 if self.in_blocks else 1)
                 return render.PathMustache(expr.path, expr.params, expr.hash, not node.unescaped)
             return render.MustacheNode(expr, not node.unescaped)
         if isinstance(node, syntax.Block):
             helper = bool(node.expr.helper_name()) and node.expr.helper_name() in self.helpers
-            return render.BlockNode(
-                self.expression(node.expr), helper, self.program(node.program), self.program(node.inverse)
-            )
+            expr = self.expression(node.expr)
+            self.in_blocks += 1
+            program, inverse = self.program(node.program), self.program(node.inverse)
+            self.in_blocks -= 1
+            return render.BlockNode(expr, helper, program, inverse)
         sub = self.param(node.name) if isinstance(node.name, syntax.SubExpr) else None
         for param in node.params:
             self.param(param)

@@ -216,6 +216,7 @@ class TemplateEngine:
         except RecursionError:
             raise SimulationError(where, "template error: the template is nested too deeply") from None
         assert program is not None
+        compiler.finish()
         usage = compiler.usage
         return Template(usage.state, usage.csv, usage.writes_csv, usage.journal, text, program, self)
 

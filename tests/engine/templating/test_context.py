@@ -184,3 +184,16 @@ def test_printing_the_request_struct_gives_go_debug_text() -> None:
 
 def test_kvs_and_internal_vars_are_context_fields() -> None:
     assert text("{{putValue 'k' 'v' false}}{{Kvs.k}}{{setStatusCode 418}}{{InternalVars.statusCode}}") == "v418"
+
+
+def test_repeated_paths_print_the_same_values_wherever_they_are() -> None:
+    literals = {"name": "root", "items": [{"x": 1}, {"name": "item"}, ["list"]]}
+    template = "{{name}}|{{#each Literals.items}}[{{name}}]{{/each}}|{{name}}"
+    assert text(template, literals={"outer": 1, **literals}) == "|[][item][]|"
+    assert text("{{Literals.name}}{{#each Literals.items}}[{{Literals.name}}]{{/each}}", literals=literals) == (
+        "root[root][root][]"
+    )
+
+
+def test_the_store_is_read_afresh_each_time() -> None:
+    assert text("{{putValue 'k' 'a' false}}{{Kvs.k}}{{putValue 'k' 'b' false}}{{Kvs.k}}") == "ab"
