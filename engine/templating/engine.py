@@ -114,7 +114,11 @@ class _Variable:
     name: str
     function: str
     arguments: tuple[Any, ...]
-    """Each argument compiled: a Program (evaluated as ``{{arg}}``) or the plain value."""
+    """Each string argument as (Program of ``{{arg}}``, the text) or the text when that does not
+    parse; other values as they are (``requestBody`` keeps its two strings as they are)."""
+    callable: bool = True
+    """False when Hoverfly's reflection can never call the helper (it takes the options, a bool or
+    an array): the variable is always unset."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +133,8 @@ class Variables:
     def evaluate(self, rt: Runtime) -> dict[str, Any]:
         values: dict[str, Any] = {}
         for entry in self.entries:
+            if not entry.callable:
+                continue
             try:
                 if entry.function == "requestBody":
                     query_type, query = entry.arguments[0], entry.arguments[1]
@@ -234,7 +240,13 @@ class TemplateEngine:
                 compiled = tuple(arguments)
             else:
                 compiled = tuple(self._variable_argument(argument, usage) for argument in arguments)
-            entries.append(_Variable(str(name), function, compiled))
+            spec = HELPERS[function]
+            usable = function == "requestBody" or not (
+                spec.options or any(kind not in ("str", "int", "float") for kind in spec.types)
+            )
+            if not usable:
+                log.warning("variable %s will stay unset: %s cannot be called as a variable", name, function)
+            entries.append(_Variable(str(name), function, compiled, usable))
             usage.csv = usage.csv or function in CSV_HELPERS
             usage.writes_csv = usage.writes_csv or function in CSV_WRITERS
             usage.journal = usage.journal or function in JOURNAL_HELPERS

@@ -102,3 +102,11 @@ def test_faker_method_with_arguments_fails_where_hoverfly_crashes(method: str) -
 
 def test_faker_result_is_truthy_only_for_a_known_method() -> None:
     assert text("{{#if (faker 'Name')}}y{{else}}n{{/if}}{{#if (faker 'Nope')}}y{{else}}n{{/if}}") == "yn"
+
+
+def test_every_zero_argument_gofakeit_method_renders_a_value() -> None:
+    from engine.templating.faker_map import TABLE
+
+    eng = engine(seed=11)
+    for method in TABLE:
+        assert render(f"{{{{{{faker '{method}'}}}}}}", using=eng).text != "", method
