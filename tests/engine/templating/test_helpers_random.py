@@ -8,6 +8,7 @@ import uuid
 
 import pytest
 
+from engine.templating.faker_map import TABLE
 from tests.engine.templating.conftest import engine, fails, render, text
 
 
@@ -105,8 +106,6 @@ def test_faker_result_is_truthy_only_for_a_known_method() -> None:
 
 
 def test_every_zero_argument_gofakeit_method_renders_a_value() -> None:
-    from engine.templating.faker_map import TABLE
-
     eng = engine(seed=11)
     for method in TABLE:
         assert render(f"{{{{{{faker '{method}'}}}}}}", using=eng).text != "", method
