@@ -14,12 +14,16 @@ from types import MappingProxyType
 from typing import Any
 
 from engine.cache import CacheEntry, cache_key
+from engine.errors import SimulationError
 from engine.goregex import GoRegex, compile_go
 from engine.matching import CompiledPair, MatchResult, Strategy, match
 from engine.miss import MATCHING_CONTEXT, NO_MATCH, error_text, miss_text
+from engine.model import Response
 from engine.request import RequestDetails
-from engine.responses import Wire, plain_error
+from engine.responses import Wire, plain_error, render_response
 from engine.runtime import Runtime, Snapshot
+from engine.templated import Rendered, render_pair
+from engine.templating import CsvTables
 from store import StoreError
 
 log = logging.getLogger(__name__)
@@ -95,26 +99,39 @@ class Engine:
         return plain_error(502, miss_text(req, result.closest))
 
     def _serve(self, snap: Snapshot, pair: CompiledPair, req: RequestDetails) -> Outcome:
-        """Answer with a chosen pair: its state steps (when it has any) and its delay, then the wire."""
+        """Answer with a chosen pair: templates, state steps and delay, then the wire.
+
+        Synchronous when nothing needs the store or a timer (the common case).
+        """
         response = pair.pair.response
         delay = snap.simulation.delays.for_response(response, req.destination, req.path, req.method, self.rng)
         step = snap.simulation.writes_state and bool(response.transitions_state or response.removes_state)
-        if not step and delay <= 0:
+        templates = pair.templates
+        if templates is not None and not (templates.uses_state or templates.uses_csv or step or delay > 0):
+            rendered = self._render(snap, pair, req, _NO_STATE, CsvTables({}))
+            return self._wire_of(rendered.response)
+        if templates is None and not step and delay <= 0:
             return self._wire(pair)
-        return self._finish(pair, delay, step)
+        return self._finish(snap, pair, req, delay, step)
 
-    async def _finish(self, pair: CompiledPair, delay: float, step: bool) -> Wire:
-        if step:
-            response = pair.pair.response
-            try:
-                await self.runtime.store.state_transition(
-                    {}, dict(response.transitions_state or ()), response.removes_state or ()
-                )
-            except StoreError as exc:
-                return plain_error(502, error_text(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}"))
+    async def _finish(self, snap: Snapshot, pair: CompiledPair, req: RequestDetails, delay: float, step: bool) -> Wire:
+        response = pair.pair.response
+        wire: Wire | None = None
+        transitions = response.transitions_state
+        try:
+            if pair.templates is not None:
+                state = await self.runtime.store.state_get() if pair.templates.uses_state else _NO_STATE
+                rendered = await self._render_shared(snap, pair, req, state)
+                if rendered is None:
+                    return self._conflict()
+                wire, transitions = self._wire_of(rendered.response), rendered.transitions
+            if step:
+                await self.runtime.store.state_transition({}, dict(transitions or ()), response.removes_state or ())
+        except StoreError as exc:
+            return plain_error(502, error_text(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}"))
         if delay > 0:
             await asyncio.sleep(delay)
-        return self._wire(pair)
+        return wire or self._wire(pair)
 
     async def _simulate_with_state(self, snap: Snapshot, req: RequestDetails, key: str) -> Wire:
         """Match against the shared state, then take the pair's state step atomically.
@@ -125,15 +142,22 @@ class Engine:
         store = self.runtime.store
         try:
             for _ in range(STATE_ATTEMPTS):
-                state = await store.state_get() if snap.simulation.reads_state else {}
+                sim = snap.simulation
+                state = await store.state_get() if sim.reads_state or sim.templates_read_state else {}
                 result = match(snap.simulation, req, state, _strategy(snap), self.webserver)
                 if result.pair is None:
                     self._remember(result, req, key)
                     return self._miss(result, req)
                 pair = result.pair
                 response = pair.pair.response
+                wire, transitions = None, response.transitions_state
+                if pair.templates is not None:  # Hoverfly renders before it changes the state
+                    rendered = await self._render_shared(snap, pair, req, state)
+                    if rendered is None:
+                        return self._conflict()
+                    wire, transitions = self._wire_of(rendered.response), rendered.transitions
                 if await store.state_transition(
-                    dict(pair.requires_state), dict(response.transitions_state or ()), response.removes_state or ()
+                    dict(pair.requires_state), dict(transitions or ()), response.removes_state or ()
                 ):
                     self._remember(result, req, key)
                     delay = snap.simulation.delays.for_response(
@@ -141,10 +165,44 @@ class Engine:
                     )
                     if delay > 0:
                         await asyncio.sleep(delay)
-                    return self._wire(pair)
+                    return wire or self._wire(pair)
         except StoreError as exc:
             return plain_error(502, error_text(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}"))
-        return plain_error(502, error_text(MATCHING_CONTEXT, "the state kept changing while matching; try again"))
+        return self._conflict()
+
+    async def _render_shared(
+        self, snap: Snapshot, pair: CompiledPair, req: RequestDetails, state: Mapping[str, str]
+    ) -> Rendered | None:
+        """Render against the fleet's data sources; a render that changed them commits its changes
+        with a compare-and-set, and renders again on a fresher copy if another write came first."""
+        templates = pair.templates
+        assert templates is not None
+        if not templates.uses_csv:
+            return self._render(snap, pair, req, state, CsvTables({}))
+        for _ in range(STATE_ATTEMPTS):
+            base = await self.runtime.fresh_csv()
+            tables = base.copy()
+            rendered = self._render(snap, pair, req, state, tables)
+            if not tables.mutations or await self.runtime.commit_csv(base, tables.mutations):
+                return rendered
+        return None
+
+    def _render(
+        self, snap: Snapshot, pair: CompiledPair, req: RequestDetails, state: Mapping[str, str], tables: CsvTables
+    ) -> Rendered:
+        sim = snap.simulation
+        assert pair.templates is not None and sim.variables is not None
+        return render_pair(pair.templates, pair.pair.response, req, state, sim.literals, sim.variables, tables)
+
+    def _conflict(self) -> Wire:
+        return plain_error(502, error_text(MATCHING_CONTEXT, "the shared state kept changing; try again"))
+
+    def _wire_of(self, response: Response) -> Wire:
+        try:
+            rendered = render_response(response, "a templated response")
+        except SimulationError as exc:  # a template wrote a line break into a header
+            return plain_error(502, error_text("There was an error when rendering the response", str(exc)))
+        return rendered.webserver if self.webserver else rendered.proxy
 
     def _wire(self, pair: CompiledPair) -> Wire:
         rendered = pair.rendered

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from engine.delays import Delays
 from engine.index import PairIndex
@@ -18,6 +18,8 @@ from engine.matchers import CompiledMatcher, MatcherRegistry
 from engine.model import Matchers, NamedMatchers, Pair, Simulation
 from engine.request import RequestDetails
 from engine.responses import RenderedResponse, render_response
+from engine.templated import PairTemplates, compile_pair_templates
+from engine.templating import TemplateEngine, Variables
 
 CompiledList = tuple[CompiledMatcher, ...]
 Strategy = Literal["strongest", "first"]
@@ -40,6 +42,8 @@ class CompiledPair:
     rendered: RenderedResponse
     body_form: tuple[tuple[str, CompiledList], ...] | None = None
     """The fields of the body's ``form`` matchers; when set, the body's other matchers are ignored."""
+    templates: PairTemplates | None = None
+    """The response's templates when it is ``templated``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +76,11 @@ class CompiledSimulation:
     """Some pair has ``requiresState``, ``transitionsState`` or ``removesState``."""
     delays: Delays = field(default_factory=Delays)
     """The global delays, compiled."""
+    literals: Mapping[str, Any] = field(default_factory=dict)
+    variables: Variables | None = None
+    """The simulation's templating variables (None when it has no templated response)."""
+    templates_read_state: bool = False
+    """Some templated response reads ``State``."""
 
     def candidates(self, path: str, method: str) -> list[CompiledPair]:
         """Pairs that may hit a request with this path and method, in simulation order."""
@@ -79,16 +88,25 @@ class CompiledSimulation:
         return [pairs[i] for i in self.index.candidates(path, method)]
 
 
-def compile_simulation(sim: Simulation, registry: MatcherRegistry) -> CompiledSimulation:
-    """Compile every matcher (raising ``SimulationError`` with its path) and build the index."""
-    compiled = tuple(_compile_pair(i, pair, registry) for i, pair in enumerate(sim.pairs))
+def compile_simulation(
+    sim: Simulation, registry: MatcherRegistry, templates: TemplateEngine | None = None
+) -> CompiledSimulation:
+    """Compile every matcher and template (raising ``SimulationError`` with its path) and build the index."""
+    engine = templates or TemplateEngine()
+    compiled = tuple(_compile_pair(i, pair, registry, engine) for i, pair in enumerate(sim.pairs))
     index = PairIndex.build((p.request.path, p.request.method) for p in sim.pairs)
     reads = any(cp.requires_state for cp in compiled)
     writes = reads or any(p.response.transitions_state or p.response.removes_state for p in sim.pairs)
-    return CompiledSimulation(sim, compiled, index, reads, writes, Delays.compile(sim))
+    templated = any(cp.templates is not None for cp in compiled)
+    variables = engine.compile_variables(sim.variables, "data.variables") if templated or sim.variables else None
+    literals = {str(item.get("name", "")): item.get("value") for item in sim.literals}
+    templates_read_state = any(cp.templates is not None and cp.templates.uses_state for cp in compiled)
+    return CompiledSimulation(
+        sim, compiled, index, reads, writes, Delays.compile(sim), literals, variables, templates_read_state
+    )
 
 
-def _compile_pair(index: int, pair: Pair, registry: MatcherRegistry) -> CompiledPair:
+def _compile_pair(index: int, pair: Pair, registry: MatcherRegistry, engine: TemplateEngine) -> CompiledPair:
     base = f"data.pairs[{index}].request"
     req = pair.request
 
@@ -112,6 +130,7 @@ def _compile_pair(index: int, pair: Pair, registry: MatcherRegistry) -> Compiled
         query=None if req.query is None else named(req.query, "query"),
         requires_state=req.requires_state or (),
         rendered=render_response(pair.response, f"data.pairs[{index}].response"),
+        templates=compile_pair_templates(pair.response, engine, f"data.pairs[{index}].response"),
     )
 
 

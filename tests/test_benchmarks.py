@@ -44,3 +44,13 @@ def test_the_simulation_is_valid_and_the_check_fails_loudly_when_a_request_does_
         matching.check(matching.EXACT_HIT, 100, sim, [(req, index + 1)])
     with pytest.raises(matching.BenchmarkCheckFailed, match="should miss"):
         matching.check(matching.MISS, 100, sim, [(req, None)])
+
+
+def test_templating_quick_run_renders_every_case(capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks import templating
+
+    assert templating.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    for case in templating.cases():
+        assert re.search(rf"^{re.escape(case.name)}\s+[\d.]+\s+[\d.]+\s+[\d,]+$", out, re.MULTILINE), case.name
+    assert f"target: {templating.TARGET_CASE} at >= 5,000 renders/s in one worker:" in out

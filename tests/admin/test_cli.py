@@ -27,9 +27,10 @@ SUPPORTED = [
     "synthesize", "modify", "diff", "capture-on-miss", "journal-size", "logs-size", "cache-size",
     "disable-cache", "log-level", "v", "version", "no-import-check", "upstream-proxy", "workers",
     "redis-url", "redis-prefix", "response-body-files-path", "response-body-files-allow-origin",
+    "templating-data-source",
 ]  # fmt: skip
 UNSUPPORTED_WITH_VALUE = [
-    "middleware", "post-serve-action", "templating-data-source", "journal-indexing-key",
+    "middleware", "post-serve-action", "journal-indexing-key",
     "journal-body-size-limit", "pac-file", "cert", "key", "cert-name", "cert-org",
     "client-authentication-destination", "client-authentication-client-cert",
     "client-authentication-client-key", "client-authentication-ca-cert", "username", "password",
