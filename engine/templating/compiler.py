@@ -109,6 +109,9 @@ class Compiler:
             return render.HelperExpr(spec, params, hash_)
         head = expr.head
         if isinstance(head, syntax.PathExpr):
+            if self.strict and (params or hash_) and _names_a_helper(head):
+                # Hoverfly renders "" for an unknown helper; simproxy refuses it at import instead
+                raise CompileError(f"unknown helper {head.parts[0]!r}")
             return render.FieldExpr(self.path(head), params, hash_)
         text = syntax.literal_str(head) or ""
         return render.LiteralExpr(evaluate.Part(text, go_title(text), go_atoi(text)), params, hash_)
@@ -178,3 +181,18 @@ class Compiler:
         if name == "csv":
             key = expr.params[2] if len(expr.params) > 2 else None
             usage.state = usage.state or not (isinstance(key, syntax.StringLit) and "state" not in key.value.lower())
+
+
+# Root fields a template may call with arguments (Hoverfly's leftover ``CurrentDateTime`` function).
+_ROOT_FUNCTIONS = frozenset({"CurrentDateTime"})
+
+
+def _names_a_helper(head: syntax.PathExpr) -> bool:
+    """A bare name called with arguments can only be a helper (``Request.Body 'x' 'y'`` is a field)."""
+    return (
+        len(head.parts) == 1
+        and not head.data
+        and not head.depth
+        and not head.scoped
+        and go_title(head.parts[0]) not in _ROOT_FUNCTIONS
+    )

@@ -31,6 +31,7 @@ CASES: list[tuple[str, str, str, str, str | re.Pattern[str]]] = [
         "POST|POST|http",
     ),
     ("host", "{{ Request.Host }}", "", "", "templates.test"),
+    ("formdata", "{{ Request.FormData.user }}|{{ Request.FormData.tag.[1] }}", "", "user=bob&tag=a&tag=b", "bob|b"),
     (
         "escaping",
         "{{ Request.QueryParam.v }}|{{{ Request.QueryParam.v }}}",
@@ -167,7 +168,20 @@ CASES: list[tuple[str, str, str, str, str | re.Pattern[str]]] = [
         "",
         "0a1b2c.",
     ),
-    ("unknown-helper-renders-empty", "[{{ noSuchHelper 'x' }}]", "", "", "[]"),
+    (
+        "initArray-and-log",
+        "{{ addToArray 'a' 'x' false }}{{ initArray 'a' }}[{{ getArray 'a' }}]{{ log 'logged' }}",
+        "",
+        "",
+        "[]",
+    ),
+    (
+        "journal-miss-text",
+        "{{ journal 'Request.QueryParam.id' '1' 'response' 'jsonpath' '$.x' }}",
+        "",
+        "",
+        "{{ journal Request.QueryParam.id 1 response jsonpath $.x }}",
+    ),
     ("missing-values-are-empty", "[{{ Request.QueryParam.nope }}][{{ State.nope }}]", "", "", "[][]"),
     (
         "csv",
@@ -232,6 +246,8 @@ def test_helper_through_the_proxy(loaded: Simproxy, i: int, case: tuple[str, str
     path = f"/t/{i}" if name != "path" else "/t/0"
     url = f"http://templates.test{path}" + (f"?{query}" if query else "")
     headers = {"X-Test-Header": "hdr", "Authorization": f"Bearer {JWT}"}
+    if name == "formdata":
+        headers["Content-Type"] = "application/x-www-form-urlencoded"
     status, answer_headers, answer = loaded.proxy(url, method="POST", body=body.encode() or None, headers=headers)
     text = answer.decode()
     if name == "status-and-header":
@@ -269,7 +285,7 @@ def test_a_template_error_serves_the_template_unrendered(loaded: Simproxy) -> No
 @pytest.mark.parametrize(
     ("template", "where"),
     [("{{#if x}}unclosed", "data.pairs[0].response.body"), ("{{ randomStringLength 'x' }}", "data.pairs[0].response.body"),
-     ("{{ now 'only-one' }}", "data.pairs[0].response.body")],
+     ("{{ now 'only-one' }}", "data.pairs[0].response.body"), ("{{ noSuchHelper 'x' }}", "data.pairs[0].response.body")],
 )  # fmt: skip
 def test_a_template_that_cannot_work_is_a_400_at_import(loaded: Simproxy, template: str, where: str) -> None:
     status, body = loaded.admin_json("PUT", "/api/v2/simulation", simulation(_pair(0, template)))
