@@ -13,6 +13,9 @@ made from it, so every key of one simulation lives in one slot and Lua/MULTI wor
     P{T}:state            hash state key -> value (requiresState / transitionsState / removesState)
     P{T}:cache            hash cache key -> entry (engine/cache.py's JSON); P{T}:cache:lru zset of
                           the same keys by recency, P{T}:cache:seq its counter: bounded fleet-wide
+    P{T}:journal          list of entry ids, oldest first; P{T}:journal:entries hash id -> entry
+    P{T}:journal:index:<name>  hash index key -> entry id (the latest entry with that key)
+    P{T}:logs             list of log records (JSON), oldest first
     P{T}:events           pub/sub channel; messages are generations
 """
 
@@ -99,5 +102,29 @@ class Store(Protocol):
     async def cache_entries(self) -> dict[str, bytes]: ...
 
     async def cache_clear(self) -> None: ...
+
+    async def journal_append(
+        self, entries: Sequence[tuple[str, bytes]], index_keys: Mapping[str, Mapping[str, str]], limit: int
+    ) -> None:
+        """Append (id, entry) pairs in order, point each index's keys at their entries, and drop the
+        oldest entries beyond ``limit`` (one atomic step)."""
+
+    async def journal_entries(self) -> list[bytes]:
+        """Every entry, oldest first."""
+
+    async def journal_lookup(self, index: str, keys: Sequence[str]) -> list[bytes | None]:
+        """The entry each key of ``index`` points at (None when none, or when it was dropped)."""
+
+    async def journal_set_index(self, index: str, keys: Mapping[str, str]) -> None:
+        """Replace an index's key -> entry id map (building a new index over existing entries)."""
+
+    async def journal_drop_index(self, index: str) -> None: ...
+
+    async def journal_clear(self, indexes: Sequence[str]) -> None:
+        """Delete every entry and the given indexes' maps."""
+
+    async def logs_append(self, records: Sequence[bytes], limit: int) -> None: ...
+
+    async def logs_records(self) -> list[bytes]: ...
 
     async def aclose(self) -> None: ...

@@ -6,7 +6,7 @@ It is only correct inside one process, which is why settings refuse it with seve
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Mapping, Sequence
 
 from store.base import DOCUMENTS, Versions
@@ -21,6 +21,9 @@ class MemoryStore:
         self._registry_since: int | None = None
         self._state: dict[str, str] = {}
         self._cache: OrderedDict[str, bytes] = OrderedDict()
+        self._journal: OrderedDict[str, bytes] = OrderedDict()
+        self._indexes: dict[str, dict[str, str]] = {}
+        self._logs: deque[bytes] = deque()
         self._closed = asyncio.Event()
 
     async def ping(self) -> None:
@@ -106,6 +109,42 @@ class MemoryStore:
 
     async def cache_clear(self) -> None:
         self._cache.clear()
+
+    async def journal_append(
+        self, entries: Sequence[tuple[str, bytes]], index_keys: Mapping[str, Mapping[str, str]], limit: int
+    ) -> None:
+        for entry_id, body in entries:
+            self._journal[entry_id] = bytes(body)
+        for index, keys in index_keys.items():
+            self._indexes.setdefault(index, {}).update(keys)
+        while len(self._journal) > limit:
+            self._journal.popitem(last=False)
+
+    async def journal_entries(self) -> list[bytes]:
+        return list(self._journal.values())
+
+    async def journal_lookup(self, index: str, keys: Sequence[str]) -> list[bytes | None]:
+        ids = self._indexes.get(index, {})
+        return [self._journal.get(ids.get(key, "")) for key in keys]
+
+    async def journal_set_index(self, index: str, keys: Mapping[str, str]) -> None:
+        self._indexes[index] = dict(keys)
+
+    async def journal_drop_index(self, index: str) -> None:
+        self._indexes.pop(index, None)
+
+    async def journal_clear(self, indexes: Sequence[str]) -> None:
+        self._journal.clear()
+        for index in indexes:
+            self._indexes.pop(index, None)
+
+    async def logs_append(self, records: Sequence[bytes], limit: int) -> None:
+        self._logs.extend(records)
+        while len(self._logs) > limit:
+            self._logs.popleft()
+
+    async def logs_records(self) -> list[bytes]:
+        return list(self._logs)
 
     async def aclose(self) -> None:
         self._closed.set()

@@ -71,6 +71,41 @@ return 1
 """
 
 
+# KEYS: id list, entries hash, then one hash per index. ARGV: limit, n, n (id, entry) pairs, then
+# for each index: its key count m and m (key, id) pairs. Trims the oldest entries beyond the limit.
+_JOURNAL_APPEND = """
+local limit = tonumber(ARGV[1])
+local n = tonumber(ARGV[2])
+local at = 3
+for i = 1, n do
+  redis.call('RPUSH', KEYS[1], ARGV[at])
+  redis.call('HSET', KEYS[2], ARGV[at], ARGV[at + 1])
+  at = at + 2
+end
+for k = 3, #KEYS do
+  local m = tonumber(ARGV[at])
+  at = at + 1
+  for i = 1, m do
+    redis.call('HSET', KEYS[k], ARGV[at], ARGV[at + 1])
+    at = at + 2
+  end
+end
+local excess = redis.call('LLEN', KEYS[1]) - limit
+if excess > 0 then
+  local oldest = redis.call('LRANGE', KEYS[1], 0, excess - 1)
+  redis.call('LTRIM', KEYS[1], excess, -1)
+  for _, id in ipairs(oldest) do redis.call('HDEL', KEYS[2], id) end
+end
+return 1
+"""
+
+_JOURNAL_ENTRIES = """
+local ids = redis.call('LRANGE', KEYS[1], 0, -1)
+if #ids == 0 then return {} end
+return redis.call('HMGET', KEYS[2], unpack(ids))
+"""
+
+
 def key_prefix(prefix: str) -> str:
     """``simproxy:`` -> ``simproxy:{simproxy}:``: the prefix plus a Cluster hash tag derived from it."""
     tag = prefix.rstrip(":") or "simproxy"
@@ -113,11 +148,16 @@ class RedisStore:
         self._meta = f"{base}meta"
         self._state = f"{base}state"
         self._cache = (f"{base}cache", f"{base}cache:lru", f"{base}cache:seq")
+        self._journal = (f"{base}journal", f"{base}journal:entries")
+        self._index_prefix = f"{base}journal:index:"
+        self._logs = f"{base}logs"
         self._closed = False
         self.channel = f"{base}events"
         self._write_script = client.register_script(_WRITE_DOCUMENT)
         self._transition_script = client.register_script(_STATE_TRANSITION)
         self._cache_put_script = client.register_script(_CACHE_PUT)
+        self._journal_append_script = client.register_script(_JOURNAL_APPEND)
+        self._journal_entries_script = client.register_script(_JOURNAL_ENTRIES)
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "simproxy:") -> RedisStore:
@@ -280,6 +320,72 @@ class RedisStore:
     @_translate
     async def cache_clear(self) -> None:
         await self._client.delete(*self._cache)
+
+    @_translate
+    async def journal_append(
+        self, entries: Sequence[tuple[str, bytes]], index_keys: Mapping[str, Mapping[str, str]], limit: int
+    ) -> None:
+        if not entries and not index_keys:
+            return
+        args: list[str | bytes] = [str(limit), str(len(entries))]
+        for entry_id, body in entries:
+            args += [entry_id, body]
+        keys = list(self._journal)
+        for index, mapping in index_keys.items():
+            keys.append(self._index_prefix + index)
+            args.append(str(len(mapping)))
+            for key, entry_id in mapping.items():
+                args += [key, entry_id]
+        await self._journal_append_script(keys=keys, args=args)
+
+    @_translate
+    async def journal_entries(self) -> list[bytes]:
+        raw = await self._journal_entries_script(keys=list(self._journal))
+        return [v if isinstance(v, bytes) else str(v).encode() for v in raw or () if v is not None]
+
+    @_translate
+    async def journal_lookup(self, index: str, keys: Sequence[str]) -> list[bytes | None]:
+        if not keys:
+            return []
+        ids = await self._client.hmget(self._index_prefix + index, list(keys))
+        found: list[bytes | None] = [None] * len(keys)
+        wanted = [(i, entry_id) for i, entry_id in enumerate(ids) if entry_id is not None]
+        if wanted:
+            bodies = await self._client.hmget(self._journal[1], [entry_id for _, entry_id in wanted])
+            for (i, _), body in zip(wanted, bodies, strict=True):
+                found[i] = body if body is None or isinstance(body, bytes) else str(body).encode()
+        return found
+
+    @_translate
+    async def journal_set_index(self, index: str, keys: Mapping[str, str]) -> None:
+        name = self._index_prefix + index
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.delete(name)
+            if keys:
+                pipe.hset(name, mapping=_mapping(keys))
+            await pipe.execute()
+
+    @_translate
+    async def journal_drop_index(self, index: str) -> None:
+        await self._client.delete(self._index_prefix + index)
+
+    @_translate
+    async def journal_clear(self, indexes: Sequence[str]) -> None:
+        await self._client.delete(*self._journal, *(self._index_prefix + index for index in indexes))
+
+    @_translate
+    async def logs_append(self, records: Sequence[bytes], limit: int) -> None:
+        if not records:
+            return
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.rpush(self._logs, *records)
+            pipe.ltrim(self._logs, -limit, -1)
+            await pipe.execute()
+
+    @_translate
+    async def logs_records(self) -> list[bytes]:
+        raw = await self._client.lrange(self._logs, 0, -1)
+        return [v if isinstance(v, bytes) else str(v).encode() for v in raw]
 
     async def aclose(self) -> None:
         self._closed = True
