@@ -10,7 +10,7 @@ from sanic import Request, Sanic
 from sanic.exceptions import SanicException
 from sanic.response import HTTPResponse
 
-from admin import cache, datasources, state
+from admin import cache, datasources, journal, logs, state
 from admin import configuration as conf
 from admin import simulation as sim
 from admin.errors import ApiError
@@ -21,8 +21,10 @@ from admin.startup import bootstrap, initial_config
 from engine.cache import MatchCache
 from engine.core import Engine
 from engine.errors import ImportFailure, SimulationError
+from engine.logs import RecordHandler
 from engine.matchers import MatcherRegistry
 from engine.proxy import ProxyServer
+from engine.records import Recorder
 from engine.runtime import Runtime
 from store import StoreError, StoreUnavailable, open_store
 
@@ -35,10 +37,6 @@ LATER = (
     ("/api/v2/{ns}/pac", ("GET", "PUT", "DELETE")),
     ("/api/v2/{ns}/post-serve-action", ("GET", "PUT")),
     ("/api/v2/{ns}/post-serve-action/<name>", ("DELETE",)),
-    ("/api/v2/logs", ("GET",)),
-    ("/api/v2/journal", ("GET", "POST", "DELETE")),
-    ("/api/v2/journal/index", ("GET", "POST")),
-    ("/api/v2/journal/index/<name>", ("DELETE",)),
     ("/api/v2/diff", ("GET", "POST", "DELETE")),
 )
 
@@ -66,6 +64,13 @@ def _routes(app: Sanic[Any, Any]) -> None:
     add(sim.delete_simulation, "/api/v2/simulation", methods=["DELETE"], name="sim_delete")
     add(sim.get_schema, "/api/v2/simulation/schema", methods=["GET"], name="sim_schema")
     add(conf.shutdown, "/api/v2/shutdown", methods=["DELETE"], name="shutdown")
+    add(journal.get_journal, "/api/v2/journal", methods=["GET"], name="journal_get")
+    add(journal.search_journal, "/api/v2/journal", methods=["POST"], name="journal_search")
+    add(journal.delete_journal, "/api/v2/journal", methods=["DELETE"], name="journal_delete")
+    add(journal.get_indexes, "/api/v2/journal/index", methods=["GET"], name="journal_index_get")
+    add(journal.add_index, "/api/v2/journal/index", methods=["POST"], name="journal_index_add")
+    add(journal.delete_index, "/api/v2/journal/index/<name>", methods=["DELETE"], name="journal_index_delete")
+    add(logs.get_logs, "/api/v2/logs", methods=["GET"], name="logs_get")
     add(cache.get_cache, "/api/v2/cache", methods=["GET"], name="cache_get")
     add(cache.delete_cache, "/api/v2/cache", methods=["DELETE"], name="cache_delete")
     add(state.get_state, "/api/v2/state", methods=["GET"], name="state_get")
@@ -128,6 +133,10 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
         level=_python_level(settings.log_level), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     registry = MatcherRegistry()
+    recorder = Recorder(journal_size=settings.journal_size, logs_size=settings.logs_size)
+    handler = RecordHandler(recorder, _python_level(settings.log_level))
+    logging.getLogger().addHandler(handler)
+    app.ctx.log_handler = handler
     store = open_store(settings.redis_url, settings.redis_prefix)
     runtime = Runtime(
         store,
@@ -135,6 +144,7 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
         default_config=initial_config(settings),
         cache=MatchCache(max(settings.cache_size, 1), enabled=not settings.disable_cache),
         webserver=settings.webserver,
+        records=recorder,
     )
     if not settings.redis_url:
         await bootstrap(runtime, settings)  # the in-process store starts empty in this worker
@@ -146,6 +156,9 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
 
 
 async def _stop_worker(app: Sanic[Any, Any]) -> None:
+    handler: logging.Handler | None = getattr(app.ctx, "log_handler", None)
+    if handler is not None:
+        logging.getLogger().removeHandler(handler)
     proxy: ProxyServer | None = getattr(app.ctx, "proxy", None)
     if proxy is not None:
         await proxy.aclose()

@@ -5,6 +5,7 @@ plus health and shutdown.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -28,6 +29,7 @@ from engine.runtime import Runtime
 from engine.version import VERSION
 
 WRITE_ATTEMPTS = 20
+log = logging.getLogger(__name__)
 
 
 async def _counters(runtime: Runtime) -> dict[str, int]:
@@ -80,6 +82,7 @@ async def put_mode(request: Request) -> HTTPResponse:
 
     await svc.runtime.barrier()  # every worker's cache entries are in the store before the switch
     config = await write_config(svc.runtime, switch)
+    log.info("Mode has been changed", extra={"fields": {"mode": mode}})
     return json_response(mode_view(config))
 
 

@@ -6,6 +6,7 @@ write that swaps it in, so a rejected upload leaves the served simulation untouc
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 
 from sanic import Request
@@ -20,9 +21,11 @@ from engine.codec import decode_simulation
 from engine.goregex import InvalidPattern, compile_go
 from engine.matching import compile_simulation
 from engine.model import EMPTY_SIMULATION, Matchers, Pair, Simulation
+from engine.simulation import ImportResult
 from store import Store
 
 APPEND_ATTEMPTS = 20
+log = logging.getLogger(__name__)
 
 
 async def get_simulation(request: Request) -> HTTPResponse:
@@ -63,6 +66,7 @@ async def put_simulation(request: Request) -> HTTPResponse:
     result = await import_with_files(svc.settings, None, incoming)
     compiled = compile_simulation(result.simulation, svc.registry)
     await svc.runtime.write_simulation(result.simulation, compiled, expected=None)  # a new lineage
+    _log_import(incoming, result)
     await svc.runtime.store.cache_clear()
     await _reset_sequences(svc.runtime.store, result.sequence_keys)
     if result.warnings:
@@ -83,11 +87,20 @@ async def post_simulation(request: Request) -> HTTPResponse:
             result.simulation, compiled, expected=snap.simulation_version, lineage=snap.lineage
         )
         if written:
+            _log_import(incoming, result)
             await _reset_sequences(svc.runtime.store, result.sequence_keys)
             if result.warnings:
                 return json_response(warnings_view(result.warnings), newline=True)
             return json_response(simulation_view(result.simulation), newline=True)
     raise ServerError("An error occurred: the simulation kept changing during the append; try again")
+
+
+def _log_import(incoming: Simulation, result: ImportResult) -> None:
+    added = len(incoming.pairs) - sum("is not added" in w for w in result.warnings)
+    log.info(
+        "payloads imported",
+        extra={"fields": {"total": len(incoming.pairs), "successful": added, "failed": len(incoming.pairs) - added}},
+    )
 
 
 async def _reset_sequences(store: Store, keys: tuple[str, ...]) -> None:

@@ -69,6 +69,8 @@ class RuntimeConfig:
     """Bumped to preload the cache (switching to simulate or spy, a start-up import) ..."""
     preload_lineage: str = ""
     """... for the simulation of this lineage only: a later replace is not preloaded (Hoverfly)."""
+    journal_indexes: tuple[str, ...] = ()
+    """Journal index names (``Request.QueryParam.id`` ...), in the order they were created."""
 
     def args(self, mode: str | None = None) -> ModeArguments:
         return self.arguments.get(mode or self.mode) or ModeArguments()
@@ -81,6 +83,9 @@ class RuntimeConfig:
 
     def with_mode(self, mode: str, arguments: ModeArguments) -> RuntimeConfig:
         return replace(self, mode=mode, arguments={**self.arguments, mode: arguments})
+
+    def with_journal_indexes(self, names: tuple[str, ...]) -> RuntimeConfig:
+        return replace(self, journal_indexes=names)
 
     def flushing_cache(self) -> RuntimeConfig:
         return replace(self, cache_epoch=self.cache_epoch + 1)
@@ -96,6 +101,7 @@ class RuntimeConfig:
             "cacheEpoch": self.cache_epoch,
             "preloadEpoch": self.preload_epoch,
             "preloadLineage": self.preload_lineage,
+            "journalIndexes": list(self.journal_indexes),
         }
 
     @classmethod
@@ -107,4 +113,5 @@ class RuntimeConfig:
             cache_epoch=int(raw.get("cacheEpoch") or 0),
             preload_epoch=int(raw.get("preloadEpoch") or 0),
             preload_lineage=str(raw.get("preloadLineage") or ""),
+            journal_indexes=tuple(str(n) for n in raw.get("journalIndexes") or ()),
         )

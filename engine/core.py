@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from collections.abc import Coroutine, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -65,6 +66,13 @@ class Engine:
             error_text("There was an error when processing the request", f"{mode} mode is not supported yet"),
         )
 
+    def record(self, req: RequestDetails, wire: Wire, received: float, received_perf: float) -> None:
+        """The proxy wrote ``wire`` for ``req``: journal it (latency includes any delay)."""
+        records = self.runtime.records
+        if records.journal_enabled:
+            latency_ms = (time.perf_counter() - received_perf) * 1000
+            records.record(req, wire, received, latency_ms, self.runtime.snapshot.config.mode)
+
     def _simulate(self, snap: Snapshot, req: RequestDetails) -> Outcome:
         key = ""
         cache = self.runtime.cache
@@ -81,22 +89,26 @@ class Engine:
         if snap.simulation.writes_state:
             return self._simulate_with_state(snap, req, key)
         result = match(snap.simulation, req, _NO_STATE, _strategy(snap), self.webserver)
-        self._remember(result, req, key)
         if result.pair is None:
-            return self._miss(result, req)
+            return self._miss(result, req, key)
+        self._remember(result, key)
         return self._serve(snap, result.pair, req)
 
-    def _remember(self, result: MatchResult, req: RequestDetails, key: str) -> None:
-        """Keep the result in the match cache when Hoverfly would."""
-        if not key or not result.cacheable:
-            return
-        if result.pair is None:
-            self.runtime.cache.put(CacheEntry(key, None, self._miss(result, req), result.closest))
-        else:
-            self.runtime.cache.put(CacheEntry(key, result.pair))
+    def _remember(self, result: MatchResult, key: str, miss: Wire | None = None) -> None:
+        """Keep the result (a hit, or the 502 of a miss) in the match cache when Hoverfly would."""
+        if key and result.cacheable:
+            self.runtime.cache.put(CacheEntry(key, result.pair, miss, result.closest if miss else None))
 
-    def _miss(self, result: MatchResult, req: RequestDetails) -> Wire:
-        return plain_error(502, miss_text(req, result.closest))
+    def _miss(self, result: MatchResult, req: RequestDetails, key: str) -> Wire:
+        """The 502 of a miss, logged as Hoverfly logs it and remembered in the cache."""
+        log.warning(
+            "Failed to find matching request from simulation",
+            extra={"fields": {"destination": req.destination, "method": req.method, "path": req.path,
+                              "query": req.query, "error": NO_MATCH}},
+        )  # fmt: skip
+        wire = plain_error(502, miss_text(req, result.closest))
+        self._remember(result, key, wire)
+        return wire
 
     def _serve(self, snap: Snapshot, pair: CompiledPair, req: RequestDetails) -> Outcome:
         """Answer with a chosen pair: templates, state steps and delay, then the wire.
@@ -146,8 +158,7 @@ class Engine:
                 state = await store.state_get() if sim.reads_state or sim.templates_read_state else {}
                 result = match(snap.simulation, req, state, _strategy(snap), self.webserver)
                 if result.pair is None:
-                    self._remember(result, req, key)
-                    return self._miss(result, req)
+                    return self._miss(result, req, key)
                 pair = result.pair
                 response = pair.pair.response
                 wire, transitions = None, response.transitions_state
@@ -159,7 +170,7 @@ class Engine:
                 if await store.state_transition(
                     dict(pair.requires_state), dict(transitions or ()), response.removes_state or ()
                 ):
-                    self._remember(result, req, key)
+                    self._remember(result, key)
                     delay = snap.simulation.delays.for_response(
                         response, req.destination, req.path, req.method, self.rng
                     )

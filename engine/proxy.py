@@ -27,6 +27,9 @@ from engine.tasks import TaskSet
 log = logging.getLogger(__name__)
 
 MAX_BODY = 64 * 1024 * 1024
+
+Received = tuple[RequestDetails, float, float]
+"""A request the engine processed: (request, wall-clock time received, perf_counter received)."""
 _SKIPPED_HEADERS = frozenset({"host", "transfer-encoding"})
 
 
@@ -84,7 +87,7 @@ class ProxyProtocol(asyncio.Protocol):
         self._headers: list[tuple[bytes, bytes]] = []
         self._body: list[bytes] = []
         self._body_size = 0
-        self._queue: deque[tuple[asyncio.Future[Wire] | Wire, bool, bool]] = deque()
+        self._queue: deque[tuple[asyncio.Future[Wire] | Wire, bool, bool, Received | None]] = deque()
         self._draining = False
         self._closing = False
 
@@ -97,7 +100,7 @@ class ProxyProtocol(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.server.connections.discard(self)
         self.transport = None
-        for item, _, _ in self._queue:
+        for item, *_ in self._queue:
             if isinstance(item, asyncio.Future):
                 item.cancel()
         self._queue.clear()
@@ -159,15 +162,16 @@ class ProxyProtocol(asyncio.Protocol):
         if isinstance(request_or_error, Wire):
             self._enqueue(request_or_error, keep_alive, head_only)
             return
+        received = (request_or_error, time.time(), time.perf_counter())
         try:
             outcome: Outcome = self.server.engine.handle(request_or_error)
         except Exception:
             log.exception("request handling failed")
             outcome = plain_error(500, "Internal error in simproxy\n")
         if isinstance(outcome, Wire):
-            self._enqueue(outcome, keep_alive, head_only)
+            self._enqueue(outcome, keep_alive, head_only, received)
         else:
-            self._enqueue(asyncio.ensure_future(outcome), keep_alive, head_only)
+            self._enqueue(asyncio.ensure_future(outcome), keep_alive, head_only, received)
 
     # -- request building ---------------------------------------------------------------------
 
@@ -216,11 +220,13 @@ class ProxyProtocol(asyncio.Protocol):
 
     # -- responses, in request order ---------------------------------------------------------------
 
-    def _enqueue(self, item: asyncio.Future[Wire] | Wire, keep_alive: bool, head_only: bool) -> None:
+    def _enqueue(
+        self, item: asyncio.Future[Wire] | Wire, keep_alive: bool, head_only: bool, received: Received | None = None
+    ) -> None:
         if not self._queue and isinstance(item, Wire):
-            self._write(item, keep_alive, head_only)
+            self._write(item, keep_alive, head_only, received)
             return
-        self._queue.append((item, keep_alive, head_only))
+        self._queue.append((item, keep_alive, head_only, received))
         if not self._draining:
             self._draining = True
             self.server.tasks.spawn(self._drain(), name="proxy-drain")
@@ -228,7 +234,7 @@ class ProxyProtocol(asyncio.Protocol):
     async def _drain(self) -> None:
         try:
             while self._queue and not self._closing:
-                item, keep_alive, head_only = self._queue[0]
+                item, keep_alive, head_only, received = self._queue[0]
                 try:
                     wire = item if isinstance(item, Wire) else await item
                 except asyncio.CancelledError:
@@ -238,14 +244,16 @@ class ProxyProtocol(asyncio.Protocol):
                     wire = plain_error(500, "Internal error in simproxy\n")
                 if self._queue:
                     self._queue.popleft()
-                self._write(wire, keep_alive, head_only)
+                self._write(wire, keep_alive, head_only, received)
         finally:
             self._draining = False
 
-    def _write(self, wire: Wire, keep_alive: bool, head_only: bool) -> None:
+    def _write(self, wire: Wire, keep_alive: bool, head_only: bool, received: Received | None = None) -> None:
         transport = self.transport
         if transport is None or self._closing:
             return
+        if received is not None:
+            self.server.engine.record(received[0], wire, received[1], received[2])
         keep = keep_alive and wire.keep_alive
         parts = [wire.head, b"Date: ", self.server.date.value(), b"\r\n"]
         if not keep:

@@ -32,6 +32,15 @@ class Wire:
     """Already framed: chunk-encoded when the pair declares ``Transfer-Encoding: chunked``."""
     keep_alive: bool = True
     """False when the declared Content-Length disagrees with the body: the connection must close."""
+    status: int = 200
+    headers: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """The response headers as the journal records them (no Date, no framing headers added)."""
+    content: bytes | None = None
+    """The unframed body when ``body`` is chunk-encoded (the journal records the content)."""
+
+    @property
+    def raw_body(self) -> bytes:
+        return self.body if self.content is None else self.content
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,11 +76,11 @@ def _render(resp: Response, *, canonical: bool) -> Wire:
         keep_alive = bool(declared) and declared[0].strip() == str(len(body))
     else:
         lines.append(f"Content-Length: {len(body)}\r\n".encode())
-    return Wire(b"".join(lines), body, keep_alive)
+    return Wire(b"".join(lines), body, keep_alive, resp.status, resp.headers, None if body is resp.body else resp.body)
 
 
 def plain_error(status: int, text: str, *, content_type: str = "text/plain") -> Wire:
     """A plain-text response such as Hoverfly's 502 (``Content-Type: text/plain``, no charset)."""
     body = text.encode("utf-8", "surrogateescape")
     head = status_line(status) + f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n".encode()
-    return Wire(head, body)
+    return Wire(head, body, True, status, (("Content-Type", (content_type,)),))

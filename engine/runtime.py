@@ -29,6 +29,7 @@ from engine.datasources import CsvSources, decode_sources, encode_sources, repla
 from engine.matchers import MatcherRegistry
 from engine.matching import CompiledSimulation, compile_simulation
 from engine.model import EMPTY_SIMULATION, Simulation
+from engine.records import Recorder
 from engine.tasks import TaskSet
 from engine.templating.csv_store import CsvMutation
 from store import Store, StoreError, Versions
@@ -75,6 +76,7 @@ class Runtime:
         default_config: RuntimeConfig | None = None,
         cache: MatchCache | None = None,
         webserver: bool = False,
+        records: Recorder | None = None,
     ) -> None:
         self.store = store
         self.registry = registry
@@ -84,6 +86,7 @@ class Runtime:
         self.snapshot = Snapshot(compile_simulation(EMPTY_SIMULATION, registry), 0, self._default_config, 0)
         self.counts: dict[str, int] = {}
         self.cache = cache if cache is not None else MatchCache(1000)
+        self.records = records if records is not None else Recorder(journal_size=0, logs_size=0)
         self.webserver = webserver
         self._preloaded = 0
         self._acked = 0
@@ -129,6 +132,7 @@ class Runtime:
             ):
                 self.snapshot = Snapshot(simulation, sim_version, config, config_version, lineage, csv)
             await self._refresh_cache(snap, self.snapshot)
+            self.records.use_indexes(self.snapshot.config.journal_indexes)
             await self.flush()
             # The generation just read, not a running maximum: a Redis that restarted empty counts
             # from 0 again, and an old high ack would let writers think this worker is up to date.
@@ -253,7 +257,7 @@ class Runtime:
                 if loop.time() - last_beat >= HEARTBEAT_INTERVAL:
                     last_beat = loop.time()
                     await self.sync()  # heartbeat, and a safety net for a missed event
-                elif self.counts or self.cache.pending:
+                elif self.counts or self.cache.pending or self.records.pending:
                     await self.flush()
             except StoreError as exc:
                 log.warning("store unavailable: %s", exc)
@@ -310,6 +314,7 @@ class Runtime:
             old = self.snapshot
             self.snapshot = apply(old, generation)
             await self._refresh_cache(old, self.snapshot)
+            self.records.use_indexes(self.snapshot.config.journal_indexes)
         if wait:
             await self._barrier(generation)
         return True
@@ -366,6 +371,8 @@ class Runtime:
                 pending = self.cache.take_pending()
                 entries = {key: dump_entry(entry, generation) for key, entry in pending.items()}
                 await self.store.cache_put(entries, self.cache.capacity)
+            if self.records.pending:
+                await self.records.flush(self.store)
 
 
 def _simulation_body(sim: Simulation, lineage: str) -> bytes:

@@ -1,0 +1,139 @@
+"""``/api/v2/journal`` and ``/api/v2/journal/index``: every worker's journal, read through any of them.
+
+Reads start with a barrier, so an entry is visible once its response has been sent; indexes are
+names in the runtime config (every worker computes their keys as it writes entries) plus a key
+map per index in the store, built over the existing entries when the index is created.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sanic import Request
+from sanic.response import HTTPResponse
+
+from admin.configuration import write_config
+from admin.errors import BadRequest, NotFound, ServerError
+from admin.responses import json_response, services
+from admin.views import load_object, typed
+from engine.journal import (
+    JournalEntry,
+    build_index,
+    compile_search,
+    decode_entry,
+    entry_view,
+    index_key,
+    index_view,
+    paging,
+    parse_time,
+    query_journal,
+)
+from engine.runtime import Runtime
+
+ENVELOPE_KEYS = ("journal", "indexes", "offset", "limit", "total")
+
+
+def _enabled(runtime: Runtime) -> None:
+    if not runtime.records.journal_enabled:
+        raise ServerError("Journal disabled")
+
+
+async def _entries(runtime: Runtime) -> list[JournalEntry]:
+    await runtime.barrier()  # every worker's buffered entries are in the store
+    return [decode_entry(raw) for raw in await runtime.store.journal_entries()]
+
+
+def _indexes(runtime: Runtime, entries: list[JournalEntry], page: list[JournalEntry] | None) -> list[dict[str, Any]]:
+    ids = None if page is None else {e.id for e in page}
+    views = []
+    for name in runtime.snapshot.config.journal_indexes:
+        keyed = build_index(runtime.records.index(name), entries)
+        views.append(index_view(name, keyed, ids))
+    return views
+
+
+async def get_journal(request: Request) -> HTTPResponse:
+    runtime = services(request).runtime
+    _enabled(runtime)
+    limit, offset = paging(request.args.get("limit"), request.args.get("offset"))
+    entries = await _entries(runtime)
+    try:
+        page, total = query_journal(
+            entries,
+            limit=limit,
+            offset=offset,
+            from_=parse_time(request.args.get("from", "")),
+            to=parse_time(request.args.get("to", "")),
+            sort=request.args.get("sort", ""),
+        )
+    except ValueError as exc:  # a bad sort key or order: Hoverfly answers 500
+        raise ServerError(str(exc)) from exc
+    return json_response(
+        {
+            "journal": [entry_view(e) for e in page],
+            "indexes": _indexes(runtime, entries, page) if page else [],
+            "offset": offset,
+            "limit": limit,
+            "total": total,
+        }
+    )
+
+
+async def search_journal(request: Request) -> HTTPResponse:
+    svc = services(request)
+    _enabled(svc.runtime)
+    try:
+        search = compile_search(load_object(request.body), svc.registry)
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from exc
+    found = search.filter(await _entries(svc.runtime))
+    return json_response(
+        {"journal": [entry_view(e) for e in found], "indexes": [], "offset": 0, "limit": 0, "total": len(found)}
+    )
+
+
+async def delete_journal(request: Request) -> HTTPResponse:
+    runtime = services(request).runtime
+    _enabled(runtime)
+    await runtime.barrier()
+    names = runtime.snapshot.config.journal_indexes
+    await runtime.store.journal_clear(names)
+    if names:  # Hoverfly's DELETE also removes every index
+        await write_config(runtime, lambda config: config.with_journal_indexes(()))
+    return json_response({"journal": [], "indexes": [], "offset": 0, "limit": 500, "total": 0})
+
+
+async def get_indexes(request: Request) -> HTTPResponse:
+    runtime = services(request).runtime
+    _enabled(runtime)
+    entries = await _entries(runtime)
+    return json_response(_indexes(runtime, entries, None))
+
+
+async def add_index(request: Request) -> HTTPResponse:
+    runtime = services(request).runtime
+    _enabled(runtime)
+    name = index_key(typed(load_object(request.body), "name", str, ""))
+    if name in runtime.snapshot.config.journal_indexes:
+        raise BadRequest(f"index {name} has been already set")
+    try:
+        expression = runtime.records.index(name)
+    except ValueError as exc:
+        raise BadRequest(f"invalid index {name}: {exc}") from exc
+    entries = await _entries(runtime)
+    keyed = build_index(expression, entries)
+    await runtime.store.journal_set_index(name, {key: entry.id for key, entry in keyed.items()})
+    await write_config(runtime, lambda config: config.with_journal_indexes((*config.journal_indexes, name)))
+    return json_response(_indexes(runtime, entries, None))
+
+
+async def delete_index(request: Request, name: str) -> HTTPResponse:
+    runtime = services(request).runtime
+    _enabled(runtime)
+    if name not in runtime.snapshot.config.journal_indexes:
+        raise NotFound(f"no journal index named {name!r}")
+    await write_config(
+        runtime, lambda config: config.with_journal_indexes(tuple(n for n in config.journal_indexes if n != name))
+    )
+    await runtime.store.journal_drop_index(name)
+    return json_response(_indexes(runtime, await _entries(runtime), None))

@@ -1,0 +1,108 @@
+"""What every worker writes about the traffic it served: journal entries and log records.
+
+The request path only appends a tuple to a buffer; the runtime's flush (every few milliseconds,
+and before every ack) builds the entries, computes their index keys and stores them in one
+round trip, so a journal read after a barrier sees every response already sent, fleet-wide.
+"""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+from collections.abc import Sequence
+from datetime import datetime
+
+from engine.journal import IndexExpression, JournalEntry, compile_index, encode_entry
+from engine.request import RequestDetails
+from engine.responses import Wire
+from engine.templating import TemplateEngine
+from store import Store, StoreError
+
+Pending = tuple[RequestDetails, Wire, float, float, str]
+"""(request, response, wall-clock time received, latency in ms, mode)."""
+
+
+class Recorder:
+    def __init__(self, *, journal_size: int, logs_size: int, body_limit: int | None = None) -> None:
+        self.journal_size = journal_size
+        self.logs_size = logs_size
+        self.body_limit = body_limit
+        self._journal: list[Pending] = []
+        self._logs: list[bytes] = []
+        self._prefix = secrets.token_hex(4)
+        self._sequence = itertools.count(1)
+        self._indexes: dict[str, IndexExpression] = {}
+        self._templates = TemplateEngine()
+
+    @property
+    def journal_enabled(self) -> bool:
+        return self.journal_size > 0
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._journal or self._logs)
+
+    def record(self, req: RequestDetails, wire: Wire, received: float, latency_ms: float, mode: str) -> None:
+        """Called on the request path: a tuple append, nothing more."""
+        if self.journal_size:
+            self._journal.append((req, wire, received, latency_ms, mode))
+
+    def log(self, record: bytes) -> None:
+        if self.logs_size:
+            self._logs.append(record)
+
+    def use_indexes(self, names: Sequence[str]) -> None:
+        """The journal indexes the fleet has (from the runtime config), compiled once each."""
+        for name in names:
+            if name not in self._indexes:
+                self._indexes[name] = compile_index(name, self._templates)
+        for name in [n for n in self._indexes if n not in names]:
+            del self._indexes[name]
+
+    def index(self, name: str) -> IndexExpression:
+        if name not in self._indexes:
+            self._indexes[name] = compile_index(name, self._templates)
+        return self._indexes[name]
+
+    def entry(self, pending: Pending) -> JournalEntry:
+        req, wire, received, latency_ms, mode = pending
+        return JournalEntry(
+            id=f"{self._prefix}{next(self._sequence):x}",
+            request=req,
+            status=wire.status,
+            response_headers=wire.headers,
+            response_body=wire.raw_body,
+            mode=mode,
+            time_started=datetime.fromtimestamp(received).astimezone(),
+            latency_ms=latency_ms,
+        )
+
+    async def flush(self, store: Store) -> None:
+        """Store what was buffered; on a store error the records are kept for the next flush."""
+        if self._journal:
+            taken, self._journal = self._journal, []
+            entries = [self.entry(p) for p in taken]
+            bodies = [(e.id, encode_entry(e, self.body_limit)) for e in entries]
+            keys = {name: _keys(expr, entries) for name, expr in self._indexes.items()}
+            try:
+                await store.journal_append(bodies, keys, self.journal_size)
+            except StoreError:
+                self._journal = (taken + self._journal)[-self.journal_size :]
+                raise
+        if self._logs:
+            logs, self._logs = self._logs, []
+            try:
+                await store.logs_append(logs, self.logs_size)
+            except StoreError:
+                self._logs = (logs + self._logs)[-self.logs_size :]
+                raise
+
+
+def _keys(expression: IndexExpression, entries: Sequence[JournalEntry]) -> dict[str, str]:
+    """Key -> entry id, the later entry winning; an entry whose key cannot be made is left out."""
+    out: dict[str, str] = {}
+    for entry in entries:
+        key = expression.try_key(entry)
+        if key is not None:
+            out[key] = entry.id
+    return out
