@@ -99,10 +99,17 @@ end
 return 1
 """
 
+# HMGET in chunks: Lua's unpack() cannot spread ten thousand arguments at once.
 _JOURNAL_ENTRIES = """
 local ids = redis.call('LRANGE', KEYS[1], 0, -1)
-if #ids == 0 then return {} end
-return redis.call('HMGET', KEYS[2], unpack(ids))
+local out = {}
+for i = 1, #ids, 1000 do
+  local chunk = {}
+  for j = i, math.min(i + 999, #ids) do chunk[#chunk + 1] = ids[j] end
+  local values = redis.call('HMGET', KEYS[2], unpack(chunk))
+  for k = 1, #chunk do out[#out + 1] = values[k] end
+end
+return out
 """
 
 

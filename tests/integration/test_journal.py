@@ -1,0 +1,153 @@
+"""The journal, its indexes and the logs through the admin API, on one worker and on a fleet."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from tests.integration.conftest import Simproxy, pair, simulation
+from tests.integration.test_workers import _burst
+
+
+def _journal(sp: Simproxy, query: str = "") -> dict[str, Any]:
+    status, body = sp.admin_json("GET", f"/api/v2/journal{query}")
+    assert status == 200, body
+    return dict(body)
+
+
+@pytest.fixture
+def fresh(simproxy: Simproxy) -> Simproxy:
+    simproxy.admin("DELETE", "/api/v2/journal")
+    simproxy.admin("DELETE", "/api/v2/cache")
+    simproxy.admin_json("PUT", "/api/v2/simulation", simulation(pair("/a", "A"), pair("/b", "B")))
+    return simproxy
+
+
+def test_an_entry_is_readable_right_after_its_response(fresh: Simproxy) -> None:
+    for i in range(20):
+        assert fresh.proxy(f"http://h.test/a?n={i}")[0] == 200
+        entries = _journal(fresh)["journal"]
+        assert len(entries) == i + 1 and entries[-1]["request"]["query"] == f"n={i}"
+
+
+def test_entry_shape(fresh: Simproxy) -> None:
+    fresh.proxy("http://H.test:8080/b?x=1&x=0", method="POST", body=b"payload", headers={"X-A": "1"})
+    (entry,) = _journal(fresh)["journal"]
+    assert list(entry) == ["request", "response", "mode", "timeStarted", "latency", "id", "postServeAction"]
+    assert entry["request"]["destination"] == "h.test:8080" and entry["request"]["query"] == "x=0&x=1"
+    assert entry["request"]["body"] == "payload" and entry["request"]["headers"]["X-A"] == ["1"]
+    assert (
+        entry["response"] == {"status": 200, "body": "B", "encodedBody": False, "headers": {}}
+        or entry["response"]["status"] == 200
+    )
+    assert entry["mode"] == "simulate" and entry["postServeAction"] is None and entry["latency"] >= 0
+    assert entry["timeStarted"][10] == "T"
+
+
+def test_paging_sort_time_filters_and_search(fresh: Simproxy) -> None:
+    for path in ("/a", "/b", "/a", "/missing"):
+        fresh.proxy(f"http://h.test{path}")
+    everything = _journal(fresh)
+    assert everything["total"] == 4 and everything["offset"] == 0 and everything["limit"] == 500
+    assert [e["request"]["path"] for e in everything["journal"]] == ["/a", "/b", "/a", "/missing"]
+    page = _journal(fresh, "?limit=2&offset=1")
+    assert [e["request"]["path"] for e in page["journal"]] == ["/b", "/a"] and page["total"] == 4
+    assert _journal(fresh, "?offset=10") == {"journal": [], "indexes": [], "offset": 10, "limit": 500, "total": 0}
+    by_latency = _journal(fresh, "?sort=latency:desc")["journal"]
+    assert [e["latency"] for e in by_latency] == sorted((e["latency"] for e in by_latency), reverse=True)
+    newest_first = _journal(fresh, "?sort=timestarted:desc")["journal"]
+    assert [e["request"]["path"] for e in newest_first] == ["/missing", "/a", "/b", "/a"]
+    assert fresh.admin_json("GET", "/api/v2/journal?sort=size")[0] == 500
+    future = int(time.time()) + 3600
+    assert _journal(fresh, f"?from={future}")["total"] == 0
+    assert _journal(fresh, f"?to={future}")["total"] == 4
+    assert _journal(fresh, "?from=2000-01-01T00:00:00Z")["total"] == 4
+    status, found = fresh.admin_json(
+        "POST", "/api/v2/journal", {"request": {"path": [{"matcher": "exact", "value": "/a"}]}}
+    )
+    assert status == 200 and [e["request"]["path"] for e in found["journal"]] == ["/a", "/a"]
+    status, found = fresh.admin_json("POST", "/api/v2/journal", {"request": {"path": {"exactMatch": "/b"}}})
+    assert status == 200 and [e["response"]["body"] for e in found["journal"]] == ["B"]
+    assert fresh.admin_json("POST", "/api/v2/journal", {"nothing": 1}) == (
+        400, {"error": 'No "request" object in search parameters'})  # fmt: skip
+
+
+def test_indexes(fresh: Simproxy) -> None:
+    fresh.proxy("http://h.test/a?id=1")
+    assert fresh.admin_json("POST", "/api/v2/journal/index", {"name": "Request.QueryParam.id"})[0] == 200
+    fresh.proxy("http://h.test/b?id=2")
+    status, indexes = fresh.admin_json("GET", "/api/v2/journal/index")
+    (index,) = indexes
+    assert index["name"] == "Request.QueryParam.id" and sorted(e["key"] for e in index["entries"]) == ["1", "2"]
+    assert fresh.admin_json("POST", "/api/v2/journal/index", {"name": "Request.QueryParam.id"}) == (
+        400, {"error": "index Request.QueryParam.id has been already set"})  # fmt: skip
+    assert _journal(fresh)["indexes"][0]["name"] == "Request.QueryParam.id"
+    assert fresh.admin_json("DELETE", "/api/v2/journal/index/Request.QueryParam.id") == (200, [])
+    assert fresh.admin_json("DELETE", "/api/v2/journal/index/nope")[0] == 404
+
+
+def test_delete_empties_the_journal_and_its_indexes(fresh: Simproxy) -> None:
+    fresh.proxy("http://h.test/a?id=1")
+    fresh.admin_json("POST", "/api/v2/journal/index", {"name": "Request.QueryParam.id"})
+    assert fresh.admin_json("DELETE", "/api/v2/journal")[1]["journal"] == []
+    assert _journal(fresh)["total"] == 0 and fresh.admin_json("GET", "/api/v2/journal/index") == (200, [])
+
+
+def test_logs_json_and_text(fresh: Simproxy) -> None:
+    fresh.proxy("http://h.test/missing")
+    status, body = fresh.admin_json("GET", "/api/v2/logs?limit=2")
+    assert status == 200 and len(body["logs"]) <= 2
+    assert body["logs"][-1]["msg"] == "Failed to find matching request from simulation"
+    assert body["logs"][-1]["level"] == "warning" and body["logs"][-1]["path"] == "/missing"
+    status, headers, text = fresh.admin("GET", "/api/v2/logs", raw=None)
+    status, _, text = _text_logs(fresh)
+    assert status == 200 and "Failed to find matching request from simulation" in text.decode()
+    assert "\x1b[33mWARN\x1b[0m" in text.decode()
+    future = int(time.time()) + 3600
+    assert fresh.admin_json("GET", f"/api/v2/logs?from={future}")[1] == {"logs": []}
+
+
+def _text_logs(sp: Simproxy) -> tuple[int, dict[str, str], bytes]:
+    import contextlib
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", sp.admin_port, timeout=30)
+    with contextlib.closing(conn):
+        conn.request("GET", "/api/v2/logs", headers={"Accept": "text/plain"})
+        resp = conn.getresponse()
+        return resp.status, dict(resp.getheaders()), resp.read()
+
+
+def test_disabled_journal_and_logs(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-journal-size", "0", "-logs-size", "0")
+    for method in ("GET", "DELETE"):
+        assert sp.admin_json(method, "/api/v2/journal") == (500, {"error": "Journal disabled"})
+    assert sp.admin_json("POST", "/api/v2/journal", {"request": {}}) == (500, {"error": "Journal disabled"})
+    assert sp.admin_json("GET", "/api/v2/logs") == (500, {"error": "Logs disabled"})
+
+
+@pytest.mark.slow
+def test_ten_thousand_requests_over_two_instances_are_all_journaled(simproxy_factory: Any, redis_server: Any) -> None:
+    shared = (
+        "-redis-url",
+        redis_server.url,
+        "-redis-prefix",
+        "journal-fleet:",
+        "-workers",
+        "2",
+        "-journal-size",
+        "20000",
+    )
+    a: Simproxy = simproxy_factory(*shared)
+    b: Simproxy = simproxy_factory(*shared)
+    a.admin_json("PUT", "/api/v2/simulation", simulation(pair("/v", "v")))
+    results = _burst(a, "/v", total=5000, per_connection=50) + _burst(b, "/v", total=5000, per_connection=50)
+    assert results == Counter({(200, b"v"): 10000})
+    for sp in (a, b):
+        assert _journal(sp, "?limit=1")["total"] == 10000
+        assert sp.admin_json("GET", "/api/v2/service/usage")[1]["usage"]["counters"]["simulate"] == 10000
+    ids = {e["id"] for e in _journal(a, "?limit=10000")["journal"]}
+    assert len(ids) == 10000
