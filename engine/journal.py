@@ -24,6 +24,7 @@ from engine.errors import SimulationError
 from engine.matchers import CompiledMatcher, MatcherRegistry
 from engine.model import Matcher
 from engine.request import RequestDetails
+from engine.responses import Wire
 from engine.templating import CsvTables, NoJournal, RenderContext, Template, TemplateEngine, Variables
 
 DEFAULT_LIMIT = 500
@@ -199,8 +200,9 @@ def _pairs(values: Iterable[tuple[str, Sequence[str]]]) -> list[Any]:
     return [[_w(k), [_w(v) for v in vs]] for k, vs in values]
 
 
-def _unpairs(raw: list[Any]) -> dict[str, list[str]]:
-    return {_u(k): [_u(v) for v in vs] for k, vs in raw}
+def _unpairs(raw: list[Any] | dict[str, Any]) -> dict[str, list[str]]:
+    items = raw.items() if isinstance(raw, dict) else raw
+    return {_u(k): [_u(v) for v in vs] for k, vs in items}
 
 
 def _lower(values: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -224,6 +226,28 @@ def encode_entry(entry: JournalEntry, body_limit: int | None = None) -> bytes:
     return orjson.dumps([*payload, entry.post_serve_action, [_w(t) for t in texts], [_pairs(m) for m in maps]])
 
 
+def encode_record(
+    entry_id: str, req: RequestDetails, wire: Wire, mode: str, received: float, latency_ms: float
+) -> bytes:
+    """``encode_entry`` for the request path's common case, without building a ``JournalEntry``.
+
+    The response part was encoded once with the wire; maps are written as objects and the time
+    as epoch seconds (``decode_entry`` reads both forms). Text that is not valid UTF-8 falls back
+    to ``encode_entry``'s careful form.
+    """
+    parts = wire.journal
+    if parts is not None:
+        texts = (req.method, req.scheme, req.destination, req.path, req.body, parts[0])
+        maps = (req.query, req.headers, req.form, parts[1])
+        try:
+            return orjson.dumps([entry_id, wire.status, mode, received, latency_ms, None, texts, maps])
+        except orjson.JSONEncodeError:
+            pass
+    moment = datetime.fromtimestamp(received).astimezone()
+    entry = JournalEntry(entry_id, req, wire.status, wire.headers, wire.raw_body, mode, moment, latency_ms)
+    return encode_entry(entry)
+
+
 def decode_entry(raw: bytes) -> JournalEntry:
     id_, status, mode, started, latency, action, texts, maps = orjson.loads(raw)
     method, scheme, destination, path, body, resp_body = (_u(t) for t in texts)
@@ -231,9 +255,13 @@ def decode_entry(raw: bytes) -> JournalEntry:
     request = RequestDetails(
         method, scheme, destination, path, query, body, headers, _lower(headers), _lower(query), form
     )
-    response_headers = tuple((_u(k), tuple(_u(v) for v in vs)) for k, vs in maps[3])
+    raw_headers = maps[3].items() if isinstance(maps[3], dict) else maps[3]
+    response_headers = tuple((_u(k), tuple(_u(v) for v in vs)) for k, vs in raw_headers)
     resp = resp_body.encode("utf-8", "surrogateescape")
-    time_started = datetime.fromisoformat(started)
+    if isinstance(started, int | float):
+        time_started = datetime.fromtimestamp(started).astimezone()
+    else:
+        time_started = datetime.fromisoformat(started)
     return JournalEntry(id_, request, status, response_headers, resp, mode, time_started, float(latency), action)
 
 

@@ -193,7 +193,7 @@ class ProxyProtocol(asyncio.Protocol):
         if url[:7].lower() == b"http://" or url[:8].lower() == b"https://":
             parsed = httptools.parse_url(url)
             scheme = parsed.schema.decode("latin-1").lower()
-            authority = parsed.host.decode("idna" if parsed.host.isascii() else "utf-8")
+            authority = parsed.host.decode("ascii" if parsed.host.isascii() else "utf-8")
             if parsed.port is not None:
                 authority = f"{authority}:{parsed.port}"
             raw_path, raw_query = parsed.path or b"", parsed.query or b""

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from http import HTTPStatus
 
+import orjson
+
 from engine.errors import SimulationError
 from engine.model import Response
 from engine.request import canonical_header
@@ -37,6 +39,9 @@ class Wire:
     """The response headers as the journal records them (no Date, no framing headers added)."""
     content: bytes | None = None
     """The unframed body when ``body`` is chunk-encoded (the journal records the content)."""
+    journal: tuple[orjson.Fragment, orjson.Fragment] | None = None
+    """The response body and headers as the journal stores them, encoded once with the wire
+    (None when the body is not UTF-8 text: the journal then takes its careful path)."""
 
     @property
     def raw_body(self) -> bytes:
@@ -76,11 +81,30 @@ def _render(resp: Response, *, canonical: bool) -> Wire:
         keep_alive = bool(declared) and declared[0].strip() == str(len(body))
     else:
         lines.append(f"Content-Length: {len(body)}\r\n".encode())
-    return Wire(b"".join(lines), body, keep_alive, resp.status, resp.headers, None if body is resp.body else resp.body)
+    return Wire(
+        b"".join(lines),
+        body,
+        keep_alive,
+        resp.status,
+        resp.headers,
+        None if body is resp.body else resp.body,
+        journal_parts(resp.body, resp.headers),
+    )
+
+
+def journal_parts(
+    body: bytes, headers: tuple[tuple[str, tuple[str, ...]], ...]
+) -> tuple[orjson.Fragment, orjson.Fragment] | None:
+    try:
+        text = body.decode("utf-8")
+        return orjson.Fragment(orjson.dumps(text)), orjson.Fragment(orjson.dumps({k: list(v) for k, v in headers}))
+    except (UnicodeDecodeError, orjson.JSONEncodeError):
+        return None
 
 
 def plain_error(status: int, text: str, *, content_type: str = "text/plain") -> Wire:
     """A plain-text response such as Hoverfly's 502 (``Content-Type: text/plain``, no charset)."""
     body = text.encode("utf-8", "surrogateescape")
     head = status_line(status) + f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n".encode()
-    return Wire(head, body, True, status, (("Content-Type", (content_type,)),))
+    headers = (("Content-Type", (content_type,)),)
+    return Wire(head, body, True, status, headers, None, journal_parts(body, headers))
