@@ -10,7 +10,7 @@ from sanic import Request, Sanic
 from sanic.exceptions import SanicException
 from sanic.response import HTTPResponse
 
-from admin import cache, datasources, journal, logs, state
+from admin import cache, datasources, journal, logs, metrics, state
 from admin import configuration as conf
 from admin import simulation as sim
 from admin.errors import ApiError
@@ -58,6 +58,7 @@ def create_app(settings: Settings) -> Sanic[Any, Any]:
 def _routes(app: Sanic[Any, Any]) -> None:
     add = app.add_route
     add(conf.health, "/api/health", methods=["GET"], name="health")
+    add(metrics.get_metrics, "/metrics", methods=["GET"], name="metrics")
     add(sim.get_simulation, "/api/v2/simulation", methods=["GET"], name="sim_get")
     add(sim.put_simulation, "/api/v2/simulation", methods=["PUT"], name="sim_put")
     add(sim.post_simulation, "/api/v2/simulation", methods=["POST"], name="sim_post")
@@ -145,6 +146,7 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
         cache=MatchCache(max(settings.cache_size, 1), enabled=not settings.disable_cache),
         webserver=settings.webserver,
         records=recorder,
+        instance=settings.instance_id,
     )
     if not settings.redis_url:
         await bootstrap(runtime, settings)  # the in-process store starts empty in this worker

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import secrets
+import socket
 import sys
 from dataclasses import replace
 from functools import partial
@@ -29,6 +32,7 @@ log = logging.getLogger(__name__)
 def run(settings: Settings) -> int:
     """Serve until shut down; returns the process exit status."""
     private: RedisServer | None = None
+    settings = replace(settings, instance_id=f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}")
     try:
         if settings.workers > 1 and not settings.redis_url:
             private = RedisServer().start()

@@ -45,6 +45,8 @@ class Settings:
     """URL prefixes a ``bodyFile`` URL may start with."""
     templating_data_sources: tuple[str, ...] = ()
     """``-templating-data-source`` values: ``"<name> <csv file>"`` each."""
+    instance_id: str = ""
+    """Set by the server at start: names this simproxy process (all its workers) in the metrics."""
 
     def __post_init__(self) -> None:
         self._check_types()

@@ -68,10 +68,12 @@ class Engine:
 
     def record(self, req: RequestDetails, wire: Wire, received: float, received_perf: float) -> None:
         """The proxy wrote ``wire`` for ``req``: journal it (latency includes any delay)."""
-        records = self.runtime.records
-        if records.journal_enabled:
-            latency_ms = (time.perf_counter() - received_perf) * 1000
-            records.record(req, wire, received, latency_ms, self.runtime.snapshot.config.mode)
+        runtime = self.runtime
+        seconds = time.perf_counter() - received_perf
+        mode = runtime.snapshot.config.mode
+        runtime.metrics.request(mode, wire.outcome, seconds, wire.pair)
+        if runtime.records.journal_size:
+            runtime.records.record(req, wire, received, seconds * 1000, mode)
 
     def _simulate(self, snap: Snapshot, req: RequestDetails) -> Outcome:
         key = ""
@@ -106,7 +108,7 @@ class Engine:
             extra={"fields": {"destination": req.destination, "method": req.method, "path": req.path,
                               "query": req.query, "error": NO_MATCH}},
         )  # fmt: skip
-        wire = plain_error(502, miss_text(req, result.closest))
+        wire = plain_error(502, miss_text(req, result.closest), outcome="miss")
         self._remember(result, key, wire)
         return wire
 
@@ -121,7 +123,7 @@ class Engine:
         templates = pair.templates
         if templates is not None and not (templates.uses_state or templates.uses_csv or step or delay > 0):
             rendered = self._render(snap, pair, req, _NO_STATE, CsvTables({}))
-            return self._wire_of(rendered.response)
+            return self._wire_of(rendered.response, pair.rendered.proxy.pair)
         if templates is None and not step and delay <= 0:
             return self._wire(pair)
         return self._finish(snap, pair, req, delay, step)
@@ -136,7 +138,7 @@ class Engine:
                 rendered = await self._render_shared(snap, pair, req, state)
                 if rendered is None:
                     return self._conflict()
-                wire, transitions = self._wire_of(rendered.response), rendered.transitions
+                wire, transitions = self._wire_of(rendered.response, pair.rendered.proxy.pair), rendered.transitions
             if step:
                 await self.runtime.store.state_transition({}, dict(transitions or ()), response.removes_state or ())
         except StoreError as exc:
@@ -166,7 +168,7 @@ class Engine:
                     rendered = await self._render_shared(snap, pair, req, state)
                     if rendered is None:
                         return self._conflict()
-                    wire, transitions = self._wire_of(rendered.response), rendered.transitions
+                    wire, transitions = self._wire_of(rendered.response, pair.rendered.proxy.pair), rendered.transitions
                 if await store.state_transition(
                     dict(pair.requires_state), dict(transitions or ()), response.removes_state or ()
                 ):
@@ -208,9 +210,9 @@ class Engine:
     def _conflict(self) -> Wire:
         return plain_error(502, error_text(MATCHING_CONTEXT, "the shared state kept changing; try again"))
 
-    def _wire_of(self, response: Response) -> Wire:
+    def _wire_of(self, response: Response, pair: str = "") -> Wire:
         try:
-            rendered = render_response(response, "a templated response")
+            rendered = render_response(response, "a templated response", pair)
         except SimulationError as exc:  # a template wrote a line break into a header
             return plain_error(502, error_text("There was an error when rendering the response", str(exc)))
         return rendered.webserver if self.webserver else rendered.proxy

@@ -129,9 +129,14 @@ def _compile_pair(index: int, pair: Pair, registry: MatcherRegistry, engine: Tem
         headers=named(req.headers, "headers"),
         query=None if req.query is None else named(req.query, "query"),
         requires_state=req.requires_state or (),
-        rendered=render_response(pair.response, f"data.pairs[{index}].response"),
+        rendered=render_response(pair.response, f"data.pairs[{index}].response", pair_name(index, pair)),
         templates=compile_pair_templates(pair.response, engine, f"data.pairs[{index}].response"),
     )
+
+
+def pair_name(index: int, pair: Pair) -> str:
+    """How the metrics name a pair: its first label, or its position."""
+    return pair.labels[0] if pair.labels else f"pair-{index}"
 
 
 def _score_list(matchers: CompiledList, actual: str) -> tuple[bool, int]:

@@ -42,6 +42,10 @@ class Wire:
     journal: tuple[orjson.Fragment, orjson.Fragment] | None = None
     """The response body and headers as the journal stores them, encoded once with the wire
     (None when the body is not UTF-8 text: the journal then takes its careful path)."""
+    outcome: str = "hit"
+    """For the metrics: ``hit`` (a pair answered), ``miss`` (no pair matched) or ``error``."""
+    pair: str = ""
+    """For the metrics: the pair that answered (its first label, or ``pair-<index>``)."""
 
     @property
     def raw_body(self) -> bytes:
@@ -54,15 +58,15 @@ class RenderedResponse:
     webserver: Wire
 
 
-def render_response(resp: Response, path: str) -> RenderedResponse:
+def render_response(resp: Response, path: str, pair: str = "") -> RenderedResponse:
     """Render a pair's response for both proxy and webserver mode, rejecting unsendable headers."""
     for name, values in resp.headers:
         if not name or any(c in name for c in "\r\n:") or any(("\r" in v or "\n" in v) for v in values):
             raise SimulationError(f"{path}.headers.{name}", "header names and values cannot contain line breaks")
-    return RenderedResponse(_render(resp, canonical=False), _render(resp, canonical=True))
+    return RenderedResponse(_render(resp, canonical=False, pair=pair), _render(resp, canonical=True, pair=pair))
 
 
-def _render(resp: Response, *, canonical: bool) -> Wire:
+def _render(resp: Response, *, canonical: bool, pair: str = "") -> Wire:
     lines = [status_line(resp.status)]
     lower = {name.lower() for name, _ in resp.headers}
     for name, values in resp.headers:
@@ -89,6 +93,8 @@ def _render(resp: Response, *, canonical: bool) -> Wire:
         resp.headers,
         None if body is resp.body else resp.body,
         journal_parts(resp.body, resp.headers),
+        "hit",
+        pair,
     )
 
 
@@ -102,9 +108,9 @@ def journal_parts(
         return None
 
 
-def plain_error(status: int, text: str, *, content_type: str = "text/plain") -> Wire:
+def plain_error(status: int, text: str, *, content_type: str = "text/plain", outcome: str = "error") -> Wire:
     """A plain-text response such as Hoverfly's 502 (``Content-Type: text/plain``, no charset)."""
     body = text.encode("utf-8", "surrogateescape")
     head = status_line(status) + f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n".encode()
     headers = (("Content-Type", (content_type,)),)
-    return Wire(head, body, True, status, headers, None, journal_parts(body, headers))
+    return Wire(head, body, True, status, headers, None, journal_parts(body, headers), outcome)

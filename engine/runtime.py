@@ -28,6 +28,7 @@ from engine.config import RuntimeConfig
 from engine.datasources import CsvSources, decode_sources, encode_sources, replay
 from engine.matchers import MatcherRegistry
 from engine.matching import CompiledSimulation, compile_simulation
+from engine.metrics import MetricsBuffer
 from engine.model import EMPTY_SIMULATION, Simulation
 from engine.records import Recorder
 from engine.tasks import TaskSet
@@ -77,6 +78,7 @@ class Runtime:
         cache: MatchCache | None = None,
         webserver: bool = False,
         records: Recorder | None = None,
+        instance: str = "",
     ) -> None:
         self.store = store
         self.registry = registry
@@ -87,6 +89,8 @@ class Runtime:
         self.counts: dict[str, int] = {}
         self.cache = cache if cache is not None else MatchCache(1000)
         self.records = records if records is not None else Recorder(journal_size=0, logs_size=0)
+        self.metrics = MetricsBuffer()
+        self.instance = instance or self.worker_id
         self.webserver = webserver
         self._preloaded = 0
         self._acked = 0
@@ -257,7 +261,7 @@ class Runtime:
                 if loop.time() - last_beat >= HEARTBEAT_INTERVAL:
                     last_beat = loop.time()
                     await self.sync()  # heartbeat, and a safety net for a missed event
-                elif self.counts or self.cache.pending or self.records.pending:
+                elif self.counts or self.cache.pending or self.records.pending or self.metrics.pending:
                     await self.flush()
             except StoreError as exc:
                 log.warning("store unavailable: %s", exc)
@@ -373,6 +377,16 @@ class Runtime:
                 await self.store.cache_put(entries, self.cache.capacity)
             if self.records.pending:
                 await self.records.flush(self.store)
+            if self.metrics.pending:
+                taken = self.metrics.take()
+                started = time.perf_counter()
+                try:
+                    await self.store.metrics_add(self.instance, taken)
+                except StoreError:
+                    self.metrics.restore(taken)
+                    self.metrics.store_call(time.perf_counter() - started, failed=True)
+                    raise
+                self.metrics.store_call(time.perf_counter() - started, failed=False)
 
 
 def _simulation_body(sim: Simulation, lineage: str) -> bytes:

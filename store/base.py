@@ -13,9 +13,12 @@ made from it, so every key of one simulation lives in one slot and Lua/MULTI wor
     P{T}:state            hash state key -> value (requiresState / transitionsState / removesState)
     P{T}:cache            hash cache key -> entry (engine/cache.py's JSON); P{T}:cache:lru zset of
                           the same keys by recency, P{T}:cache:seq its counter: bounded fleet-wide
+    P{T}:diff             list of diff reports, oldest first, each ``<n>:<request key (n bytes)><report>``;
+                          read back grouped per request key, groups in first-seen order (engine/diff.py)
     P{T}:journal          list of entry ids, oldest first; P{T}:journal:entries hash id -> entry
     P{T}:journal:index:<name>  hash index key -> entry id (the latest entry with that key)
     P{T}:logs             list of log records (JSON), oldest first
+    P{T}:metrics:<instance>  hash metric field -> total, one per simproxy instance (see engine/metrics.py)
     P{T}:events           pub/sub channel; messages are generations
 """
 
@@ -125,6 +128,22 @@ class Store(Protocol):
 
     async def logs_append(self, records: Sequence[bytes], limit: int) -> None: ...
 
+    async def metrics_add(self, instance: str, increments: Mapping[str, float]) -> None:
+        """Add to an instance's metric totals (one round trip)."""
+
+    async def metrics_read(self, instance: str) -> dict[str, float]: ...
+
+    async def sizes(self) -> tuple[int, int]:
+        """(journal entries, cache entries), fleet-wide."""
+
     async def logs_records(self) -> list[bytes]: ...
+
+    async def diff_add(self, request_key: str, report: bytes) -> None:
+        """Append ``report`` to the group of ``request_key`` (one atomic step)."""
+
+    async def diff_reports(self) -> list[tuple[str, list[bytes]]]:
+        """Every group as (request key, reports oldest first), groups in the order their first report came."""
+
+    async def diff_clear(self) -> None: ...
 
     async def aclose(self) -> None: ...

@@ -24,6 +24,7 @@ class MemoryStore:
         self._journal: OrderedDict[str, bytes] = OrderedDict()
         self._indexes: dict[str, dict[str, str]] = {}
         self._logs: deque[bytes] = deque()
+        self._metrics: dict[str, dict[str, float]] = {}
         self._closed = asyncio.Event()
 
     async def ping(self) -> None:
@@ -145,6 +146,17 @@ class MemoryStore:
 
     async def logs_records(self) -> list[bytes]:
         return list(self._logs)
+
+    async def metrics_add(self, instance: str, increments: Mapping[str, float]) -> None:
+        totals = self._metrics.setdefault(instance, {})
+        for field, amount in increments.items():
+            totals[field] = totals.get(field, 0) + amount
+
+    async def metrics_read(self, instance: str) -> dict[str, float]:
+        return dict(self._metrics.get(instance, {}))
+
+    async def sizes(self) -> tuple[int, int]:
+        return len(self._journal), len(self._cache)
 
     async def aclose(self) -> None:
         self._closed.set()

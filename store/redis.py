@@ -158,6 +158,7 @@ class RedisStore:
         self._journal = (f"{base}journal", f"{base}journal:entries")
         self._index_prefix = f"{base}journal:index:"
         self._logs = f"{base}logs"
+        self._metrics_prefix = f"{base}metrics:"
         self._closed = False
         self.channel = f"{base}events"
         self._write_script = client.register_script(_WRITE_DOCUMENT)
@@ -388,6 +389,28 @@ class RedisStore:
             pipe.rpush(self._logs, *records)
             pipe.ltrim(self._logs, -limit, -1)
             await pipe.execute()
+
+    @_translate
+    async def metrics_add(self, instance: str, increments: Mapping[str, float]) -> None:
+        if not increments:
+            return
+        async with self._client.pipeline(transaction=False) as pipe:
+            for field, amount in increments.items():
+                pipe.hincrbyfloat(self._metrics_prefix + instance, field, amount)
+            await pipe.execute()
+
+    @_translate
+    async def metrics_read(self, instance: str) -> dict[str, float]:
+        raw = await self._client.hgetall(self._metrics_prefix + instance)
+        return {_text(k): float(v) for k, v in raw.items()}
+
+    @_translate
+    async def sizes(self) -> tuple[int, int]:
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.llen(self._journal[0])
+            pipe.hlen(self._cache[0])
+            journal, cache = await pipe.execute()
+        return int(journal), int(cache)
 
     @_translate
     async def logs_records(self) -> list[bytes]:

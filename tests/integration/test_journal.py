@@ -148,3 +148,31 @@ def test_ten_thousand_requests_over_two_instances_are_all_journaled(simproxy_fac
         assert sp.admin_json("GET", "/api/v2/service/usage")[1]["usage"]["counters"]["simulate"] == 10000
     ids = {e["id"] for e in _journal(a, "?limit=10000")["journal"]}
     assert len(ids) == 10000
+    # each instance's scrape counts its own workers' requests: the sum over both is every request
+    assert _requests_counted(a) + _requests_counted(b) == 10000
+    assert _requests_counted(a) > 0 and _requests_counted(b) > 0
+
+
+def _requests_counted(sp: Simproxy) -> float:
+    status, headers, body = sp.admin("GET", "/metrics")
+    assert status == 200 and headers["content-type"].startswith("text/plain")
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in body.decode().splitlines()
+        if line.startswith("simproxy_requests_total{")
+    )
+
+
+def test_metrics_count_requests_by_mode_outcome_and_pair(simproxy: Simproxy) -> None:
+    before = _requests_counted(simproxy)
+    doc = simulation(pair("/m", "m"))
+    doc["data"]["pairs"][0]["labels"] = ["the-m-pair"]
+    simproxy.admin_json("PUT", "/api/v2/simulation", doc)
+    for _ in range(3):
+        simproxy.proxy("http://h.test/m")
+    simproxy.proxy("http://h.test/not-there")
+    assert _requests_counted(simproxy) == before + 4
+    text = simproxy.admin("GET", "/metrics")[2].decode()
+    assert 'simproxy_pair_hits_total{pair="the-m-pair"} 3.0' in text
+    assert 'simproxy_requests_total{mode="simulate",outcome="miss"}' in text
+    assert "simproxy_request_duration_seconds_bucket" in text and "simproxy_journal_entries" in text
