@@ -134,7 +134,11 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
         level=_python_level(settings.log_level), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     registry = MatcherRegistry()
-    recorder = Recorder(journal_size=settings.journal_size, logs_size=settings.logs_size)
+    recorder = Recorder(
+        journal_size=settings.journal_size,
+        logs_size=settings.logs_size,
+        body_limit=settings.journal_body_size_limit or None,
+    )
     handler = RecordHandler(recorder, _python_level(settings.log_level))
     logging.getLogger().addHandler(handler)
     app.ctx.log_handler = handler

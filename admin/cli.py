@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -79,8 +80,8 @@ FLAGS: tuple[FlagSpec, ...] = (
     _no("enable-middleware-api", "bool", "Allow PUT /api/v2/hoverfly/middleware"),
     _no("post-serve-action", "list", 'Post-serve action "<name> <binary> <script> <delay ms>" (repeatable)'),
     FlagSpec("templating-data-source", "list", 'Templating data source "<name> <csv path>" (repeatable)'),
-    _no("journal-indexing-key", "list", "Journal index created at start-up (repeatable)"),
-    _no("journal-body-size-limit", "size", "Largest body kept in the journal, e.g. 128KB or 2MB"),
+    FlagSpec("journal-indexing-key", "list", "Journal index created at start-up (repeatable)"),
+    FlagSpec("journal-body-size-limit", "size", "Largest body kept in the journal, e.g. 128KB or 2MB"),
     _no("pac-file", "string", "PAC file loaded at start-up"),
     _no("tls-verification", "bool", "Verify the certificates of upstream servers", "true"),
     _no("plain-http-tunneling", "bool", "Treat CONNECT to a port other than 443 as plain HTTP"),
@@ -358,6 +359,21 @@ def _check_supported(flags: ParsedFlags) -> None:
         raise _fatal("\n".join(f"flag -{name} is not supported yet" for name in unsupported))
 
 
+_SIZE = re.compile(r"(\d+)\s*(KB|MB|GB)?", re.IGNORECASE)
+_UNITS = {"": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
+
+
+def _size(flags: ParsedFlags, name: str) -> int:
+    """Hoverfly's size strings: ``<n>``, ``<n>KB``, ``<n>MB``, ``<n>GB`` (1024-based); must be above 0."""
+    text = flags.strings.get(name)
+    if text is None:
+        return 0
+    match = _SIZE.fullmatch(text.strip())
+    if match is None or int(match[1]) <= 0:
+        raise _fatal(f"invalid value {_quote(text)} for flag -{name}: expected a size such as 512, 128KB or 2MB")
+    return int(match[1]) * _UNITS[(match[2] or "").upper()]
+
+
 def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
     """Apply Hoverfly's start-up rules (environment fallbacks, mode choice) and build ``Settings``."""
     if flags.switch("version"):
@@ -387,6 +403,8 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             redis_prefix=flags.text("redis-prefix"),
             response_body_files_path=flags.text("response-body-files-path"),
             templating_data_sources=flags.repeated("templating-data-source"),
+            journal_indexing_keys=flags.repeated("journal-indexing-key"),
+            journal_body_size_limit=_size(flags, "journal-body-size-limit"),
             response_body_files_allow_origin=flags.repeated("response-body-files-allow-origin"),
         )
     except ValueError as exc:

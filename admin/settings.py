@@ -45,6 +45,10 @@ class Settings:
     """URL prefixes a ``bodyFile`` URL may start with."""
     templating_data_sources: tuple[str, ...] = ()
     """``-templating-data-source`` values: ``"<name> <csv file>"`` each."""
+    journal_indexing_keys: tuple[str, ...] = ()
+    """``-journal-indexing-key`` values: journal indexes created at start."""
+    journal_body_size_limit: int = 0
+    """Bytes of a request or response body kept in the journal (0: no limit)."""
     instance_id: str = ""
     """Set by the server at start: names this simproxy process (all its workers) in the metrics."""
 

@@ -11,6 +11,7 @@ from admin.settings import Settings
 from admin.simfile import parse_simulation
 from engine.codec import decode_simulation
 from engine.config import ModeArguments, RuntimeConfig
+from engine.journal import index_key
 from engine.matchers import MatcherRegistry
 from engine.matching import compile_simulation
 from engine.model import Simulation
@@ -104,6 +105,8 @@ async def bootstrap(runtime: Runtime, settings: Settings, *, wait: bool = True) 
         if imported.sequence_keys:
             await runtime.store.state_update(dict.fromkeys(imported.sequence_keys, "1"))
         wanted = wanted.preloading(lineage)  # Hoverfly preloads the cache after a start-up import
+    if settings.journal_indexing_keys:
+        wanted = wanted.with_journal_indexes(tuple(dict.fromkeys(index_key(k) for k in settings.journal_indexing_keys)))
     existing = await runtime.store.read_document("config")
     if existing is None or wanted != RuntimeConfig():
         await runtime.write_config(wanted, expected=None, wait=wait)

@@ -27,11 +27,11 @@ SUPPORTED = [
     "synthesize", "modify", "diff", "capture-on-miss", "journal-size", "logs-size", "cache-size",
     "disable-cache", "log-level", "v", "version", "no-import-check", "upstream-proxy", "workers",
     "redis-url", "redis-prefix", "response-body-files-path", "response-body-files-allow-origin",
-    "templating-data-source",
+    "templating-data-source", "journal-indexing-key", "journal-body-size-limit",
 ]  # fmt: skip
 UNSUPPORTED_WITH_VALUE = [
-    "middleware", "post-serve-action", "journal-indexing-key",
-    "journal-body-size-limit", "pac-file", "cert", "key", "cert-name", "cert-org",
+    "middleware", "post-serve-action",
+    "pac-file", "cert", "key", "cert-name", "cert-org",
     "client-authentication-destination", "client-authentication-client-cert",
     "client-authentication-client-key", "client-authentication-ca-cert", "username", "password",
     "password-hash", "db", "db-path", "dev-cors-origin", "logs", "logs-output", "logs-file",
@@ -516,3 +516,14 @@ def test_response_body_files_flags(tmp_path: Path) -> None:
     missing = str(tmp_path / "missing")
     assert error_of("-response-body-files-path", missing).message == "Response body files path does not exist"
     assert error_of("-response-body-files-allow-origin", "not a url").message.startswith("Origin is not a valid url")
+
+
+def test_journal_flags() -> None:
+    settings = parse("-journal-indexing-key", "Request.QueryParam.id", "-journal-indexing-key=Request.Method",
+                     "-journal-body-size-limit", "2KB")  # fmt: skip
+    assert settings.journal_indexing_keys == ("Request.QueryParam.id", "Request.Method")
+    assert settings.journal_body_size_limit == 2048
+    assert parse("-journal-body-size-limit=512").journal_body_size_limit == 512
+    assert parse("-journal-body-size-limit=1mb").journal_body_size_limit == 1024**2
+    for bad in ("0", "-5", "12XB", "many"):
+        assert error_of(f"-journal-body-size-limit={bad}").exit_code == 1

@@ -176,3 +176,13 @@ def test_metrics_count_requests_by_mode_outcome_and_pair(simproxy: Simproxy) -> 
     assert 'simproxy_pair_hits_total{pair="the-m-pair"} 3.0' in text
     assert 'simproxy_requests_total{mode="simulate",outcome="miss"}' in text
     assert "simproxy_request_duration_seconds_bucket" in text and "simproxy_journal_entries" in text
+
+
+def test_start_up_indexes_and_the_body_size_limit(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-journal-indexing-key", "Request.QueryParam.id", "-journal-body-size-limit", "8")
+    sp.admin_json("PUT", "/api/v2/simulation", simulation(pair("/big", "0123456789abcdef")))
+    sp.proxy("http://h.test/big?id=42", method="POST", body=b"request body longer than eight")
+    (entry,) = _journal(sp)["journal"]
+    assert entry["response"]["body"] == "01234..." and entry["request"]["body"] == "reque..."  # 8 bytes with the "..."
+    (index,) = sp.admin_json("GET", "/api/v2/journal/index")[1]
+    assert index == {"name": "Request.QueryParam.id", "entries": [{"key": "42", "journalEntryId": entry["id"]}]}
