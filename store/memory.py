@@ -20,6 +20,7 @@ class MemoryStore:
         self._counters: dict[str, int] = {}
         self._registry_since: int | None = None
         self._state: dict[str, str] = {}
+        self._diff: dict[str, list[bytes]] = {}  # insertion order: groups in first-seen order
         self._cache: OrderedDict[str, bytes] = OrderedDict()
         self._journal: OrderedDict[str, bytes] = OrderedDict()
         self._indexes: dict[str, dict[str, str]] = {}
@@ -138,6 +139,15 @@ class MemoryStore:
         self._journal.clear()
         for index in indexes:
             self._indexes.pop(index, None)
+
+    async def diff_add(self, request_key: str, report: bytes) -> None:
+        self._diff.setdefault(request_key, []).append(bytes(report))
+
+    async def diff_reports(self) -> list[tuple[str, list[bytes]]]:
+        return [(key, list(reports)) for key, reports in self._diff.items()]
+
+    async def diff_clear(self) -> None:
+        self._diff.clear()
 
     async def logs_append(self, records: Sequence[bytes], limit: int) -> None:
         self._logs.extend(records)

@@ -143,6 +143,18 @@ def _mapping(values: Mapping[str, str]) -> dict[FieldT, EncodableT]:
     }
 
 
+def _frame(key: str, value: bytes) -> bytes:
+    """``<n>:<key (n bytes)><value>``: a key and a value in one list item, whatever bytes either holds."""
+    raw = key.encode("utf-8", "surrogateescape")
+    return b"%d:%b%b" % (len(raw), raw, value)
+
+
+def _unframe(item: bytes) -> tuple[str, bytes]:
+    size, _, rest = item.partition(b":")
+    n = int(size)
+    return _text(rest[:n]), rest[n:]
+
+
 class RedisStore:
     def __init__(self, client: aioredis.Redis, prefix: str = "simproxy:") -> None:
         self._client = client
@@ -158,6 +170,7 @@ class RedisStore:
         self._journal = (f"{base}journal", f"{base}journal:entries")
         self._index_prefix = f"{base}journal:index:"
         self._logs = f"{base}logs"
+        self._diff = f"{base}diff"
         self._metrics_prefix = f"{base}metrics:"
         self._closed = False
         self.channel = f"{base}events"
@@ -380,6 +393,25 @@ class RedisStore:
     @_translate
     async def journal_clear(self, indexes: Sequence[str]) -> None:
         await self._client.delete(*self._journal, *(self._index_prefix + index for index in indexes))
+
+    # Diff reports: one list of framed (request key, report) items, so that an append is a single
+    # RPUSH (atomic, one round trip) and the groups' first-seen order is the list's order.
+
+    @_translate
+    async def diff_add(self, request_key: str, report: bytes) -> None:
+        await self._client.rpush(self._diff, _frame(request_key, report))
+
+    @_translate
+    async def diff_reports(self) -> list[tuple[str, list[bytes]]]:
+        groups: dict[str, list[bytes]] = {}
+        for item in await self._client.lrange(self._diff, 0, -1):
+            key, report = _unframe(item if isinstance(item, bytes) else str(item).encode())
+            groups.setdefault(key, []).append(report)
+        return list(groups.items())
+
+    @_translate
+    async def diff_clear(self) -> None:
+        await self._client.delete(self._diff)
 
     @_translate
     async def logs_append(self, records: Sequence[bytes], limit: int) -> None:
