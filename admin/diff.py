@@ -1,0 +1,83 @@
+"""``/api/v2/diff``: the reports diff mode wrote on any worker, read, filtered or cleared through any of them.
+
+Reads and the clear start with a barrier, so a report buffered by any worker is in the store first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from sanic import Request
+from sanic.response import HTTPResponse
+
+from admin.errors import BadRequest
+from admin.responses import json_response, services
+from admin.views import get_field
+from engine.diff import DiffGroup, decode_groups, diff_view, filter_reports
+from engine.runtime import Runtime
+
+_FILTER = "v2.DiffFilterView"
+_FIELDS = ("excludedHeaders", "excludedResponseFields")
+
+
+async def _groups(runtime: Runtime) -> list[DiffGroup]:
+    await runtime.barrier()  # every worker's buffered reports are in the store
+    return decode_groups(await runtime.store.diff_reports())
+
+
+async def get_diff(request: Request) -> HTTPResponse:
+    return json_response(diff_view(await _groups(services(request).runtime)))
+
+
+async def post_diff(request: Request) -> HTTPResponse:
+    excluded_headers, excluded_fields = parse_filter(request.body)
+    groups = await _groups(services(request).runtime)
+    return json_response(diff_view(filter_reports(groups, excluded_headers, excluded_fields)))
+
+
+async def delete_diff(request: Request) -> HTTPResponse:
+    runtime = services(request).runtime
+    await runtime.barrier()
+    await runtime.store.diff_clear()
+    return HTTPResponse(b"", status=200, content_type="text/plain; charset=utf-8")
+
+
+def parse_filter(body: bytes) -> tuple[list[str], list[str]]:
+    """A ``POST /diff`` body read as Go reads it into ``DiffFilterView``; errors carry Go's wording."""
+    if not body.strip(b" \t\r\n"):
+        raise BadRequest("unexpected end of JSON input")
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest(f"invalid JSON: {exc}") from exc
+    if doc is None:
+        return [], []
+    if not isinstance(doc, dict):
+        raise BadRequest(f"json: cannot unmarshal {_kind(doc)} into Go value of type {_FILTER}")
+    headers, fields = (_strings(get_field(doc, name), name) for name in _FIELDS)
+    return headers, fields
+
+
+def _strings(value: Any, name: str) -> list[str]:
+    if value is None:
+        return []
+    where = f"Go struct field {_FILTER.split('.')[1]}.{name}"
+    if not isinstance(value, list):
+        raise BadRequest(f"json: cannot unmarshal {_kind(value)} into {where} of type []string")
+    for item in value:
+        if item is not None and not isinstance(item, str):
+            raise BadRequest(f"json: cannot unmarshal {_kind(item)} into {where} of type string")
+    return ["" if item is None else item for item in value]  # null leaves Go's zero value
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
