@@ -10,7 +10,7 @@ from sanic import Request, Sanic
 from sanic.exceptions import SanicException
 from sanic.response import HTTPResponse
 
-from admin import cache, datasources, journal, logs, metrics, state
+from admin import cache, datasources, diff, journal, logs, metrics, state
 from admin import configuration as conf
 from admin import simulation as sim
 from admin.errors import ApiError
@@ -37,7 +37,6 @@ LATER = (
     ("/api/v2/{ns}/pac", ("GET", "PUT", "DELETE")),
     ("/api/v2/{ns}/post-serve-action", ("GET", "PUT")),
     ("/api/v2/{ns}/post-serve-action/<name>", ("DELETE",)),
-    ("/api/v2/diff", ("GET", "POST", "DELETE")),
 )
 
 
@@ -72,6 +71,9 @@ def _routes(app: Sanic[Any, Any]) -> None:
     add(journal.add_index, "/api/v2/journal/index", methods=["POST"], name="journal_index_add")
     add(journal.delete_index, "/api/v2/journal/index/<name>", methods=["DELETE"], name="journal_index_delete")
     add(logs.get_logs, "/api/v2/logs", methods=["GET"], name="logs_get")
+    add(diff.get_diff, "/api/v2/diff", methods=["GET"], name="diff_get")
+    add(diff.post_diff, "/api/v2/diff", methods=["POST"], name="diff_post")
+    add(diff.delete_diff, "/api/v2/diff", methods=["DELETE"], name="diff_delete")
     add(cache.get_cache, "/api/v2/cache", methods=["GET"], name="cache_get")
     add(cache.delete_cache, "/api/v2/cache", methods=["DELETE"], name="cache_delete")
     add(state.get_state, "/api/v2/state", methods=["GET"], name="state_get")

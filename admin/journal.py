@@ -19,7 +19,6 @@ from admin.views import load_object, typed
 from engine.journal import (
     JournalEntry,
     build_index,
-    compile_search,
     decode_entry,
     entry_view,
     index_key,
@@ -28,6 +27,7 @@ from engine.journal import (
     parse_time,
     query_journal,
 )
+from engine.journal_search import compile_search
 from engine.runtime import Runtime
 
 ENVELOPE_KEYS = ("journal", "indexes", "offset", "limit", "total")

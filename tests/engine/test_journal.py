@@ -13,13 +13,10 @@ import pytest
 
 from engine.journal import (
     DEFAULT_LIMIT,
-    MALFORMED,
-    NO_REQUEST,
     IndexLookup,
     JournalEntry,
     build_index,
     compile_index,
-    compile_search,
     decode_entry,
     encode_entry,
     entry_view,
@@ -35,6 +32,7 @@ from engine.journal import (
     query_string,
     truncate,
 )
+from engine.journal_search import MALFORMED, NO_REQUEST, compile_search
 from engine.request import RequestDetails
 from engine.templating import CsvTables, RenderContext, TemplateEngine, Variables
 from tests.engine.conftest import REGISTRY, exact, glob, m, regex, request
