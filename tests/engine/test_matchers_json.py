@@ -16,6 +16,40 @@ from engine.matchers import CompiledMatcher
 from engine.model import Matcher
 from tests.engine.conftest import REGISTRY
 
+_FOLLOWME = (  # the JSON-RPC document the deep partial-match cases compare against
+    "{\n"
+    '  "jsonrpc": "2.0",\n'
+    '  "id": "1",\n'
+    '  "result": {\n'
+    '    "redirect_type": 1,\n'
+    '    "followme_struct": [\n'
+    "      3,\n"
+    "      [\n"
+    "        {\n"
+    '          "I_FOLLOW_ORDER": "1",\n'
+    '          "ACTIVE": "Y",\n'
+    '          "NAME": "79684881033",\n'
+    '          "REDIRECT_NUMBER": "79684881033",\n'
+    '          "PERIOD": "always",\n'
+    '          "PERIOD_DESCRIPTION": "always",\n'
+    '          "TIMEOUT": "15"\n'
+    "        },\n"
+    "        {\n"
+    '          "I_FOLLOW_ORDER": "2",\n'
+    '          "ACTIVE": "Y",\n'
+    '          "NAME": "79684881034",\n'
+    '          "REDIRECT_NUMBER": "79684881034",\n'
+    '          "PERIOD": "always",\n'
+    '          "PERIOD_DESCRIPTION": "always",\n'
+    '          "TIMEOUT": "15"\n'
+    "        }\n"
+    "      ]\n"
+    "    ]\n"
+    "  }\n"
+    "}"
+)
+
+
 WHERE = "data.pairs[0].request.body[0]"
 
 
@@ -699,38 +733,7 @@ HOVERFLY_JSONPARTIAL = [
     ),
     pytest.param(
         '{\n  "NAME": "79684881033",\n  "REDIRECT_NUMBER": "79684881033"\n}',
-        (
-            "{\n"
-            '  "jsonrpc": "2.0",\n'
-            '  "id": "1",\n'
-            '  "result": {\n'
-            '    "redirect_type": 1,\n'
-            '    "followme_struct": [\n'
-            "      3,\n"
-            "      [\n"
-            "        {\n"
-            '          "I_FOLLOW_ORDER": "1",\n'
-            '          "ACTIVE": "Y",\n'
-            '          "NAME": "79684881033",\n'
-            '          "REDIRECT_NUMBER": "79684881033",\n'
-            '          "PERIOD": "always",\n'
-            '          "PERIOD_DESCRIPTION": "always",\n'
-            '          "TIMEOUT": "15"\n'
-            "        },\n"
-            "        {\n"
-            '          "I_FOLLOW_ORDER": "2",\n'
-            '          "ACTIVE": "Y",\n'
-            '          "NAME": "79684881034",\n'
-            '          "REDIRECT_NUMBER": "79684881034",\n'
-            '          "PERIOD": "always",\n'
-            '          "PERIOD_DESCRIPTION": "always",\n'
-            '          "TIMEOUT": "15"\n'
-            "        }\n"
-            "      ]\n"
-            "    ]\n"
-            "  }\n"
-            "}"
-        ),
+        _FOLLOWME,
         True,
         id="Test_JsonPartialMatch_MatchesTrueDeepArrayInside",
     ),
@@ -754,38 +757,7 @@ HOVERFLY_JSONPARTIAL = [
             "    ]\n"
             "}"
         ),
-        (
-            "{\n"
-            '  "jsonrpc": "2.0",\n'
-            '  "id": "1",\n'
-            '  "result": {\n'
-            '    "redirect_type": 1,\n'
-            '    "followme_struct": [\n'
-            "      3,\n"
-            "      [\n"
-            "        {\n"
-            '          "I_FOLLOW_ORDER": "1",\n'
-            '          "ACTIVE": "Y",\n'
-            '          "NAME": "79684881033",\n'
-            '          "REDIRECT_NUMBER": "79684881033",\n'
-            '          "PERIOD": "always",\n'
-            '          "PERIOD_DESCRIPTION": "always",\n'
-            '          "TIMEOUT": "15"\n'
-            "        },\n"
-            "        {\n"
-            '          "I_FOLLOW_ORDER": "2",\n'
-            '          "ACTIVE": "Y",\n'
-            '          "NAME": "79684881034",\n'
-            '          "REDIRECT_NUMBER": "79684881034",\n'
-            '          "PERIOD": "always",\n'
-            '          "PERIOD_DESCRIPTION": "always",\n'
-            '          "TIMEOUT": "15"\n'
-            "        }\n"
-            "      ]\n"
-            "    ]\n"
-            "  }\n"
-            "}"
-        ),
+        _FOLLOWME,
         True,
         id="Test_JsonPartialMatch_MatchesTrueDeepComplexWithArray",
     ),
@@ -809,38 +781,7 @@ HOVERFLY_JSONPARTIAL = [
             "    ]\n"
             "}"
         ),
-        (
-            "{\n"
-            '  "jsonrpc": "2.0",\n'
-            '  "id": "1",\n'
-            '  "result": {\n'
-            '    "redirect_type": 1,\n'
-            '    "followme_struct": [\n'
-            "      3,\n"
-            "      [\n"
-            "        {\n"
-            '          "I_FOLLOW_ORDER": "1",\n'
-            '          "ACTIVE": "Y",\n'
-            '          "NAME": "79684881033",\n'
-            '          "REDIRECT_NUMBER": "79684881033",\n'
-            '          "PERIOD": "always",\n'
-            '          "PERIOD_DESCRIPTION": "always",\n'
-            '          "TIMEOUT": "15"\n'
-            "        },\n"
-            "        {\n"
-            '          "I_FOLLOW_ORDER": "2",\n'
-            '          "ACTIVE": "Y",\n'
-            '          "NAME": "79684881034",\n'
-            '          "REDIRECT_NUMBER": "79684881034",\n'
-            '          "PERIOD": "always",\n'
-            '          "PERIOD_DESCRIPTION": "always",\n'
-            '          "TIMEOUT": "15"\n'
-            "        }\n"
-            "      ]\n"
-            "    ]\n"
-            "  }\n"
-            "}"
-        ),
+        _FOLLOWME,
         False,
         id="Test_JsonPartialMatch_MatchesFalseDeepComplexWithArray",
     ),
