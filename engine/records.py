@@ -52,7 +52,8 @@ class Recorder:
         if self._indexes or self.body_limit:
             self._journal.append((req, wire, received, latency_ms, mode))
         else:
-            self._encoded.append(self._encode((req, wire, received, latency_ms, mode)))
+            entry_id = f"{self._prefix}{next(self._sequence):x}"
+            self._encoded.append((entry_id, encode_record(entry_id, req, wire, mode, received, latency_ms)))
 
     def log(self, record: bytes) -> None:
         if self.logs_size:
@@ -83,11 +84,6 @@ class Recorder:
             time_started=datetime.fromtimestamp(received).astimezone(),
             latency_ms=latency_ms,
         )
-
-    def _encode(self, pending: Pending) -> tuple[str, bytes]:
-        req, wire, received, latency_ms, mode = pending
-        entry_id = f"{self._prefix}{next(self._sequence):x}"
-        return entry_id, encode_record(entry_id, req, wire, mode, received, latency_ms)
 
     async def flush(self, store: Store) -> None:
         """Store what was buffered; on a store error the records are kept for the next flush."""

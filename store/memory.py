@@ -115,12 +115,12 @@ class MemoryStore:
     async def journal_append(
         self, entries: Sequence[tuple[str, bytes]], index_keys: Mapping[str, Mapping[str, str]], limit: int
     ) -> None:
-        for entry_id, body in entries:
-            self._journal[entry_id] = bytes(body)
+        journal = self._journal
+        journal.update(entries)  # (id, bytes) pairs, in one C-level call
         for index, keys in index_keys.items():
             self._indexes.setdefault(index, {}).update(keys)
-        while len(self._journal) > limit:
-            self._journal.popitem(last=False)
+        for _ in range(len(journal) - limit):
+            journal.popitem(last=False)
 
     async def journal_entries(self) -> list[bytes]:
         return list(self._journal.values())
