@@ -19,6 +19,7 @@ from engine.templating import (
     Variables,
     parse_csv,
 )
+from tests.engine.conftest import request
 
 NOW = datetime(2018, 1, 1, tzinfo=UTC)
 """The injected clock: 2018-01-01T00:00:00Z, Unix 1514764800 (Hoverfly's own test date)."""
@@ -26,18 +27,6 @@ NOW = datetime(2018, 1, 1, tzinfo=UTC)
 
 def engine(seed: int = 1, now: datetime = NOW) -> TemplateEngine:
     return TemplateEngine(now=lambda: now, rng=random.Random(seed))
-
-
-def request(
-    path: str = "/",
-    method: str = "GET",
-    destination: str = "example.com",
-    query: str = "",
-    headers: dict[str, list[str]] | None = None,
-    body: str = "",
-    scheme: str = "http",
-) -> RequestDetails:
-    return RequestDetails.build(method, scheme, destination, path, query, body, headers or {})
 
 
 def tables(**sources: str) -> CsvTables:
