@@ -54,3 +54,19 @@ def test_no_module_is_over_600_lines() -> None:
         if (n := len(path.read_text().splitlines())) > 600
     }
     assert long == {}
+
+
+def test_every_package_directory_is_installed() -> None:
+    """``pip install .`` (the README's first command) ships every package, subpackages included."""
+    import fnmatch
+    import tomllib
+
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    include = setuptools["packages"]["find"]["include"]
+    found = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for package in PACKAGES
+        for init in (ROOT / package).rglob("__init__.py")
+    }
+    missed = {name for name in found if not any(fnmatch.fnmatch(name, pattern) for pattern in include)}
+    assert "engine.templating" in found and not missed
