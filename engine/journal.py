@@ -20,7 +20,7 @@ import orjson
 from engine.codec import sniff_content_type
 from engine.errors import SimulationError
 from engine.matchers import CompiledMatcher
-from engine.request import RequestDetails
+from engine.request import RequestDetails, lower_keys
 from engine.responses import Wire
 from engine.templating import CsvTables, NoJournal, RenderContext, Template, TemplateEngine, Variables
 
@@ -199,13 +199,6 @@ def _unpairs(raw: list[Any] | dict[str, Any]) -> dict[str, list[str]]:
     return {_u(k): [_u(v) for v in vs] for k, vs in items}
 
 
-def _lower(values: dict[str, list[str]]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for key, items in values.items():
-        out.setdefault(key.lower(), items)
-    return out
-
-
 def encode_entry(entry: JournalEntry, body_limit: int | None = None) -> bytes:
     """The compact storage form; both bodies truncated to ``body_limit`` bytes when it is above 0."""
     req = entry.request
@@ -237,9 +230,15 @@ def encode_record(
             return orjson.dumps([entry_id, wire.status, mode, received, latency_ms, None, texts, maps])
         except orjson.JSONEncodeError:
             pass
+    return encode_entry(record_entry(entry_id, req, wire, mode, received, latency_ms))
+
+
+def record_entry(
+    entry_id: str, req: RequestDetails, wire: Wire, mode: str, received: float, latency_ms: float
+) -> JournalEntry:
+    """The entry for a request the proxy answered with ``wire`` (``received``: epoch seconds)."""
     moment = datetime.fromtimestamp(received).astimezone()
-    entry = JournalEntry(entry_id, req, wire.status, wire.headers, wire.raw_body, mode, moment, latency_ms)
-    return encode_entry(entry)
+    return JournalEntry(entry_id, req, wire.status, wire.headers, wire.raw_body, mode, moment, latency_ms)
 
 
 def decode_entry(raw: bytes) -> JournalEntry:
@@ -247,7 +246,7 @@ def decode_entry(raw: bytes) -> JournalEntry:
     method, scheme, destination, path, body, resp_body = (_u(t) for t in texts)
     query, headers, form = (_unpairs(m) for m in maps[:3])
     request = RequestDetails(
-        method, scheme, destination, path, query, body, headers, _lower(headers), _lower(query), form
+        method, scheme, destination, path, query, body, headers, lower_keys(headers), lower_keys(query), form
     )
     raw_headers = maps[3].items() if isinstance(maps[3], dict) else maps[3]
     response_headers = tuple((_u(k), tuple(_u(v) for v in vs)) for k, vs in raw_headers)

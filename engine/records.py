@@ -10,9 +10,16 @@ from __future__ import annotations
 import itertools
 import secrets
 from collections.abc import Sequence
-from datetime import datetime
 
-from engine.journal import IndexExpression, JournalEntry, compile_index, encode_entry, encode_record
+from engine.journal import (
+    IndexExpression,
+    JournalEntry,
+    build_index,
+    compile_index,
+    encode_entry,
+    encode_record,
+    record_entry,
+)
 from engine.request import RequestDetails
 from engine.responses import Wire
 from engine.templating import TemplateEngine
@@ -62,8 +69,7 @@ class Recorder:
     def use_indexes(self, names: Sequence[str]) -> None:
         """The journal indexes the fleet has (from the runtime config), compiled once each."""
         for name in names:
-            if name not in self._indexes:
-                self._indexes[name] = compile_index(name, self._templates)
+            self.index(name)
         for name in [n for n in self._indexes if n not in names]:
             del self._indexes[name]
 
@@ -74,16 +80,7 @@ class Recorder:
 
     def entry(self, pending: Pending) -> JournalEntry:
         req, wire, received, latency_ms, mode = pending
-        return JournalEntry(
-            id=f"{self._prefix}{next(self._sequence):x}",
-            request=req,
-            status=wire.status,
-            response_headers=wire.headers,
-            response_body=wire.raw_body,
-            mode=mode,
-            time_started=datetime.fromtimestamp(received).astimezone(),
-            latency_ms=latency_ms,
-        )
+        return record_entry(f"{self._prefix}{next(self._sequence):x}", req, wire, mode, received, latency_ms)
 
     async def flush(self, store: Store) -> None:
         """Store what was buffered; on a store error the records are kept for the next flush."""
@@ -92,7 +89,10 @@ class Recorder:
             encoded, self._encoded = self._encoded, []
             entries = [self.entry(p) for p in taken]
             bodies = encoded + [(e.id, encode_entry(e, self.body_limit)) for e in entries]
-            keys = {name: _keys(expr, entries) for name, expr in self._indexes.items()}
+            keys = {
+                name: {key: e.id for key, e in build_index(expr, entries).items()}
+                for name, expr in self._indexes.items()
+            }
             try:
                 await store.journal_append(bodies, keys, self.journal_size)
             except StoreError:  # keep them (bounded) for the next flush; entries keep their ids
@@ -105,13 +105,3 @@ class Recorder:
             except StoreError:
                 self._logs = (logs + self._logs)[-self.logs_size :]
                 raise
-
-
-def _keys(expression: IndexExpression, entries: Sequence[JournalEntry]) -> dict[str, str]:
-    """Key -> entry id, the later entry winning; an entry whose key cannot be made is left out."""
-    out: dict[str, str] = {}
-    for entry in entries:
-        key = expression.try_key(entry)
-        if key is not None:
-            out[key] = entry.id
-    return out

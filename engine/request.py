@@ -52,8 +52,8 @@ class RequestDetails:
             query=query,
             body=body,
             headers=headers,
-            headers_lower=_lower_keys(headers),
-            query_lower=_lower_keys(query),
+            headers_lower=lower_keys(headers),
+            query_lower=lower_keys(query),
             form=form,
         )
 
@@ -80,7 +80,8 @@ def parse_form(body: str) -> dict[str, list[str]]:
     return form
 
 
-def _lower_keys(mapping: dict[str, list[str]]) -> dict[str, list[str]]:
+def lower_keys(mapping: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The map with lower-cased names; where two names differ only in case, the first one wins."""
     out: dict[str, list[str]] = {}
     for key, values in mapping.items():
         out.setdefault(key.lower(), values)
