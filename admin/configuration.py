@@ -13,7 +13,7 @@ from sanic import Request
 from sanic.response import HTTPResponse
 
 from admin.errors import ServerError, Unprocessable
-from admin.responses import json_response, services
+from admin.responses import empty_response, json_response, services
 from admin.views import (
     config_view,
     load_object,
@@ -140,4 +140,4 @@ async def shutdown(request: Request) -> HTTPResponse:
         app.m.terminate()
 
     app.add_task(stop_soon(), name="shutdown")
-    return HTTPResponse(b"", status=200, content_type="text/plain; charset=utf-8")
+    return empty_response()

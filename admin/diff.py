@@ -12,7 +12,7 @@ from sanic import Request
 from sanic.response import HTTPResponse
 
 from admin.errors import BadRequest
-from admin.responses import json_response, services
+from admin.responses import empty_response, json_response, services
 from admin.views import get_field
 from engine.diff import DiffGroup, decode_groups, diff_view, filter_reports
 from engine.runtime import Runtime
@@ -40,7 +40,7 @@ async def delete_diff(request: Request) -> HTTPResponse:
     runtime = services(request).runtime
     await runtime.barrier()
     await runtime.store.diff_clear()
-    return HTTPResponse(b"", status=200, content_type="text/plain; charset=utf-8")
+    return empty_response()
 
 
 def parse_filter(body: bytes) -> tuple[list[str], list[str]]:

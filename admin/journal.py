@@ -17,6 +17,7 @@ from admin.errors import BadRequest, NotFound, ServerError
 from admin.responses import json_response, services
 from admin.views import load_object, typed
 from engine.journal import (
+    DEFAULT_LIMIT,
     JournalEntry,
     build_index,
     decode_entry,
@@ -29,8 +30,6 @@ from engine.journal import (
 )
 from engine.journal_search import compile_search
 from engine.runtime import Runtime
-
-ENVELOPE_KEYS = ("journal", "indexes", "offset", "limit", "total")
 
 
 def _enabled(runtime: Runtime) -> None:
@@ -100,7 +99,7 @@ async def delete_journal(request: Request) -> HTTPResponse:
     await runtime.store.journal_clear(names)
     if names:  # Hoverfly's DELETE also removes every index
         await write_config(runtime, lambda config: config.with_journal_indexes(()))
-    return json_response({"journal": [], "indexes": [], "offset": 0, "limit": 500, "total": 0})
+    return json_response({"journal": [], "indexes": [], "offset": 0, "limit": DEFAULT_LIMIT, "total": 0})
 
 
 async def get_indexes(request: Request) -> HTTPResponse:

@@ -18,6 +18,11 @@ def json_response(value: Any, status: int = 200, *, newline: bool = False) -> HT
     return HTTPResponse(body + b"\n" if newline else body, status=status, content_type=JSON_TYPE)
 
 
+def empty_response() -> HTTPResponse:
+    """200 with an empty ``text/plain`` body: Hoverfly's answer to a successful DELETE of some resources."""
+    return HTTPResponse(b"", status=200, content_type="text/plain; charset=utf-8")
+
+
 def error_response(message: str, status: int) -> HTTPResponse:
     return HTTPResponse(orjson.dumps({"error": message}), status=status, content_type="application/json")
 

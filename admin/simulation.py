@@ -15,14 +15,13 @@ from sanic.response import HTTPResponse
 from admin.errors import ServerError
 from admin.responses import json_response, services
 from admin.simfile import parse_simulation, schema_document
-from admin.startup import import_with_files
+from admin.startup import import_with_files, reset_sequences
 from admin.views import simulation_view, warnings_view
 from engine.codec import decode_simulation
 from engine.goregex import InvalidPattern, compile_go
 from engine.matching import compile_simulation
 from engine.model import EMPTY_SIMULATION, Matchers, Pair, Simulation
 from engine.simulation import ImportResult
-from store import Store
 
 APPEND_ATTEMPTS = 20
 log = logging.getLogger(__name__)
@@ -68,10 +67,8 @@ async def put_simulation(request: Request) -> HTTPResponse:
     await svc.runtime.write_simulation(result.simulation, compiled, expected=None)  # a new lineage
     _log_import(incoming, result)
     await svc.runtime.store.cache_clear()
-    await _reset_sequences(svc.runtime.store, result.sequence_keys)
-    if result.warnings:
-        return json_response(warnings_view(result.warnings), newline=True)
-    return json_response(simulation_view(result.simulation), newline=True)
+    await reset_sequences(svc.runtime.store, result.sequence_keys)
+    return _import_response(result)
 
 
 async def post_simulation(request: Request) -> HTTPResponse:
@@ -88,11 +85,16 @@ async def post_simulation(request: Request) -> HTTPResponse:
         )
         if written:
             _log_import(incoming, result)
-            await _reset_sequences(svc.runtime.store, result.sequence_keys)
-            if result.warnings:
-                return json_response(warnings_view(result.warnings), newline=True)
-            return json_response(simulation_view(result.simulation), newline=True)
+            await reset_sequences(svc.runtime.store, result.sequence_keys)
+            return _import_response(result)
     raise ServerError("An error occurred: the simulation kept changing during the append; try again")
+
+
+def _import_response(result: ImportResult) -> HTTPResponse:
+    """Hoverfly answers an import with its warnings when there are any, else with the simulation."""
+    if result.warnings:
+        return json_response(warnings_view(result.warnings), newline=True)
+    return json_response(simulation_view(result.simulation), newline=True)
 
 
 def _log_import(incoming: Simulation, result: ImportResult) -> None:
@@ -101,12 +103,6 @@ def _log_import(incoming: Simulation, result: ImportResult) -> None:
         "payloads imported",
         extra={"fields": {"total": len(incoming.pairs), "successful": added, "failed": len(incoming.pairs) - added}},
     )
-
-
-async def _reset_sequences(store: Store, keys: tuple[str, ...]) -> None:
-    """Hoverfly starts every imported ``sequence:`` at its first step."""
-    if keys:
-        await store.state_update(dict.fromkeys(keys, "1"))
 
 
 async def delete_simulation(request: Request) -> HTTPResponse:

@@ -18,6 +18,7 @@ from engine.model import Simulation
 from engine.runtime import Runtime, new_lineage
 from engine.simulation import ImportResult, body_file_urls, download_body_files, import_simulation
 from engine.templating.csv_store import parse_csv
+from store import Store
 from store.errors import SimproxyError
 
 
@@ -102,11 +103,16 @@ async def bootstrap(runtime: Runtime, settings: Settings, *, wait: bool = True) 
         compiled = compile_simulation(imported.simulation, runtime.registry)
         await runtime.write_simulation(imported.simulation, compiled, expected=None, lineage=lineage, wait=wait)
         await runtime.store.cache_clear()
-        if imported.sequence_keys:
-            await runtime.store.state_update(dict.fromkeys(imported.sequence_keys, "1"))
+        await reset_sequences(runtime.store, imported.sequence_keys)
         wanted = wanted.preloading(lineage)  # Hoverfly preloads the cache after a start-up import
     if settings.journal_indexing_keys:
         wanted = wanted.with_journal_indexes(tuple(dict.fromkeys(index_key(k) for k in settings.journal_indexing_keys)))
     existing = await runtime.store.read_document("config")
     if existing is None or wanted != RuntimeConfig():
         await runtime.write_config(wanted, expected=None, wait=wait)
+
+
+async def reset_sequences(store: Store, keys: tuple[str, ...]) -> None:
+    """Hoverfly starts every imported ``sequence:`` at its first step."""
+    if keys:
+        await store.state_update(dict.fromkeys(keys, "1"))

@@ -13,7 +13,7 @@ from sanic import Request
 from sanic.response import HTTPResponse
 
 from admin.errors import BadRequest
-from admin.responses import json_response, services
+from admin.responses import empty_response, json_response, services
 from admin.views import get_field
 
 # Hoverfly's validator message for a missing or null "state" (core/handlers/v2/state_handler.go)
@@ -62,4 +62,4 @@ async def patch_state(request: Request) -> HTTPResponse:
 
 async def delete_state(request: Request) -> HTTPResponse:
     await services(request).runtime.store.state_replace({})
-    return HTTPResponse(b"", status=200, content_type="text/plain; charset=utf-8")
+    return empty_response()

@@ -40,23 +40,19 @@ _SHOWN: dict[str, tuple[str, ...]] = {
 }
 
 
-def dumps(value: Any) -> bytes:
-    return orjson.dumps(value)
-
-
 # -- reading request bodies the Go way ---------------------------------------------------------------
 
 
-def load_object(body: bytes, message: str = MALFORMED) -> dict[str, Any]:
+def load_object(body: bytes) -> dict[str, Any]:
     """A JSON object body; ``null`` counts as an empty object (Go leaves the struct at zero values)."""
     try:
         value = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise BadRequest(message) from exc
+        raise BadRequest(MALFORMED) from exc
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise BadRequest(message)
+        raise BadRequest(MALFORMED)
     return value
 
 
