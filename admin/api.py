@@ -26,6 +26,7 @@ from engine.matchers import MatcherRegistry
 from engine.proxy import ProxyServer
 from engine.records import Recorder
 from engine.runtime import Runtime
+from engine.upstream import Upstream, UpstreamOptions
 from store import StoreError, StoreUnavailable, open_store
 
 log = logging.getLogger(__name__)
@@ -157,7 +158,14 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
     if not settings.redis_url:
         await bootstrap(runtime, settings)  # the in-process store starts empty in this worker
     await runtime.start()
-    proxy = ProxyServer(Engine(runtime, webserver=settings.webserver), port=settings.proxy_port)
+    upstream = Upstream(UpstreamOptions(tls_verify=settings.tls_verification, proxy=settings.upstream_proxy))
+    engine = Engine(
+        runtime,
+        webserver=settings.webserver,
+        upstream=upstream,
+        own_ports=frozenset({settings.proxy_port, settings.admin_port}),
+    )
+    proxy = ProxyServer(engine, port=settings.proxy_port)
     await proxy.start(settings.listen_on_host)
     app.ctx.services = Services(settings=settings, runtime=runtime, registry=registry)
     app.ctx.proxy = proxy
@@ -170,6 +178,7 @@ async def _stop_worker(app: Sanic[Any, Any]) -> None:
     proxy: ProxyServer | None = getattr(app.ctx, "proxy", None)
     if proxy is not None:
         await proxy.aclose()
+        await proxy.engine.aclose()
     services: Services | None = getattr(app.ctx, "services", None)
     if services is not None:
         await services.runtime.aclose()

@@ -36,6 +36,8 @@ class Settings:
     log_level: str = "info"
     no_import_check: bool = False
     upstream_proxy: str = ""
+    tls_verification: bool = True
+    """Verify the certificates of the real services that requests are forwarded to."""
     workers: int = 1
     redis_url: str = ""
     redis_prefix: str = "simproxy:"
@@ -76,7 +78,7 @@ class Settings:
 
     def _check_types(self) -> None:
         ints = ("admin_port", "proxy_port", "journal_size", "logs_size", "cache_size", "workers")
-        bools = ("webserver", "capture_on_miss", "disable_cache", "no_import_check")
+        bools = ("webserver", "capture_on_miss", "disable_cache", "no_import_check", "tls_verification")
         strs = (
             "listen_on_host",
             "destination",

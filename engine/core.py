@@ -16,6 +16,7 @@ from typing import Any
 
 from engine.cache import CacheEntry, cache_key
 from engine.errors import SimulationError
+from engine.forwarding import Forwarder
 from engine.goregex import GoRegex, compile_go
 from engine.matching import CompiledPair, MatchResult, Strategy, match
 from engine.miss import MATCHING_CONTEXT, NO_MATCH, error_text, miss_text
@@ -25,6 +26,7 @@ from engine.responses import Wire, plain_error, render_response
 from engine.runtime import Runtime, Snapshot
 from engine.templated import Rendered, render_pair
 from engine.templating import CsvTables
+from engine.upstream import Upstream
 from store import StoreError
 
 log = logging.getLogger(__name__)
@@ -39,35 +41,68 @@ def _strategy(snap: Snapshot) -> Strategy:
 
 
 class Engine:
-    def __init__(self, runtime: Runtime, *, webserver: bool = False, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        webserver: bool = False,
+        rng: random.Random | None = None,
+        upstream: Upstream | None = None,
+        own_ports: frozenset[int] = frozenset(),
+    ) -> None:
         self.runtime = runtime
         self.webserver = webserver
         self.rng = rng or random.Random()
+        self.upstream = upstream or Upstream()
+        self.forwarder = Forwarder(runtime, self.upstream, webserver=webserver, own_ports=own_ports, rng=self.rng)
         self._destinations: dict[str, GoRegex] = {}
+
+    async def aclose(self) -> None:
+        await self.upstream.aclose()
 
     def handle(self, req: RequestDetails) -> Outcome:
         snap = self.runtime.snapshot
         config = snap.config
         if not self.webserver and not self._in_destination(config.destination, req):
-            return plain_error(
-                502,
-                error_text(
-                    "There was an error when forwarding the request to the intended destination",
-                    f"{req.destination} is outside the destination filter {config.destination!r}; "
-                    "passing such requests through is not supported yet",
-                ),
-            )
+            return self.forwarder.relay(req)
         mode = config.mode
         self.runtime.count(mode)
         if mode == "simulate":
             return self._simulate(snap, req)
+        if mode == "spy":
+            return self._spy(snap, req)
+        if mode == "capture":
+            return self.forwarder.capture(snap, req)
+        if mode == "diff":
+            return self._diff(snap, req)
         return plain_error(
             502,
             error_text("There was an error when processing the request", f"{mode} mode is not supported yet"),
         )
 
+    def _spy(self, snap: Snapshot, req: RequestDetails) -> Outcome:
+        """Simulate; a miss goes to the real service (Hoverfly's spy applies no post-serve action)."""
+        capture = snap.config.args("spy").capture_on_miss
+        outcome = self._simulate(snap, req, cache_misses=not capture)
+        if isinstance(outcome, Wire):
+            return self.forwarder.spy(snap, req) if outcome.outcome == "miss" else outcome
+        return self._spy_after(snap, req, outcome)
+
+    async def _spy_after(self, snap: Snapshot, req: RequestDetails, simulated: Coroutine[Any, Any, Wire]) -> Wire:
+        wire = await simulated
+        return await self.forwarder.spy(snap, req) if wire.outcome == "miss" else wire
+
+    async def _diff(self, snap: Snapshot, req: RequestDetails) -> Wire:
+        """The simulation's answer (state steps included, its delay not) against the real one."""
+        expected = self._simulate(snap, req, delay=False)
+        if not isinstance(expected, Wire):
+            expected = await expected
+        return await self.forwarder.diff(snap, req, expected)
+
     def record(self, req: RequestDetails, wire: Wire, received: float, received_perf: float) -> None:
         """The proxy wrote ``wire`` for ``req``: journal it (latency includes any delay)."""
+        if wire.outcome == "relayed":
+            return  # outside the destination filter: Hoverfly neither journals nor counts it
         runtime = self.runtime
         seconds = time.perf_counter() - received_perf
         mode = runtime.snapshot.config.mode
@@ -75,7 +110,10 @@ class Engine:
         if runtime.records.journal_size:
             runtime.records.record(req, wire, received, seconds * 1000, mode)
 
-    def _simulate(self, snap: Snapshot, req: RequestDetails) -> Outcome:
+    def _simulate(
+        self, snap: Snapshot, req: RequestDetails, *, cache_misses: bool = True, delay: bool = True
+    ) -> Outcome:
+        """Simulate mode's answer; a miss is a Wire whose outcome is ``miss`` (spy and diff look)."""
         key = ""
         cache = self.runtime.cache
         if cache.enabled:
@@ -86,15 +124,15 @@ class Engine:
             entry = cache.get(key)
             if entry is not None:
                 if entry.pair is None:
-                    return entry.miss or plain_error(502, error_text(MATCHING_CONTEXT, NO_MATCH))
-                return self._serve(snap, entry.pair, req)  # a cached pair never requires state
+                    return entry.miss or plain_error(502, error_text(MATCHING_CONTEXT, NO_MATCH), outcome="miss")
+                return self._serve(snap, entry.pair, req, delay)  # a cached pair never requires state
         if snap.simulation.writes_state:
-            return self._simulate_with_state(snap, req, key)
+            return self._simulate_with_state(snap, req, key, cache_misses, delay)
         result = match(snap.simulation, req, _NO_STATE, _strategy(snap), self.webserver)
         if result.pair is None:
-            return self._miss(result, req, key)
+            return self._miss(result, req, key if cache_misses else "")
         self._remember(result, key)
-        return self._serve(snap, result.pair, req)
+        return self._serve(snap, result.pair, req, delay)
 
     def _remember(self, result: MatchResult, key: str, miss: Wire | None = None) -> None:
         """Keep the result (a hit, or the 502 of a miss) in the match cache when Hoverfly would."""
@@ -112,13 +150,13 @@ class Engine:
         self._remember(result, key, wire)
         return wire
 
-    def _serve(self, snap: Snapshot, pair: CompiledPair, req: RequestDetails) -> Outcome:
+    def _serve(self, snap: Snapshot, pair: CompiledPair, req: RequestDetails, delayed: bool = True) -> Outcome:
         """Answer with a chosen pair: templates, state steps and delay, then the wire.
 
         Synchronous when nothing needs the store or a timer (the common case).
         """
         response = pair.pair.response
-        delay = snap.simulation.delays.for_response(response, req.destination, req.path, req.method, self.rng)
+        delay = self._delay(snap, response, req) if delayed else 0.0
         step = snap.simulation.writes_state and bool(response.transitions_state or response.removes_state)
         templates = pair.templates
         if templates is not None and not (templates.uses_state or templates.uses_csv or step or delay > 0):
@@ -147,7 +185,12 @@ class Engine:
             await asyncio.sleep(delay)
         return wire or self._wire(pair)
 
-    async def _simulate_with_state(self, snap: Snapshot, req: RequestDetails, key: str) -> Wire:
+    def _delay(self, snap: Snapshot, response: Response, req: RequestDetails) -> float:
+        return snap.simulation.delays.for_response(response, req.destination, req.path, req.method, self.rng)
+
+    async def _simulate_with_state(
+        self, snap: Snapshot, req: RequestDetails, key: str, cache_misses: bool, delayed: bool
+    ) -> Wire:
         """Match against the shared state, then take the pair's state step atomically.
 
         Another request may change the state between our read and our step (on any worker or
@@ -160,7 +203,7 @@ class Engine:
                 state = await store.state_get() if sim.reads_state or sim.templates_read_state else {}
                 result = match(snap.simulation, req, state, _strategy(snap), self.webserver)
                 if result.pair is None:
-                    return self._miss(result, req, key)
+                    return self._miss(result, req, key if cache_misses else "")
                 pair = result.pair
                 response = pair.pair.response
                 wire, transitions = None, response.transitions_state
@@ -173,9 +216,7 @@ class Engine:
                     dict(pair.requires_state), dict(transitions or ()), response.removes_state or ()
                 ):
                     self._remember(result, key)
-                    delay = snap.simulation.delays.for_response(
-                        response, req.destination, req.path, req.method, self.rng
-                    )
+                    delay = self._delay(snap, response, req) if delayed else 0.0
                     if delay > 0:
                         await asyncio.sleep(delay)
                     return wire or self._wire(pair)

@@ -2,7 +2,9 @@
 
 EngineError
 ├── SimulationError   a simulation that cannot be compiled (admin answers 400, nothing stored)
-└── ImportFailure     a simulation Hoverfly rejects at import time with 500 "An error occurred: ..."
+├── ImportFailure     a simulation Hoverfly rejects at import time with 500 "An error occurred: ..."
+├── UpstreamError     a forwarded request got no usable answer (the proxy answers Hoverfly's 502)
+└── CaptureConflict   captured pairs could not be stored: the simulation kept changing
 """
 
 from __future__ import annotations
@@ -28,3 +30,11 @@ class SimulationError(EngineError):
 
 class ImportFailure(EngineError):
     """A failure Hoverfly reports as 500 ``An error occurred: <reason>`` (e.g. a bad delay)."""
+
+
+class UpstreamError(EngineError):
+    """The request could not be sent or its response not read; the text says why."""
+
+
+class CaptureConflict(EngineError):
+    """Every attempt to store captured pairs met a concurrent write of the simulation."""

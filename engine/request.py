@@ -28,6 +28,8 @@ class RequestDetails:
     query_lower: dict[str, list[str]] = field(default_factory=dict)
     form: dict[str, list[str]] = field(default_factory=dict)
     """urlencoded body fields of a POST/PUT/PATCH (Go's ``PostForm``); empty otherwise."""
+    raw_query: str = ""
+    """The query string as it came (forwarded unchanged to the real service)."""
 
     @classmethod
     def build(
@@ -55,6 +57,7 @@ class RequestDetails:
             headers_lower=lower_keys(headers),
             query_lower=lower_keys(query),
             form=form,
+            raw_query=raw_query,
         )
 
 
@@ -73,7 +76,7 @@ def parse_form(body: str) -> dict[str, list[str]]:
         if not segment or ";" in segment:
             continue  # Go rejects a semicolon in a form pair
         name, _, value = segment.partition("=")
-        if _valid_escapes(name) and _valid_escapes(value):
+        if valid_escapes(name) and valid_escapes(value):
             form.setdefault(unquote_plus(name, errors="surrogateescape"), []).append(
                 unquote_plus(value, errors="surrogateescape")
             )
@@ -104,7 +107,7 @@ def parse_query(raw: str) -> dict[str, list[str]]:
         if not segment:
             continue
         name, _, value = segment.partition("=")
-        if not (_valid_escapes(name) and _valid_escapes(value)):
+        if not (valid_escapes(name) and valid_escapes(value)):
             continue
         key = unquote_plus(name, errors="surrogateescape")
         query.setdefault(key, []).append(unquote_plus(value, errors="surrogateescape"))
@@ -114,7 +117,7 @@ def parse_query(raw: str) -> dict[str, list[str]]:
     return query
 
 
-def _valid_escapes(text: str) -> bool:
+def valid_escapes(text: str) -> bool:
     """Every ``%`` is followed by two hex digits (Go rejects anything else)."""
     index = text.find("%")
     while index != -1:
@@ -131,7 +134,7 @@ def request_path(raw_path: str) -> str:
         return "/"
     if "%" not in raw_path:
         return raw_path
-    if not _valid_escapes(raw_path):
+    if not valid_escapes(raw_path):
         return raw_path
     decoded = unquote(raw_path, errors="surrogateescape")  # "+" stays "+" in paths
     return decoded if go_escape_path(decoded) == raw_path else raw_path

@@ -27,7 +27,7 @@ SUPPORTED = [
     "synthesize", "modify", "diff", "capture-on-miss", "journal-size", "logs-size", "cache-size",
     "disable-cache", "log-level", "v", "version", "no-import-check", "upstream-proxy", "workers",
     "redis-url", "redis-prefix", "response-body-files-path", "response-body-files-allow-origin",
-    "templating-data-source", "journal-indexing-key", "journal-body-size-limit",
+    "templating-data-source", "journal-indexing-key", "journal-body-size-limit", "tls-verification",
 ]  # fmt: skip
 UNSUPPORTED_WITH_VALUE = [
     "middleware", "post-serve-action",
@@ -37,7 +37,7 @@ UNSUPPORTED_WITH_VALUE = [
     "password-hash", "db", "db-path", "dev-cors-origin", "logs", "logs-output", "logs-file",
 ]  # fmt: skip
 UNSUPPORTED_BOOLEAN = [
-    "enable-middleware-api", "tls-verification", "plain-http-tunneling", "generate-ca-cert", "auth",
+    "enable-middleware-api", "plain-http-tunneling", "generate-ca-cert", "auth",
     "add", "admin", "cors", "dev", "metrics", "log-no-color", "log-no-quotes",
 ]  # fmt: skip
 ALL_FLAGS = SUPPORTED + UNSUPPORTED_WITH_VALUE + UNSUPPORTED_BOOLEAN
@@ -326,7 +326,6 @@ def test_unsupported_boolean_flag_is_rejected_unless_it_asks_for_the_default(nam
         ("-db", "memory"),
         ("-logs-output=console",),
         ("-logs", "plaintext"),
-        ("-tls-verification=true",),
         ("-cors=false",),
         ("-cert", ""),
         ("-logs-file=hoverfly.log",),
@@ -342,17 +341,22 @@ def test_unsupported_flags_asking_for_more_are_rejected(args: tuple[str, ...]) -
 
 
 def test_each_unsupported_flag_is_named_once() -> None:
-    error = error_of("-cert", "c.pem", "-key=k.pem", "-cert", "d.pem", "-tls-verification=false")
+    error = error_of("-cert", "c.pem", "-key=k.pem", "-cert", "d.pem", "-cors")
     assert error.message.splitlines() == [
         "flag -cert is not supported yet",
         "flag -key is not supported yet",
-        "flag -tls-verification is not supported yet",
+        "flag -cors is not supported yet",
     ]
+
+
+def test_tls_verification_is_on_unless_turned_off() -> None:
+    assert parse().tls_verification is True
+    assert parse("-tls-verification=false").tls_verification is False
 
 
 def test_unsupported_flag_syntax_is_still_checked() -> None:
     # Go's trap: "false" is a positional argument, so parsing stops there and -cert is never read
-    assert parse("-tls-verification", "false", "-cert").admin_port == 8888
+    assert parse("-admin", "false", "-cert").admin_port == 8888
     assert error_of("-cert").exit_code == 2
     assert error_of("-metrics=maybe").exit_code == 2
 

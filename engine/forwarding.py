@@ -1,0 +1,172 @@
+"""The modes that send requests on to the real service: capture, spy's misses, diff, and the relay of
+requests outside the destination filter (hoverfly-admin.md §7.1, §7.4, §7.7, §7.8).
+
+Every failure is Hoverfly's 502 with its context line; nothing is recorded from a failed call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from engine.capture import Captures, captured_pair
+from engine.diff import DiffReport, DiffRequest, compare_responses, encode_report, encode_request, report_timestamp
+from engine.errors import CaptureConflict, SimulationError, UpstreamError
+from engine.miss import error_text
+from engine.model import Response
+from engine.request import RequestDetails
+from engine.responses import Wire, plain_error, render_response
+from engine.upstream import Upstream, UpstreamResponse, outgoing_path
+from store import StoreError
+
+if TYPE_CHECKING:
+    import random
+
+    from engine.runtime import Runtime, Snapshot
+
+log = logging.getLogger(__name__)
+
+FORWARD_CONTEXT = "There was an error when forwarding the request to the intended destination"
+SAVE_CONTEXT = "There was an error when saving request and response"
+_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0", "::", socket.gethostname().lower()})
+
+
+def _split_host(destination: str) -> tuple[str, int | None]:
+    if destination.startswith("["):
+        host, _, rest = destination[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else ""
+    else:
+        host, _, port = destination.partition(":")
+    return host.lower(), int(port) if port.isdigit() else None
+
+
+class Forwarder:
+    def __init__(
+        self, runtime: Runtime, upstream: Upstream, *, webserver: bool, own_ports: frozenset[int], rng: random.Random
+    ) -> None:
+        self.runtime = runtime
+        self.upstream = upstream
+        self.webserver = webserver
+        self.own_ports = own_ports
+        self.rng = rng
+        self.captures = Captures(runtime)
+
+    def loops_back(self, req: RequestDetails) -> bool:
+        """Whether ``req`` would come straight back to this simproxy (Hoverfly then recurses until
+        it runs out of file descriptors, hoverfly-admin.md §7.2)."""
+        host, port = _split_host(req.destination)
+        port = port if port is not None else (443 if req.scheme == "https" else 80)
+        return host in _LOCAL_HOSTS and port in self.own_ports
+
+    async def _send(self, req: RequestDetails) -> UpstreamResponse:
+        if self.loops_back(req):
+            raise UpstreamError(f"{req.destination} is this simproxy itself; refusing to forward the request to it")
+        return await self.upstream.forward(req)
+
+    def wire(self, resp: UpstreamResponse, *, extra: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> Wire:
+        headers = resp.headers
+        if extra:
+            merged = dict(headers)
+            for name, values in extra:
+                merged[name] = (*merged.get(name, ()), *values)
+            headers = tuple(merged.items())
+        try:
+            rendered = render_response(Response(status=resp.status, body=resp.body, headers=headers), "the response")
+        except SimulationError as exc:
+            return plain_error(502, error_text(FORWARD_CONTEXT, str(exc)))
+        wire = rendered.webserver if self.webserver else rendered.proxy
+        return _with_outcome(wire, "forwarded")
+
+    async def _delayed(self, snap: Snapshot, req: RequestDetails, wire: Wire) -> Wire:
+        """Global delays apply to forwarded responses too (not in capture mode)."""
+        delay = snap.simulation.delays.for_response(Response(), req.destination, req.path, req.method, self.rng)
+        if delay > 0:
+            await asyncio.sleep(delay)
+        return wire
+
+    # -- modes -----------------------------------------------------------------------------
+
+    async def relay(self, req: RequestDetails) -> Wire:
+        """A request outside the destination filter: passed on untouched, not journaled or counted."""
+        try:
+            resp = await self._send(req)
+        except UpstreamError as exc:
+            return _with_outcome(plain_error(500, f"{exc}\n"), "relayed")
+        marked = tuple((n, v) for n, v in resp.headers if n != "Hoverfly")
+        return _with_outcome(self.wire(UpstreamResponse(resp.status, marked, resp.body, resp.elapsed_ms)), "relayed")
+
+    async def capture(self, snap: Snapshot, req: RequestDetails) -> Wire:
+        args = snap.config.args("capture")
+        try:
+            resp = await self._send(req)
+        except UpstreamError as exc:
+            return _forward_failed(req, exc, "capture")
+        try:
+            await self.captures.add(captured_pair(req, resp, args), args)
+        except (StoreError, CaptureConflict) as exc:
+            log.error(SAVE_CONTEXT, extra={"fields": {"error": str(exc), "mode": "capture"}})
+            return plain_error(502, error_text(SAVE_CONTEXT, str(exc)))
+        log.info(
+            "request and response captured",
+            extra={"fields": {"mode": "capture", "destination": req.destination, "path": req.path}},
+        )
+        return self.wire(resp)
+
+    async def spy(self, snap: Snapshot, req: RequestDetails) -> Wire:
+        """A spy miss: the real service answers, marked ``Hoverfly: Forwarded``; captured on request."""
+        try:
+            resp = await self._send(req)
+        except UpstreamError as exc:
+            return _forward_failed(req, exc, "spy")
+        args = snap.config.args("spy")
+        if args.capture_on_miss:
+            try:
+                if await self.captures.add(captured_pair(req, resp, args), args):
+                    await self.runtime.sync()  # this worker serves the new pair from its next request
+            except (StoreError, CaptureConflict) as exc:
+                log.error(SAVE_CONTEXT, extra={"fields": {"error": str(exc), "mode": "spy"}})
+        return await self._delayed(snap, req, self.wire(resp, extra=(("Hoverfly", ("Forwarded",)),)))
+
+    async def diff(self, snap: Snapshot, req: RequestDetails, expected: Wire) -> Wire:
+        """Serve the real response; store a report when it differs from what the simulation expects."""
+        moment = datetime.now().astimezone()
+        try:
+            resp = await self._send(req)
+        except UpstreamError as exc:
+            return _forward_failed(req, exc, "diff")
+        if expected.outcome == "miss":
+            log.info("There was no simulation for the request", extra={"fields": {"path": req.path}})
+        else:
+            entries = compare_responses(
+                expected.status,
+                expected.headers,
+                expected.raw_body,
+                resp.status,
+                resp.headers,
+                resp.body,
+                snap.config.args("diff").headers_whitelist,
+            )
+            if entries:
+                key = DiffRequest(req.method, req.destination, outgoing_path(req.path), req.raw_query)
+                report = DiffReport(report_timestamp(moment), tuple(entries))
+                try:
+                    await self.runtime.store.diff_add(encode_request(key), encode_report(report))
+                except StoreError as exc:
+                    log.error("the diff report could not be stored", extra={"fields": {"error": str(exc)}})
+        return await self._delayed(snap, req, self.wire(resp))
+
+
+def _forward_failed(req: RequestDetails, exc: UpstreamError, mode: str) -> Wire:
+    log.error(
+        FORWARD_CONTEXT,
+        extra={"fields": {"error": str(exc), "mode": mode, "destination": req.destination, "path": req.path}},
+    )
+    return plain_error(502, error_text(FORWARD_CONTEXT, str(exc)))
+
+
+def _with_outcome(wire: Wire, outcome: str) -> Wire:
+    return replace(wire, outcome=outcome)
