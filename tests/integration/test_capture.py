@@ -205,3 +205,46 @@ def test_capture_requests_are_journaled_and_counted(sp: Simproxy, upstream: Upst
         ("capture", "/journaled", "real /journaled")
     ]
     assert sp.admin_json("GET", "/api/v2/hoverfly/usage")[1]["usage"]["counters"]["capture"] == before + 1
+
+
+def test_capture_across_instances_and_workers_stores_each_request_once(
+    simproxy_factory: Any, redis_server: Any, upstream: Upstream
+) -> None:
+    shared = ("-redis-url", redis_server.url, "-redis-prefix", "capture-fleet:", "-workers", "2")
+    a: Simproxy = simproxy_factory(*shared)
+    b: Simproxy = simproxy_factory(*shared)
+    assert a.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "capture"})[0] == 200
+
+    def send(i: int) -> int:
+        return (a if i % 2 else b).proxy(upstream.url(f"/fleet?k={i % 5}"))[0]
+
+    with ThreadPoolExecutor(20) as pool:
+        assert list(pool.map(send, range(200))) == [200] * 200
+    for reader in (a, b):
+        assert sorted(p["request"]["query"]["k"][0]["value"] for p in pairs(reader)) == ["0", "1", "2", "3", "4"]
+
+
+def test_stateful_capture_across_workers_numbers_without_gaps(
+    simproxy_factory: Any, redis_server: Any, upstream: Upstream
+) -> None:
+    shared = ("-redis-url", redis_server.url, "-redis-prefix", "stateful-fleet:", "-workers", "2")
+    a: Simproxy = simproxy_factory(*shared)
+    b: Simproxy = simproxy_factory(*shared)
+    assert a.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "capture", "arguments": {"stateful": True}})[0] == 200
+
+    def send(i: int) -> bytes:
+        status, _, body = (a if i % 2 else b).proxy(upstream.url("/count"))
+        assert status == 200
+        return body
+
+    with ThreadPoolExecutor(12) as pool:
+        answers = set(pool.map(send, range(60)))
+    captured = pairs(b)
+    assert len(captured) == 60
+    steps = sorted(int(p["request"]["requiresState"]["sequence:1"]) for p in captured)
+    assert steps == list(range(1, 61))  # no gap, no step twice
+    by_step = {int(p["request"]["requiresState"]["sequence:1"]): p for p in captured}
+    for step in range(1, 60):
+        assert by_step[step]["response"]["transitionsState"] == {"sequence:1": str(step + 1)}
+    assert "transitionsState" not in by_step[60]["response"]
+    assert {p["response"]["body"].encode() for p in captured} == answers  # each real answer kept once
