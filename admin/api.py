@@ -48,14 +48,14 @@ def create_app(settings: Settings) -> Sanic[Any, Any]:
     app.config.MOTD = False
     app.config.REQUEST_MAX_SIZE = 256 * 1024 * 1024
     app.ctx.settings = settings
-    _routes(app)
+    _routes(app, settings)
     app.error_handler.add(Exception, _handle_error)
     app.register_listener(_start_worker, "before_server_start")
     app.register_listener(_stop_worker, "after_server_stop")
     return app
 
 
-def _routes(app: Sanic[Any, Any]) -> None:
+def _routes(app: Sanic[Any, Any], settings: Settings) -> None:
     add = app.add_route
     add(conf.health, "/api/health", methods=["GET"], name="health")
     add(metrics.get_metrics, "/metrics", methods=["GET"], name="metrics")
@@ -93,6 +93,8 @@ def _routes(app: Sanic[Any, Any]) -> None:
         add(conf.get_upstream_proxy, f"{base}/upstream-proxy", methods=["GET"], name=f"{ns}_upstream")
         add(conf.get_cors, f"{base}/cors", methods=["GET"], name=f"{ns}_cors")
         add(conf.get_middleware, f"{base}/middleware", methods=["GET"], name=f"{ns}_middleware")
+        if settings.enable_middleware_api:  # Hoverfly registers the PUT only then (else: 404)
+            add(conf.put_middleware, f"{base}/middleware", methods=["PUT"], name=f"{ns}_middleware_put")
         csv_path = f"{base}/templating-data-source/csv"
         add(datasources.get_sources, csv_path, methods=["GET"], name=f"{ns}_csv_get")
         add(datasources.put_source, csv_path, methods=["PUT"], name=f"{ns}_csv_put")
@@ -167,7 +169,7 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
     )
     proxy = ProxyServer(engine, port=settings.proxy_port)
     await proxy.start(settings.listen_on_host)
-    app.ctx.services = Services(settings=settings, runtime=runtime, registry=registry)
+    app.ctx.services = Services(settings=settings, runtime=runtime, registry=registry, middleware=engine.middleware)
     app.ctx.proxy = proxy
 
 

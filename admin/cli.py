@@ -14,10 +14,12 @@ import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
 from admin.settings import Settings
+from engine.config import MiddlewareSpec
 from engine.version import VERSION
 
 Kind = Literal["bool", "int", "string", "list", "size"]
@@ -76,8 +78,8 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("workers", "int", "Worker processes sharing one store; env SIMPROXY_WORKERS", "1"),
     FlagSpec("redis-url", "string", "Shared store: redis://, rediss:// or unix:// URL; env SIMPROXY_REDIS_URL"),
     FlagSpec("redis-prefix", "string", "Prefix of every Redis key", "simproxy:"),
-    _no("middleware", "string", "Middleware: a URL, or a binary and a script path separated by a space"),
-    _no("enable-middleware-api", "bool", "Allow PUT /api/v2/hoverfly/middleware"),
+    FlagSpec("middleware", "string", "Middleware: a URL, or a binary and a script path separated by a space"),
+    FlagSpec("enable-middleware-api", "bool", "Allow PUT /api/v2/hoverfly/middleware"),
     _no("post-serve-action", "list", 'Post-serve action "<name> <binary> <script> <delay ms>" (repeatable)'),
     FlagSpec("templating-data-source", "list", 'Templating data source "<name> <csv path>" (repeatable)'),
     FlagSpec("journal-indexing-key", "list", "Journal index created at start-up (repeatable)"),
@@ -278,12 +280,29 @@ def _log_level(flags: ParsedFlags) -> str:
     return "warning" if level == "warn" else level
 
 
+def _middleware(flags: ParsedFlags) -> MiddlewareSpec:
+    """``-middleware``: a URL (remote), or ``"<binary> <script path>"``, or a binary alone; the script is read now."""
+    value = flags.text("middleware").strip()
+    if not value:
+        return MiddlewareSpec()
+    if value.startswith(("http://", "https://")):
+        return MiddlewareSpec(remote=value)
+    binary, _, script_path = value.partition(" ")
+    script = ""
+    if script_path.strip():
+        try:
+            script = Path(script_path.strip()).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise _fatal(f"Failed to read the middleware script {script_path.strip()!r}: {exc.strerror}") from None
+    return MiddlewareSpec(binary=binary, script=script)
+
+
 def _mode(flags: ParsedFlags) -> str:
     """Hoverfly's getInitialMode: -webserver wins, then the first mode flag in precedence order."""
     chosen = [name for name in MODE_FLAGS if flags.switch(name)]
     if flags.switch("webserver") or not chosen:
         mode = "simulate"
-    elif chosen[0] in ("synthesize", "modify"):
+    elif chosen[0] in ("synthesize", "modify") and not flags.text("middleware").strip():
         raise _fatal(f"{chosen[0].capitalize()} mode chosen although middleware not supplied")
     elif len(chosen) > 1:
         raise _fatal("Two or more modes supplied, check your flags")
@@ -398,6 +417,8 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             log_level=log_level,
             no_import_check=_no_import_check(flags, env),
             tls_verification=flags.switch("tls-verification"),
+            middleware=_middleware(flags),
+            enable_middleware_api=flags.switch("enable-middleware-api"),
             upstream_proxy=_upstream_proxy(flags, env),
             workers=_workers(flags, env),
             redis_url=_redis_url(flags, env),

@@ -23,8 +23,9 @@ from admin.views import (
     typed,
     usage_view,
 )
-from engine.config import RuntimeConfig
+from engine.config import MiddlewareSpec, RuntimeConfig
 from engine.goregex import InvalidPattern, compile_go
+from engine.middleware import TRIAL, MiddlewareError
 from engine.runtime import Runtime
 from engine.version import VERSION
 
@@ -124,7 +125,30 @@ async def get_cors(request: Request) -> HTTPResponse:
 
 
 async def get_middleware(request: Request) -> HTTPResponse:
-    return json_response(middleware_view())
+    runtime = services(request).runtime
+    await runtime.sync()
+    return json_response(middleware_view(runtime.snapshot.config.middleware))
+
+
+async def put_middleware(request: Request) -> HTTPResponse:
+    """Set (or, all three empty, remove) the middleware after one trial run on a canned pair."""
+    svc = services(request)
+    body = load_object(request.body)
+    spec = MiddlewareSpec(
+        binary=typed(body, "binary", str, ""),
+        script=typed(body, "script", str, ""),
+        remote=typed(body, "remote", str, ""),
+    )
+    if spec.script and not spec.binary:
+        raise Unprocessable("cannot run script with no binary")
+    if spec.enabled:
+        try:
+            await svc.middleware.run(spec, TRIAL)
+        except MiddlewareError as exc:
+            raise Unprocessable(str(exc)) from exc
+    config = await write_config(svc.runtime, lambda current: replace(current, middleware=spec))
+    log.info("Middleware has been changed", extra={"fields": {"binary": spec.binary, "remote": spec.remote}})
+    return json_response(middleware_view(config.middleware))
 
 
 async def health(request: Request) -> HTTPResponse:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from admin.settings import Settings
 from engine.matchers import MatcherRegistry
+from engine.middleware import MiddlewareRunner
 from engine.runtime import Runtime
 
 
@@ -14,3 +15,5 @@ class Services:
     settings: Settings
     runtime: Runtime
     registry: MatcherRegistry
+    middleware: MiddlewareRunner
+    """The worker's runner: ``PUT .../middleware`` tries a new middleware with it first."""

@@ -7,9 +7,10 @@ Only knobs fixed at start-up live here; anything the admin API can change later 
 from __future__ import annotations
 
 import os.path
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from engine.config import MiddlewareSpec
 from engine.goregex import InvalidPattern, compile_go
 
 MODES = ("simulate", "capture", "spy", "synthesize", "modify", "diff")
@@ -38,6 +39,10 @@ class Settings:
     upstream_proxy: str = ""
     tls_verification: bool = True
     """Verify the certificates of the real services that requests are forwarded to."""
+    middleware: MiddlewareSpec = field(default_factory=MiddlewareSpec)
+    """``-middleware``, its script already read."""
+    enable_middleware_api: bool = False
+    """``PUT .../middleware`` exists only with ``-enable-middleware-api`` (as in Hoverfly)."""
     workers: int = 1
     redis_url: str = ""
     redis_prefix: str = "simproxy:"
@@ -78,7 +83,14 @@ class Settings:
 
     def _check_types(self) -> None:
         ints = ("admin_port", "proxy_port", "journal_size", "logs_size", "cache_size", "workers")
-        bools = ("webserver", "capture_on_miss", "disable_cache", "no_import_check", "tls_verification")
+        bools = (
+            "webserver",
+            "capture_on_miss",
+            "disable_cache",
+            "no_import_check",
+            "tls_verification",
+            "enable_middleware_api",
+        )
         strs = (
             "listen_on_host",
             "destination",

@@ -28,7 +28,7 @@ class StartupError(SimproxyError):
 
 def initial_config(settings: Settings) -> RuntimeConfig:
     """The configuration the flags ask for (simulate with ``strongest`` unless told otherwise)."""
-    config = RuntimeConfig(destination=settings.destination)
+    config = RuntimeConfig(destination=settings.destination, middleware=settings.middleware)
     if settings.mode != "simulate":
         config = config.with_mode(settings.mode, ModeArguments(capture_on_miss=settings.capture_on_miss))
     return config

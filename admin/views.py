@@ -13,7 +13,7 @@ import orjson
 
 from admin.errors import BadRequest
 from engine.codec import export_simulation
-from engine.config import MODES, ModeArguments, RuntimeConfig
+from engine.config import MODES, MiddlewareSpec, ModeArguments, RuntimeConfig
 from engine.model import Simulation
 from engine.version import VERSION
 
@@ -122,8 +122,8 @@ def usage_view(counters: dict[str, int]) -> dict[str, Any]:
     return {"metrics": shown, "usage": shown}
 
 
-def middleware_view() -> dict[str, str]:
-    return {"binary": "", "script": "", "remote": ""}
+def middleware_view(spec: MiddlewareSpec) -> dict[str, str]:
+    return {"binary": spec.binary, "script": spec.script, "remote": spec.remote}
 
 
 def config_view(
@@ -132,7 +132,7 @@ def config_view(
     return {
         "cors": {"enabled": False},
         "destination": config.destination,
-        "middleware": middleware_view(),
+        "middleware": middleware_view(config.middleware),
         "mode": config.mode,
         "arguments": arguments_view(config.mode, config.args()),
         "isWebServer": webserver,

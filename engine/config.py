@@ -1,4 +1,4 @@
-"""The runtime configuration every worker shares: mode, each mode's arguments, destination.
+"""The runtime configuration every worker shares: mode, each mode's arguments, destination, middleware.
 
 It is a versioned document in the store (see engine/runtime.py), changed through the admin API;
 start-up knobs live in admin/settings.py instead. This module owns its persisted JSON shape.
@@ -53,6 +53,30 @@ class ModeArguments:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class MiddlewareSpec:
+    """The middleware every worker runs (``PUT .../middleware``, ``-middleware``).
+
+    ``script`` is the script's text (each worker writes it to a file of its own to run it);
+    ``remote`` wins over ``binary`` when both are set, as in Hoverfly.
+    """
+
+    binary: str = ""
+    script: str = ""
+    remote: str = ""
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.remote or self.binary)
+
+    def to_json(self) -> dict[str, str]:
+        return {"binary": self.binary, "script": self.script, "remote": self.remote}
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> MiddlewareSpec:
+        return cls(str(raw.get("binary") or ""), str(raw.get("script") or ""), str(raw.get("remote") or ""))
+
+
 def _default_arguments() -> dict[str, ModeArguments]:
     return {"simulate": ModeArguments(matching_strategy="strongest")}
 
@@ -71,6 +95,7 @@ class RuntimeConfig:
     """... for the simulation of this lineage only: a later replace is not preloaded (Hoverfly)."""
     journal_indexes: tuple[str, ...] = ()
     """Journal index names (``Request.QueryParam.id`` ...), in the order they were created."""
+    middleware: MiddlewareSpec = field(default_factory=MiddlewareSpec)
 
     def args(self, mode: str | None = None) -> ModeArguments:
         return self.arguments.get(mode or self.mode) or ModeArguments()
@@ -102,6 +127,7 @@ class RuntimeConfig:
             "preloadEpoch": self.preload_epoch,
             "preloadLineage": self.preload_lineage,
             "journalIndexes": list(self.journal_indexes),
+            "middleware": self.middleware.to_json(),
         }
 
     @classmethod
@@ -114,4 +140,5 @@ class RuntimeConfig:
             preload_epoch=int(raw.get("preloadEpoch") or 0),
             preload_lineage=str(raw.get("preloadLineage") or ""),
             journal_indexes=tuple(str(n) for n in raw.get("journalIndexes") or ()),
+            middleware=MiddlewareSpec.from_json(raw.get("middleware") or {}),
         )

@@ -19,6 +19,7 @@ from engine.errors import SimulationError
 from engine.forwarding import Forwarder
 from engine.goregex import GoRegex, compile_go
 from engine.matching import CompiledPair, MatchResult, Strategy, match
+from engine.middleware import MiddlewareRunner
 from engine.miss import MATCHING_CONTEXT, NO_MATCH, error_text, miss_text
 from engine.model import Response
 from engine.request import RequestDetails
@@ -54,11 +55,15 @@ class Engine:
         self.webserver = webserver
         self.rng = rng or random.Random()
         self.upstream = upstream or Upstream()
-        self.forwarder = Forwarder(runtime, self.upstream, webserver=webserver, own_ports=own_ports, rng=self.rng)
+        self.middleware = MiddlewareRunner(self.upstream)
+        self.forwarder = Forwarder(
+            runtime, self.upstream, self.middleware, webserver=webserver, own_ports=own_ports, rng=self.rng
+        )
         self._destinations: dict[str, GoRegex] = {}
 
     async def aclose(self) -> None:
         await self.upstream.aclose()
+        self.middleware.close()
 
     def handle(self, req: RequestDetails) -> Outcome:
         snap = self.runtime.snapshot
@@ -68,22 +73,27 @@ class Engine:
         mode = config.mode
         self.runtime.count(mode)
         if mode == "simulate":
-            return self._simulate(snap, req)
+            served = self._simulate(snap, req, delay=not config.middleware.enabled)
+            return self._middleware(snap, req, served) if config.middleware.enabled else served
         if mode == "spy":
-            return self._spy(snap, req)
+            served = self._spy(snap, req, delay=not config.middleware.enabled)
+            return self._middleware(snap, req, served) if config.middleware.enabled else served
         if mode == "capture":
             return self.forwarder.capture(snap, req)
         if mode == "diff":
             return self._diff(snap, req)
-        return plain_error(
-            502,
-            error_text("There was an error when processing the request", f"{mode} mode is not supported yet"),
-        )
+        if mode == "modify":
+            return self.forwarder.modify(snap, req)
+        return self.forwarder.synthesize(snap, req)
 
-    def _spy(self, snap: Snapshot, req: RequestDetails) -> Outcome:
+    async def _middleware(self, snap: Snapshot, req: RequestDetails, served: Outcome) -> Wire:
+        wire = served if isinstance(served, Wire) else await served
+        return await self.forwarder.apply(snap, req, wire)
+
+    def _spy(self, snap: Snapshot, req: RequestDetails, delay: bool = True) -> Outcome:
         """Simulate; a miss goes to the real service (Hoverfly's spy applies no post-serve action)."""
         capture = snap.config.args("spy").capture_on_miss
-        outcome = self._simulate(snap, req, cache_misses=not capture)
+        outcome = self._simulate(snap, req, cache_misses=not capture, delay=delay)
         if isinstance(outcome, Wire):
             return self.forwarder.spy(snap, req) if outcome.outcome == "miss" else outcome
         return self._spy_after(snap, req, outcome)

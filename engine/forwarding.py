@@ -1,5 +1,6 @@
-"""The modes that send requests on to the real service: capture, spy's misses, diff, and the relay of
-requests outside the destination filter (hoverfly-admin.md §7.1, §7.4, §7.7, §7.8).
+"""The modes that send requests on to the real service or through middleware: capture, spy's misses,
+modify, synthesize, diff, and the relay of requests outside the destination filter
+(hoverfly-admin.md §7.1, §7.4, §7.7, §7.8, §8.5).
 
 Every failure is Hoverfly's 502 with its context line; nothing is recorded from a failed call.
 """
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 from engine.capture import Captures, captured_pair
 from engine.diff import DiffReport, DiffRequest, compare_responses, encode_report, encode_request, report_timestamp
 from engine.errors import CaptureConflict, SimulationError, UpstreamError
+from engine.middleware import Exchange, MiddlewareError, MiddlewareRunner
 from engine.miss import error_text
 from engine.model import Response
 from engine.request import RequestDetails
@@ -32,6 +34,11 @@ log = logging.getLogger(__name__)
 
 FORWARD_CONTEXT = "There was an error when forwarding the request to the intended destination"
 SAVE_CONTEXT = "There was an error when saving request and response"
+REQUEST_MIDDLEWARE_CONTEXT = "There was an error when applying middleware to http request"
+MIDDLEWARE_CONTEXT = "There was an error when executing middleware"
+SYNTHESIZE_CONTEXT = "There was an error when creating a synthetic response"
+_NONE = Response(status=0)
+"""No response of its own: only the global delays apply."""
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0", "::", socket.gethostname().lower()})
 
 
@@ -46,10 +53,18 @@ def _split_host(destination: str) -> tuple[str, int | None]:
 
 class Forwarder:
     def __init__(
-        self, runtime: Runtime, upstream: Upstream, *, webserver: bool, own_ports: frozenset[int], rng: random.Random
+        self,
+        runtime: Runtime,
+        upstream: Upstream,
+        middleware: MiddlewareRunner,
+        *,
+        webserver: bool,
+        own_ports: frozenset[int],
+        rng: random.Random,
     ) -> None:
         self.runtime = runtime
         self.upstream = upstream
+        self.middleware = middleware
         self.webserver = webserver
         self.own_ports = own_ports
         self.rng = rng
@@ -74,19 +89,38 @@ class Forwarder:
             for name, values in extra:
                 merged[name] = (*merged.get(name, ()), *values)
             headers = tuple(merged.items())
-        try:
-            rendered = render_response(Response(status=resp.status, body=resp.body, headers=headers), "the response")
-        except SimulationError as exc:
-            return plain_error(502, error_text(FORWARD_CONTEXT, str(exc)))
-        wire = rendered.webserver if self.webserver else rendered.proxy
-        return _with_outcome(wire, "forwarded")
+        return self.response_wire(Response(status=resp.status, body=resp.body, headers=headers), "forwarded")
 
-    async def _delayed(self, snap: Snapshot, req: RequestDetails, wire: Wire) -> Wire:
-        """Global delays apply to forwarded responses too (not in capture mode)."""
-        delay = snap.simulation.delays.for_response(Response(), req.destination, req.path, req.method, self.rng)
+    def response_wire(self, response: Response, outcome: str) -> Wire:
+        try:
+            rendered = render_response(response, "the response")
+        except SimulationError as exc:
+            return plain_error(502, error_text(MIDDLEWARE_CONTEXT, str(exc)))
+        wire = rendered.webserver if self.webserver else rendered.proxy
+        return _with_outcome(wire, outcome)
+
+    async def _delayed(self, snap: Snapshot, req: RequestDetails, wire: Wire, response: Response = _NONE) -> Wire:
+        """The response's own delays, else the global ones (not in capture mode)."""
+        delay = snap.simulation.delays.for_response(response, req.destination, req.path, req.method, self.rng)
         if delay > 0:
             await asyncio.sleep(delay)
         return wire
+
+    async def _request_middleware(self, snap: Snapshot, req: RequestDetails) -> RequestDetails:
+        spec = snap.config.middleware
+        return (await self.middleware.run(spec, Exchange(req, None))).request if spec.enabled else req
+
+    async def apply(self, snap: Snapshot, req: RequestDetails, served: Wire) -> Wire:
+        """Simulate and spy hits: the middleware rewrites the served response (then its delays apply)."""
+        if served.outcome != "hit":
+            return served
+        response = Response(status=served.status, body=served.raw_body, headers=served.headers)
+        try:
+            result = await self.middleware.run(snap.config.middleware, Exchange(req, response))
+        except MiddlewareError as exc:
+            return _middleware_failed(req, exc, MIDDLEWARE_CONTEXT, snap.config.mode)
+        response = result.response or response
+        return await self._delayed(snap, req, self.response_wire(response, "hit"), response)
 
     # -- modes -----------------------------------------------------------------------------
 
@@ -101,6 +135,10 @@ class Forwarder:
 
     async def capture(self, snap: Snapshot, req: RequestDetails) -> Wire:
         args = snap.config.args("capture")
+        try:
+            req = await self._request_middleware(snap, req)
+        except MiddlewareError as exc:
+            return _middleware_failed(req, exc, REQUEST_MIDDLEWARE_CONTEXT, "capture")
         try:
             resp = await self._send(req)
         except UpstreamError as exc:
@@ -130,6 +168,39 @@ class Forwarder:
             except (StoreError, CaptureConflict) as exc:
                 log.error(SAVE_CONTEXT, extra={"fields": {"error": str(exc), "mode": "spy"}})
         return await self._delayed(snap, req, self.wire(resp, extra=(("Hoverfly", ("Forwarded",)),)))
+
+    async def modify(self, snap: Snapshot, req: RequestDetails) -> Wire:
+        """Middleware on the request, the real service, middleware on the pair; without middleware,
+        a transparent forwarding proxy."""
+        try:
+            req = await self._request_middleware(snap, req)
+        except MiddlewareError as exc:
+            return _middleware_failed(req, exc, REQUEST_MIDDLEWARE_CONTEXT, "modify")
+        try:
+            resp = await self._send(req)
+        except UpstreamError as exc:
+            return _forward_failed(req, exc, "modify")
+        response = Response(status=resp.status, body=resp.body, headers=resp.headers)
+        spec = snap.config.middleware
+        if spec.enabled:
+            try:
+                response = (await self.middleware.run(spec, Exchange(req, response))).response or response
+            except MiddlewareError as exc:
+                return _middleware_failed(req, exc, MIDDLEWARE_CONTEXT, "modify")
+        return await self._delayed(snap, req, self.response_wire(response, "forwarded"), response)
+
+    async def synthesize(self, snap: Snapshot, req: RequestDetails) -> Wire:
+        """The middleware makes the response; there is no real service."""
+        spec = snap.config.middleware
+        if not spec.enabled:
+            return plain_error(502, error_text(SYNTHESIZE_CONTEXT, "Middleware not set"))
+        try:
+            response = (await self.middleware.run(spec, Exchange(req, None))).response
+        except MiddlewareError as exc:
+            return _middleware_failed(req, exc, SYNTHESIZE_CONTEXT, "synthesize")
+        if response is None:
+            return plain_error(502, error_text(SYNTHESIZE_CONTEXT, "the middleware answered without a response status"))
+        return await self._delayed(snap, req, self.response_wire(response, "hit"), response)
 
     async def diff(self, snap: Snapshot, req: RequestDetails, expected: Wire) -> Wire:
         """Serve the real response; store a report when it differs from what the simulation expects."""
@@ -166,6 +237,11 @@ def _forward_failed(req: RequestDetails, exc: UpstreamError, mode: str) -> Wire:
         extra={"fields": {"error": str(exc), "mode": mode, "destination": req.destination, "path": req.path}},
     )
     return plain_error(502, error_text(FORWARD_CONTEXT, str(exc)))
+
+
+def _middleware_failed(req: RequestDetails, exc: MiddlewareError, context: str, mode: str) -> Wire:
+    log.error(context, extra={"fields": {"error": str(exc), "mode": mode, "path": req.path}})
+    return plain_error(502, error_text(context, str(exc)))
 
 
 def _with_outcome(wire: Wire, outcome: str) -> Wire:

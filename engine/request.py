@@ -28,7 +28,7 @@ class RequestDetails:
     query_lower: dict[str, list[str]] = field(default_factory=dict)
     form: dict[str, list[str]] = field(default_factory=dict)
     """urlencoded body fields of a POST/PUT/PATCH (Go's ``PostForm``); empty otherwise."""
-    raw_query: str = ""
+    raw_query: str = field(default="", compare=False)
     """The query string as it came (forwarded unchanged to the real service)."""
 
     @classmethod

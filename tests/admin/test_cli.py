@@ -18,6 +18,7 @@ import pytest
 
 from admin.cli import FLAGS_BY_NAME, HelpRequested, UsageError, VersionRequested, main, parse_args, usage_text
 from admin.settings import Settings
+from engine.config import MiddlewareSpec
 from engine.version import VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,16 +29,17 @@ SUPPORTED = [
     "disable-cache", "log-level", "v", "version", "no-import-check", "upstream-proxy", "workers",
     "redis-url", "redis-prefix", "response-body-files-path", "response-body-files-allow-origin",
     "templating-data-source", "journal-indexing-key", "journal-body-size-limit", "tls-verification",
+    "middleware", "enable-middleware-api",
 ]  # fmt: skip
 UNSUPPORTED_WITH_VALUE = [
-    "middleware", "post-serve-action",
+    "post-serve-action",
     "pac-file", "cert", "key", "cert-name", "cert-org",
     "client-authentication-destination", "client-authentication-client-cert",
     "client-authentication-client-key", "client-authentication-ca-cert", "username", "password",
     "password-hash", "db", "db-path", "dev-cors-origin", "logs", "logs-output", "logs-file",
 ]  # fmt: skip
 UNSUPPORTED_BOOLEAN = [
-    "enable-middleware-api", "plain-http-tunneling", "generate-ca-cert", "auth",
+    "plain-http-tunneling", "generate-ca-cert", "auth",
     "add", "admin", "cors", "dev", "metrics", "log-no-color", "log-no-quotes",
 ]  # fmt: skip
 ALL_FLAGS = SUPPORTED + UNSUPPORTED_WITH_VALUE + UNSUPPORTED_BOOLEAN
@@ -531,3 +533,18 @@ def test_journal_flags() -> None:
     assert parse("-journal-body-size-limit=1mb").journal_body_size_limit == 1024**2
     for bad in ("0", "-5", "12XB", "many"):
         assert error_of(f"-journal-body-size-limit={bad}").exit_code == 1
+
+
+# --- middleware
+
+
+def test_middleware_flag_reads_the_script(tmp_path: Path) -> None:
+    script = tmp_path / "mw.py"
+    script.write_text("print('hi')\n")
+    settings = parse("-synthesize", "-middleware", f"python3 {script}")
+    assert settings.mode == "synthesize"
+    assert settings.middleware == MiddlewareSpec(binary="python3", script="print('hi')\n")
+    assert parse("-middleware", "http://mw.test/x").middleware == MiddlewareSpec(remote="http://mw.test/x")
+    assert parse("-middleware", "cat").middleware == MiddlewareSpec(binary="cat")
+    assert "Failed to read the middleware script" in error_of("-middleware", f"python3 {tmp_path}/none").message
+    assert parse("-modify", "-middleware", "cat").mode == "modify"

@@ -9,6 +9,7 @@ Routes (any method):
   /status/<n>     status n with body "status <n>"
   /reset          closes the connection without answering
   /slow           answers after 0.3 s
+  /middleware     a remote middleware: sets the response to 200 "remote saw <request path>"
   anything else   200 text/plain "real <path>", header X-Real: yes
 Every request is kept in ``requests`` (method, path with query, headers, body).
 """
@@ -127,6 +128,14 @@ def start_upstream() -> Upstream:
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
                 self.close_connection = True
                 self.connection.close()
+            elif path == "/middleware":
+                pair = json.loads(body)
+                pair["response"] = {
+                    "status": 200,
+                    "body": f"remote saw {pair['request']['path']}",
+                    "encodedBody": False,
+                }
+                self._send(200, json.dumps(pair).encode(), {"Content-Type": "application/json"})
             elif path == "/slow":
                 time.sleep(0.3)
                 self._send(200, b"slow", {"Content-Type": "text/plain"})
