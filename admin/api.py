@@ -10,7 +10,7 @@ from sanic import Request, Sanic
 from sanic.exceptions import SanicException
 from sanic.response import HTTPResponse
 
-from admin import cache, datasources, diff, journal, logs, metrics, state
+from admin import actions, cache, datasources, diff, journal, logs, metrics, state
 from admin import configuration as conf
 from admin import simulation as sim
 from admin.errors import ApiError
@@ -34,11 +34,7 @@ log = logging.getLogger(__name__)
 NAMESPACES = ("service", "hoverfly")
 
 # Endpoints of the spec that later releases bring; until then they say so instead of a bare 404.
-LATER = (
-    ("/api/v2/{ns}/pac", ("GET", "PUT", "DELETE")),
-    ("/api/v2/{ns}/post-serve-action", ("GET", "PUT")),
-    ("/api/v2/{ns}/post-serve-action/<name>", ("DELETE",)),
-)
+LATER = (("/api/v2/{ns}/pac", ("GET", "PUT", "DELETE")),)
 
 
 def create_app(settings: Settings) -> Sanic[Any, Any]:
@@ -95,6 +91,9 @@ def _routes(app: Sanic[Any, Any], settings: Settings) -> None:
         add(conf.get_middleware, f"{base}/middleware", methods=["GET"], name=f"{ns}_middleware")
         if settings.enable_middleware_api:  # Hoverfly registers the PUT only then (else: 404)
             add(conf.put_middleware, f"{base}/middleware", methods=["PUT"], name=f"{ns}_middleware_put")
+        add(actions.get_actions, f"{base}/post-serve-action", methods=["GET"], name=f"{ns}_actions_get")
+        add(actions.put_action, f"{base}/post-serve-action", methods=["PUT"], name=f"{ns}_actions_put")
+        add(actions.delete_action, f"{base}/post-serve-action/<name>", methods=["DELETE"], name=f"{ns}_action_del")
         csv_path = f"{base}/templating-data-source/csv"
         add(datasources.get_sources, csv_path, methods=["GET"], name=f"{ns}_csv_get")
         add(datasources.put_source, csv_path, methods=["PUT"], name=f"{ns}_csv_put")

@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from admin.settings import Settings
-from engine.config import MiddlewareSpec
+from engine.config import ActionSpec, MiddlewareSpec
 from engine.version import VERSION
 
 Kind = Literal["bool", "int", "string", "list", "size"]
@@ -80,7 +80,11 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("redis-prefix", "string", "Prefix of every Redis key", "simproxy:"),
     FlagSpec("middleware", "string", "Middleware: a URL, or a binary and a script path separated by a space"),
     FlagSpec("enable-middleware-api", "bool", "Allow PUT /api/v2/hoverfly/middleware"),
-    _no("post-serve-action", "list", 'Post-serve action "<name> <binary> <script> <delay ms>" (repeatable)'),
+    FlagSpec(
+        "post-serve-action",
+        "list",
+        'Post-serve action "<name> <binary> <script> <delay ms>" or "<name> <url> <delay ms>" (repeatable)',
+    ),
     FlagSpec("templating-data-source", "list", 'Templating data source "<name> <csv path>" (repeatable)'),
     FlagSpec("journal-indexing-key", "list", "Journal index created at start-up (repeatable)"),
     FlagSpec("journal-body-size-limit", "size", "Largest body kept in the journal, e.g. 128KB or 2MB"),
@@ -297,6 +301,25 @@ def _middleware(flags: ParsedFlags) -> MiddlewareSpec:
     return MiddlewareSpec(binary=binary, script=script)
 
 
+def _post_serve_actions(flags: ParsedFlags) -> tuple[ActionSpec, ...]:
+    """Hoverfly's rules: 4 tokens local, 3 remote; a bad delay is 1000 ms; an unreadable script skips the action."""
+    actions: list[ActionSpec] = []
+    for value in flags.repeated("post-serve-action"):
+        tokens = value.split()
+        if len(tokens) not in (3, 4):
+            raise _fatal("Failed to import post serve action due to invalid input passed")
+        delay = int(tokens[-1]) if re.fullmatch(r"[+-]?[0-9]+", tokens[-1]) else 1000
+        if len(tokens) == 3:
+            actions.append(ActionSpec(name=tokens[0], remote=tokens[1], delay_ms=delay))
+            continue
+        try:
+            script = Path(tokens[2]).read_text(encoding="utf-8")
+        except OSError:
+            continue
+        actions.append(ActionSpec(name=tokens[0], binary=tokens[1], script=script, delay_ms=delay))
+    return tuple(actions)
+
+
 def _mode(flags: ParsedFlags) -> str:
     """Hoverfly's getInitialMode: -webserver wins, then the first mode flag in precedence order."""
     chosen = [name for name in MODE_FLAGS if flags.switch(name)]
@@ -418,6 +441,7 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             no_import_check=_no_import_check(flags, env),
             tls_verification=flags.switch("tls-verification"),
             middleware=_middleware(flags),
+            post_serve_actions=_post_serve_actions(flags),
             enable_middleware_api=flags.switch("enable-middleware-api"),
             upstream_proxy=_upstream_proxy(flags, env),
             workers=_workers(flags, env),

@@ -10,7 +10,7 @@ import os.path
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from engine.config import MiddlewareSpec
+from engine.config import ActionSpec, MiddlewareSpec
 from engine.goregex import InvalidPattern, compile_go
 
 MODES = ("simulate", "capture", "spy", "synthesize", "modify", "diff")
@@ -41,6 +41,8 @@ class Settings:
     """Verify the certificates of the real services that requests are forwarded to."""
     middleware: MiddlewareSpec = field(default_factory=MiddlewareSpec)
     """``-middleware``, its script already read."""
+    post_serve_actions: tuple[ActionSpec, ...] = ()
+    """``-post-serve-action`` values, scripts already read."""
     enable_middleware_api: bool = False
     """``PUT .../middleware`` exists only with ``-enable-middleware-api`` (as in Hoverfly)."""
     workers: int = 1

@@ -62,7 +62,8 @@ def _incoming(request: Request) -> Simulation:
 async def put_simulation(request: Request) -> HTTPResponse:
     svc = services(request)
     incoming = _incoming(request)
-    result = await import_with_files(svc.settings, None, incoming)
+    await svc.runtime.sync()
+    result = await import_with_files(svc.settings, None, incoming, svc.runtime.snapshot.config.action_names)
     compiled = compile_simulation(result.simulation, svc.registry)
     await svc.runtime.write_simulation(result.simulation, compiled, expected=None)  # a new lineage
     _log_import(incoming, result)
@@ -78,7 +79,7 @@ async def post_simulation(request: Request) -> HTTPResponse:
     for _ in range(APPEND_ATTEMPTS):
         await svc.runtime.sync()
         snap = svc.runtime.snapshot
-        result = await import_with_files(svc.settings, snap.simulation.simulation, incoming)
+        result = await import_with_files(svc.settings, snap.simulation.simulation, incoming, snap.config.action_names)
         compiled = compile_simulation(result.simulation, svc.registry)
         written = await svc.runtime.write_simulation(
             result.simulation, compiled, expected=snap.simulation_version, lineage=snap.lineage

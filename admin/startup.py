@@ -29,13 +29,18 @@ class StartupError(SimproxyError):
 def initial_config(settings: Settings) -> RuntimeConfig:
     """The configuration the flags ask for (simulate with ``strongest`` unless told otherwise)."""
     config = RuntimeConfig(destination=settings.destination, middleware=settings.middleware)
+    for action in settings.post_serve_actions:
+        config = config.with_action(action)
     if settings.mode != "simulate":
         config = config.with_mode(settings.mode, ModeArguments(capture_on_miss=settings.capture_on_miss))
     return config
 
 
-async def import_with_files(settings: Settings, current: Simulation | None, incoming: Simulation) -> ImportResult:
-    """``import_simulation`` with the body files the flags allow: downloads first, then the pure import."""
+async def import_with_files(
+    settings: Settings, current: Simulation | None, incoming: Simulation, known_actions: frozenset[str]
+) -> ImportResult:
+    """``import_simulation`` with the body files the flags allow: downloads first, then the pure import.
+    ``known_actions``: the post-serve action names a response may give ("" stands for a fallback)."""
     allowed = settings.response_body_files_allow_origin
     downloaded = await download_body_files(body_file_urls(incoming, allowed))
     return import_simulation(
@@ -45,6 +50,7 @@ async def import_with_files(settings: Settings, current: Simulation | None, inco
         body_files_root=Path(settings.response_body_files_path) if settings.response_body_files_path else None,
         allowed_origins=allowed,
         downloaded=downloaded,
+        known_actions=known_actions,
     )
 
 
@@ -63,7 +69,8 @@ async def load_imports(settings: Settings, registry: MatcherRegistry) -> ImportR
             incoming = decode_simulation(parse_simulation(raw)["data"])
             compile_simulation(incoming, registry)
             before = result.simulation if result else None
-            step = await import_with_files(settings, before, incoming)
+            actions = frozenset(a.name for a in settings.post_serve_actions)
+            step = await import_with_files(settings, before, incoming, actions)
             keys = (result.sequence_keys if result else ()) + step.sequence_keys
             result = ImportResult(step.simulation, step.warnings, tuple(dict.fromkeys(keys)))
         except OSError as exc:

@@ -77,6 +77,36 @@ class MiddlewareSpec:
         return cls(str(raw.get("binary") or ""), str(raw.get("script") or ""), str(raw.get("remote") or ""))
 
 
+@dataclass(frozen=True, slots=True)
+class ActionSpec:
+    """A post-serve action (``PUT .../post-serve-action``, ``-post-serve-action``); the empty name is
+    the fallback, run for any name a response gives that no action has."""
+
+    name: str = ""
+    binary: str = ""
+    script: str = ""
+    remote: str = ""
+    delay_ms: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "binary": self.binary, "script": self.script,
+            "remote": self.remote, "delayInMs": self.delay_ms,
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> ActionSpec:
+        return cls(
+            str(raw.get("name") or ""), str(raw.get("binary") or ""), str(raw.get("script") or ""),
+            str(raw.get("remote") or ""), int(raw.get("delayInMs") or 0),
+        )  # fmt: skip
+
+
+def _ordered(actions: list[ActionSpec]) -> tuple[ActionSpec, ...]:
+    """Named actions by name (byte order), then the fallback: the order GET lists them in."""
+    return tuple(sorted(actions, key=lambda a: (not a.name, a.name.encode())))
+
+
 def _default_arguments() -> dict[str, ModeArguments]:
     return {"simulate": ModeArguments(matching_strategy="strongest")}
 
@@ -96,6 +126,8 @@ class RuntimeConfig:
     journal_indexes: tuple[str, ...] = ()
     """Journal index names (``Request.QueryParam.id`` ...), in the order they were created."""
     middleware: MiddlewareSpec = field(default_factory=MiddlewareSpec)
+    actions: tuple[ActionSpec, ...] = ()
+    """Post-serve actions sorted by name, the fallback (empty name) last."""
 
     def args(self, mode: str | None = None) -> ModeArguments:
         return self.arguments.get(mode or self.mode) or ModeArguments()
@@ -108,6 +140,28 @@ class RuntimeConfig:
 
     def with_mode(self, mode: str, arguments: ModeArguments) -> RuntimeConfig:
         return replace(self, mode=mode, arguments={**self.arguments, mode: arguments})
+
+    def action(self, name: str) -> ActionSpec | None:
+        """The action a response naming ``name`` runs: that one, else the fallback, else None."""
+        fallback = None
+        for action in self.actions:
+            if action.name == name:
+                return action
+            if not action.name:
+                fallback = action
+        return fallback
+
+    def with_action(self, action: ActionSpec) -> RuntimeConfig:
+        kept = [a for a in self.actions if a.name != action.name]
+        return replace(self, actions=_ordered([*kept, action]))
+
+    def without_action(self, name: str) -> RuntimeConfig:
+        return replace(self, actions=tuple(a for a in self.actions if a.name != name))
+
+    @property
+    def action_names(self) -> frozenset[str]:
+        """Names a simulation may give in ``postServeAction`` ("" in it: a fallback takes any name)."""
+        return frozenset(a.name for a in self.actions)
 
     def with_journal_indexes(self, names: tuple[str, ...]) -> RuntimeConfig:
         return replace(self, journal_indexes=names)
@@ -128,6 +182,7 @@ class RuntimeConfig:
             "preloadLineage": self.preload_lineage,
             "journalIndexes": list(self.journal_indexes),
             "middleware": self.middleware.to_json(),
+            "actions": [action.to_json() for action in self.actions],
         }
 
     @classmethod
@@ -141,4 +196,5 @@ class RuntimeConfig:
             preload_lineage=str(raw.get("preloadLineage") or ""),
             journal_indexes=tuple(str(n) for n in raw.get("journalIndexes") or ()),
             middleware=MiddlewareSpec.from_json(raw.get("middleware") or {}),
+            actions=tuple(ActionSpec.from_json(a) for a in raw.get("actions") or ()),
         )

@@ -14,6 +14,7 @@ from collections.abc import Coroutine, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from engine.actions import ActionRunner, Served
 from engine.cache import CacheEntry, cache_key
 from engine.errors import SimulationError
 from engine.forwarding import Forwarder
@@ -34,6 +35,8 @@ log = logging.getLogger(__name__)
 
 Outcome = Wire | Coroutine[Any, Any, Wire]
 STATE_ATTEMPTS = 50
+_ACTION_MODES = frozenset({"simulate", "synthesize"})
+"""Where Hoverfly runs post-serve actions (not spy hits, whatever its docs say)."""
 _NO_STATE: Mapping[str, str] = MappingProxyType({})  # what simulations without requiresState match against
 
 
@@ -56,12 +59,14 @@ class Engine:
         self.rng = rng or random.Random()
         self.upstream = upstream or Upstream()
         self.middleware = MiddlewareRunner(self.upstream)
+        self.actions = ActionRunner(self.upstream, runtime.store, runtime.records)
         self.forwarder = Forwarder(
             runtime, self.upstream, self.middleware, webserver=webserver, own_ports=own_ports, rng=self.rng
         )
         self._destinations: dict[str, GoRegex] = {}
 
     async def aclose(self) -> None:
+        await self.actions.aclose()
         await self.upstream.aclose()
         self.middleware.close()
 
@@ -115,10 +120,17 @@ class Engine:
             return  # outside the destination filter: Hoverfly neither journals nor counts it
         runtime = self.runtime
         seconds = time.perf_counter() - received_perf
-        mode = runtime.snapshot.config.mode
+        config = runtime.snapshot.config
+        mode = config.mode
         runtime.metrics.request(mode, wire.outcome, seconds, wire.pair)
-        if runtime.records.journal_size:
-            runtime.records.record(req, wire, received, seconds * 1000, mode)
+        entry_id = (
+            runtime.records.record(req, wire, received, seconds * 1000, mode) if runtime.records.journal_size else ""
+        )
+        if wire.post_serve_action and wire.outcome == "hit" and mode in _ACTION_MODES:
+            action = config.action(wire.post_serve_action)
+            if action is not None:  # the response is out: the action cannot delay it
+                served = Served(wire.post_serve_action, req, wire, entry_id, received, seconds * 1000, mode)
+                self.actions.schedule(action, served)
 
     def _simulate(
         self, snap: Snapshot, req: RequestDetails, *, cache_misses: bool = True, delay: bool = True

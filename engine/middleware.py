@@ -13,10 +13,7 @@ import asyncio
 import base64
 import binascii
 import contextlib
-import hashlib
 import logging
-import os
-import tempfile
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote_plus
@@ -28,6 +25,7 @@ from engine.config import MiddlewareSpec
 from engine.errors import EngineError, UpstreamError
 from engine.model import LogNormal, Response
 from engine.request import RequestDetails, canonical_header
+from engine.scripts import ScriptFiles
 from engine.upstream import Upstream
 
 log = logging.getLogger(__name__)
@@ -173,14 +171,10 @@ class MiddlewareRunner:
         self.upstream = upstream
         self.timeout = timeout
         self._slots = asyncio.Semaphore(concurrency)
-        self._scripts: dict[str, str] = {}
-        self._folder: tempfile.TemporaryDirectory[str] | None = None
+        self._scripts = ScriptFiles("simproxy-middleware-")
 
     def close(self) -> None:
-        if self._folder is not None:
-            self._folder.cleanup()
-            self._folder = None
-        self._scripts.clear()
+        self._scripts.close()
 
     async def run(self, spec: MiddlewareSpec, exchange: Exchange) -> Exchange:
         if not spec.enabled:
@@ -202,20 +196,8 @@ class MiddlewareRunner:
             raise _error("Failed to unmarshal JSON from middleware", command=self._command_text(spec),
                          cause=str(exc), stdin=payload, stdout=stdout) from exc  # fmt: skip
 
-    def _script_path(self, script: str) -> str:
-        digest = hashlib.sha256(script.encode()).hexdigest()
-        path = self._scripts.get(digest)
-        if path is None:
-            if self._folder is None:
-                self._folder = tempfile.TemporaryDirectory(prefix="simproxy-middleware-")
-            path = os.path.join(self._folder.name, f"middleware_{digest[:16]}")
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(script)
-            self._scripts[digest] = path
-        return path
-
     def _command(self, spec: MiddlewareSpec) -> list[str]:
-        return [spec.binary, self._script_path(spec.script)] if spec.script else [spec.binary]
+        return [spec.binary, self._scripts.path(spec.script)] if spec.script else [spec.binary]
 
     def _command_text(self, spec: MiddlewareSpec) -> str:
         return " ".join(self._command(spec))

@@ -25,8 +25,8 @@ from engine.responses import Wire
 from engine.templating import TemplateEngine
 from store import Store, StoreError
 
-Pending = tuple[RequestDetails, Wire, float, float, str]
-"""(request, response, wall-clock time received, latency in ms, mode)."""
+Pending = tuple[str, RequestDetails, Wire, float, float, str]
+"""(entry id, request, response, wall-clock time received, latency in ms, mode)."""
 
 
 class Recorder:
@@ -50,17 +50,23 @@ class Recorder:
     def pending(self) -> bool:
         return bool(self._journal or self._encoded or self._logs)
 
-    def record(self, req: RequestDetails, wire: Wire, received: float, latency_ms: float, mode: str) -> None:
-        """Called on the request path. Without indexes or a body limit the entry is encoded at once
-        (about 2 us): holding requests for the flush instead keeps them alive long enough to make
-        the garbage collector's work grow with the traffic."""
+    def record(self, req: RequestDetails, wire: Wire, received: float, latency_ms: float, mode: str) -> str:
+        """Called on the request path; returns the entry's id ("" with the journal off). Without
+        indexes or a body limit the entry is encoded at once (about 2 us): holding requests for the
+        flush instead keeps them alive long enough to make the garbage collector's work grow with
+        the traffic."""
         if not self.journal_size:
-            return
+            return ""
+        entry_id = f"{self._prefix}{next(self._sequence):x}"
         if self._indexes or self.body_limit:
-            self._journal.append((req, wire, received, latency_ms, mode))
+            self._journal.append((entry_id, req, wire, received, latency_ms, mode))
         else:
-            entry_id = f"{self._prefix}{next(self._sequence):x}"
             self._encoded.append((entry_id, encode_record(entry_id, req, wire, mode, received, latency_ms)))
+        return entry_id
+
+    def amended(self, entry: JournalEntry) -> bytes:
+        """The stored form of an entry written again (a post-serve action's record added)."""
+        return encode_entry(entry, self.body_limit)
 
     def log(self, record: bytes) -> None:
         if self.logs_size:
@@ -79,8 +85,8 @@ class Recorder:
         return self._indexes[name]
 
     def entry(self, pending: Pending) -> JournalEntry:
-        req, wire, received, latency_ms, mode = pending
-        return record_entry(f"{self._prefix}{next(self._sequence):x}", req, wire, mode, received, latency_ms)
+        entry_id, req, wire, received, latency_ms, mode = pending
+        return record_entry(entry_id, req, wire, mode, received, latency_ms)
 
     async def flush(self, store: Store) -> None:
         """Store what was buffered; on a store error the records are kept for the next flush."""

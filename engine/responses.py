@@ -46,6 +46,8 @@ class Wire:
     """For the metrics: ``hit`` (a pair answered), ``miss`` (no pair matched) or ``error``."""
     pair: str = ""
     """For the metrics: the pair that answered (its first label, or ``pair-<index>``)."""
+    post_serve_action: str = ""
+    """The post-serve action the response names (run after it is sent, in simulate and synthesize)."""
 
     @property
     def raw_body(self) -> bytes:
@@ -95,6 +97,7 @@ def _render(resp: Response, *, canonical: bool, pair: str = "") -> Wire:
         journal_parts(resp.body, resp.headers),
         "hit",
         pair,
+        resp.post_serve_action,
     )
 
 

@@ -49,6 +49,7 @@ def import_simulation(
     body_files_root: Path | None = None,
     allowed_origins: tuple[str, ...] = (),
     downloaded: Mapping[str, bytes | str] | None = None,
+    known_actions: frozenset[str] = frozenset(),
 ) -> ImportResult:
     """Hoverfly's import (core/hoverfly_service.go) for PUT (``current`` None) and POST (append).
 
@@ -60,8 +61,8 @@ def import_simulation(
     files = _BodyFiles(body_files_root or Path.cwd(), allowed_origins, downloaded or {})
     incoming = _load_body_files(incoming, files, file_warnings)
     for pair in incoming.pairs:
-        if pair.response.post_serve_action:
-            # no post-serve action can be registered yet, and there is no fallback action
+        name = pair.response.post_serve_action
+        if name and name not in known_actions and "" not in known_actions:  # "": a fallback takes any name
             raise ImportFailure("invalid post server action name provided")
         if pair.response.log_normal_delay is not None:
             check_log_normal(pair.response.log_normal_delay)

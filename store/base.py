@@ -112,6 +112,9 @@ class Store(Protocol):
         """Append (id, entry) pairs in order, point each index's keys at their entries, and drop the
         oldest entries beyond ``limit`` (one atomic step)."""
 
+    async def journal_amend(self, entry_id: str, entry: bytes) -> bool:
+        """Replace a stored entry; False (nothing written) when there is none with that id."""
+
     async def journal_entries(self) -> list[bytes]:
         """Every entry, oldest first."""
 

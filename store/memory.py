@@ -122,6 +122,12 @@ class MemoryStore:
         for _ in range(len(journal) - limit):
             journal.popitem(last=False)
 
+    async def journal_amend(self, entry_id: str, entry: bytes) -> bool:
+        if entry_id not in self._journal:
+            return False
+        self._journal[entry_id] = entry
+        return True
+
     async def journal_entries(self) -> list[bytes]:
         return list(self._journal.values())
 

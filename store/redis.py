@@ -123,6 +123,12 @@ return 1
 """
 
 # HMGET in chunks: Lua's unpack() cannot spread ten thousand arguments at once.
+_JOURNAL_AMEND = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
+"""
+
 _JOURNAL_ENTRIES = """
 local ids = redis.call('LRANGE', KEYS[1], 0, -1)
 local out = {}
@@ -202,6 +208,7 @@ class RedisStore:
         self._cache_put_script = client.register_script(_CACHE_PUT)
         self._journal_append_script = client.register_script(_JOURNAL_APPEND)
         self._journal_entries_script = client.register_script(_JOURNAL_ENTRIES)
+        self._journal_amend_script = client.register_script(_JOURNAL_AMEND)
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "simproxy:") -> RedisStore:
@@ -385,6 +392,10 @@ class RedisStore:
             for key, entry_id in mapping.items():
                 args += [key, entry_id]
         await self._journal_append_script(keys=keys, args=args)
+
+    @_translate
+    async def journal_amend(self, entry_id: str, entry: bytes) -> bool:
+        return bool(await self._journal_amend_script(keys=[self._journal[1]], args=[entry_id, entry]))
 
     @_translate
     async def journal_entries(self) -> list[bytes]:

@@ -18,7 +18,7 @@ import pytest
 
 from admin.cli import FLAGS_BY_NAME, HelpRequested, UsageError, VersionRequested, main, parse_args, usage_text
 from admin.settings import Settings
-from engine.config import MiddlewareSpec
+from engine.config import ActionSpec, MiddlewareSpec
 from engine.version import VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,10 +29,9 @@ SUPPORTED = [
     "disable-cache", "log-level", "v", "version", "no-import-check", "upstream-proxy", "workers",
     "redis-url", "redis-prefix", "response-body-files-path", "response-body-files-allow-origin",
     "templating-data-source", "journal-indexing-key", "journal-body-size-limit", "tls-verification",
-    "middleware", "enable-middleware-api",
+    "middleware", "enable-middleware-api", "post-serve-action",
 ]  # fmt: skip
 UNSUPPORTED_WITH_VALUE = [
-    "post-serve-action",
     "pac-file", "cert", "key", "cert-name", "cert-org",
     "client-authentication-destination", "client-authentication-client-cert",
     "client-authentication-client-key", "client-authentication-ca-cert", "username", "password",
@@ -548,3 +547,19 @@ def test_middleware_flag_reads_the_script(tmp_path: Path) -> None:
     assert parse("-middleware", "cat").middleware == MiddlewareSpec(binary="cat")
     assert "Failed to read the middleware script" in error_of("-middleware", f"python3 {tmp_path}/none").message
     assert parse("-modify", "-middleware", "cat").mode == "modify"
+
+
+def test_post_serve_action_flags(tmp_path: Path) -> None:
+    script = tmp_path / "cb.sh"
+    script.write_text("cat\n")
+    settings = parse(
+        "-post-serve-action", f"local sh {script} 250",
+        "-post-serve-action", "hook http://hook.test/cb x",
+        "-post-serve-action", f"gone sh {tmp_path}/missing.sh 10",
+    )  # fmt: skip
+    assert settings.post_serve_actions == (
+        ActionSpec(name="local", binary="sh", script="cat\n", delay_ms=250),
+        ActionSpec(name="hook", remote="http://hook.test/cb", delay_ms=1000),  # a bad delay is 1000
+    )  # an unreadable script skips its action, as Hoverfly does
+    message = "Failed to import post serve action due to invalid input passed"
+    assert error_of("-post-serve-action", "just two").message == message

@@ -423,6 +423,19 @@ def test_journal_append_keeps_order_bounds_it_and_indexes_point_at_entries(backe
     run(body())
 
 
+def test_journal_amend_replaces_only_entries_still_kept(backend, run) -> None:
+    async def body() -> None:
+        a, b = backend.open(), backend.open()
+        await a.journal_append([("e1", b"one"), ("e2", b"two")], {}, 2)
+        assert await b.journal_amend("e1", b"one, amended") is True
+        assert await a.journal_entries() == [b"one, amended", b"two"]
+        await a.journal_append([("e3", b"three")], {}, 2)  # e1 is dropped
+        assert await b.journal_amend("e1", b"too late") is False
+        assert await a.journal_entries() == [b"two", b"three"]
+
+    run(body())
+
+
 def test_logs_are_kept_in_order_up_to_the_limit(backend, run) -> None:
     async def body() -> None:
         a, b = backend.open(), backend.open()
