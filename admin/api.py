@@ -19,6 +19,7 @@ from admin.services import Services
 from admin.settings import Settings
 from admin.startup import bootstrap, initial_config
 from engine.cache import MatchCache
+from engine.certs import LeafCertificates, fleet_ca, load_ca
 from engine.core import Engine
 from engine.errors import ImportFailure, SimulationError
 from engine.logs import RecordHandler
@@ -89,6 +90,7 @@ def _routes(app: Sanic[Any, Any], settings: Settings) -> None:
         add(conf.get_upstream_proxy, f"{base}/upstream-proxy", methods=["GET"], name=f"{ns}_upstream")
         add(conf.get_cors, f"{base}/cors", methods=["GET"], name=f"{ns}_cors")
         add(conf.get_middleware, f"{base}/middleware", methods=["GET"], name=f"{ns}_middleware")
+        add(conf.get_ca_certificate, f"{base}/ca-cert", methods=["GET"], name=f"{ns}_ca_cert")
         if settings.enable_middleware_api:  # Hoverfly registers the PUT only then (else: 404)
             add(conf.put_middleware, f"{base}/middleware", methods=["PUT"], name=f"{ns}_middleware_put")
         add(actions.get_actions, f"{base}/post-serve-action", methods=["GET"], name=f"{ns}_actions_get")
@@ -166,9 +168,18 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
         upstream=upstream,
         own_ports=frozenset({settings.proxy_port, settings.admin_port}),
     )
-    proxy = ProxyServer(engine, port=settings.proxy_port)
+    given = load_ca(settings.cert, settings.key) if settings.cert else None
+    ca = await fleet_ca(store, given, settings.ca_home)
+    proxy = ProxyServer(
+        engine,
+        port=settings.proxy_port,
+        tls=LeafCertificates(ca),
+        plain_http_tunneling=settings.plain_http_tunneling,
+    )
     await proxy.start(settings.listen_on_host)
-    app.ctx.services = Services(settings=settings, runtime=runtime, registry=registry, middleware=engine.middleware)
+    app.ctx.services = Services(
+        settings=settings, runtime=runtime, registry=registry, middleware=engine.middleware, ca_certificate=ca.cert_pem
+    )
     app.ctx.proxy = proxy
 
 
@@ -180,6 +191,8 @@ async def _stop_worker(app: Sanic[Any, Any]) -> None:
     if proxy is not None:
         await proxy.aclose()
         await proxy.engine.aclose()
+        if proxy.tls is not None:
+            proxy.tls.close()
     services: Services | None = getattr(app.ctx, "services", None)
     if services is not None:
         await services.runtime.aclose()

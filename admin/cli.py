@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from admin.settings import Settings
+from engine.certs import CertificateError, load_ca
 from engine.config import ActionSpec, MiddlewareSpec
 from engine.version import VERSION
 
@@ -90,9 +91,9 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("journal-body-size-limit", "size", "Largest body kept in the journal, e.g. 128KB or 2MB"),
     _no("pac-file", "string", "PAC file loaded at start-up"),
     FlagSpec("tls-verification", "bool", "Verify the certificates of upstream servers", "true"),
-    _no("plain-http-tunneling", "bool", "Treat CONNECT to a port other than 443 as plain HTTP"),
-    _no("cert", "string", "CA certificate used to sign MITM certificates"),
-    _no("key", "string", "Private key of the CA certificate"),
+    FlagSpec("plain-http-tunneling", "bool", "Treat CONNECT to a port other than 443 as plain HTTP"),
+    FlagSpec("cert", "string", "CA certificate (PEM) that signs the certificates of intercepted hosts"),
+    FlagSpec("key", "string", "Private key (PEM) of the -cert CA certificate"),
     _no("generate-ca-cert", "bool", "Generate a CA certificate and key (cert.pem, key.pem) and use them"),
     _no("cert-name", "string", "Common name of a generated CA certificate", "hoverfly.proxy"),
     _no("cert-org", "string", "Organisation of a generated CA certificate", "Hoverfly Authority"),
@@ -301,6 +302,19 @@ def _middleware(flags: ParsedFlags) -> MiddlewareSpec:
     return MiddlewareSpec(binary=binary, script=script)
 
 
+def _ca_files(flags: ParsedFlags) -> tuple[str, str]:
+    """``-cert`` and ``-key``: both or neither, and they must be a CA certificate and its key."""
+    cert, key = flags.text("cert"), flags.text("key")
+    if bool(cert) != bool(key):
+        raise _fatal("-cert and -key must be given together")
+    if cert:
+        try:
+            load_ca(cert, key)
+        except CertificateError as exc:
+            raise _fatal(f"Failed to load the CA certificate and key: {exc}") from None
+    return cert, key
+
+
 def _post_serve_actions(flags: ParsedFlags) -> tuple[ActionSpec, ...]:
     """Hoverfly's rules: 4 tokens local, 3 remote; a bad delay is 1000 ms; an unreadable script skips the action."""
     actions: list[ActionSpec] = []
@@ -423,6 +437,7 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
     _check_supported(flags)
     log_level = _log_level(flags)
     mode = _mode(flags)
+    cert, key = _ca_files(flags)
     try:
         return Settings(
             admin_port=_port(flags, "ap", env, "AdminPort", "Admin port"),
@@ -442,6 +457,10 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             tls_verification=flags.switch("tls-verification"),
             middleware=_middleware(flags),
             post_serve_actions=_post_serve_actions(flags),
+            cert=cert,
+            key=key,
+            ca_folder=env.get("SIMPROXY_HOME", ""),
+            plain_http_tunneling=flags.switch("plain-http-tunneling"),
             enable_middleware_api=flags.switch("enable-middleware-api"),
             upstream_proxy=_upstream_proxy(flags, env),
             workers=_workers(flags, env),

@@ -151,6 +151,15 @@ async def put_middleware(request: Request) -> HTTPResponse:
     return json_response(middleware_view(config.middleware))
 
 
+async def get_ca_certificate(request: Request) -> HTTPResponse:
+    """The CA certificate to trust (``curl --cacert``, ``REQUESTS_CA_BUNDLE``) for HTTPS through the proxy."""
+    return HTTPResponse(
+        services(request).ca_certificate,
+        content_type="application/x-pem-file",
+        headers={"Content-Disposition": 'attachment; filename="simproxy-ca.pem"'},
+    )
+
+
 async def health(request: Request) -> HTTPResponse:
     return json_response({"message": "simproxy is healthy"}, newline=True)
 

@@ -17,3 +17,5 @@ class Services:
     registry: MatcherRegistry
     middleware: MiddlewareRunner
     """The worker's runner: ``PUT .../middleware`` tries a new middleware with it first."""
+    ca_certificate: bytes = b""
+    """The CA certificate (PEM) that clients trust to let simproxy intercept HTTPS."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os.path
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from engine.config import ActionSpec, MiddlewareSpec
@@ -43,6 +44,12 @@ class Settings:
     """``-middleware``, its script already read."""
     post_serve_actions: tuple[ActionSpec, ...] = ()
     """``-post-serve-action`` values, scripts already read."""
+    cert: str = ""
+    key: str = ""
+    """``-cert``/``-key``: the CA that signs intercepted hosts' certificates (else the fleet's own CA)."""
+    ca_folder: str = ""
+    """``$SIMPROXY_HOME``: where a generated CA is kept between runs (empty: ``~/.simproxy``)."""
+    plain_http_tunneling: bool = False
     enable_middleware_api: bool = False
     """``PUT .../middleware`` exists only with ``-enable-middleware-api`` (as in Hoverfly)."""
     workers: int = 1
@@ -60,6 +67,10 @@ class Settings:
     """Bytes of a request or response body kept in the journal (0: no limit)."""
     instance_id: str = ""
     """Set by the server at start: names this simproxy process (all its workers) in the metrics."""
+
+    @property
+    def ca_home(self) -> Path:
+        return Path(self.ca_folder) if self.ca_folder else Path.home() / ".simproxy"
 
     def __post_init__(self) -> None:
         self._check_types()

@@ -13,12 +13,13 @@ import time
 from collections.abc import Coroutine, Mapping
 from types import MappingProxyType
 from typing import Any
+from urllib.parse import urlsplit
 
 from engine.actions import ActionRunner, Served
 from engine.cache import CacheEntry, cache_key
 from engine.errors import SimulationError
 from engine.forwarding import Forwarder
-from engine.goregex import GoRegex, compile_go
+from engine.goregex import GoRegex, InvalidPattern, compile_go
 from engine.matching import CompiledPair, MatchResult, Strategy, match
 from engine.middleware import MiddlewareRunner
 from engine.miss import MATCHING_CONTEXT, NO_MATCH, error_text, miss_text
@@ -283,6 +284,24 @@ class Engine:
     def _wire(self, pair: CompiledPair) -> Wire:
         rendered = pair.rendered
         return rendered.webserver if self.webserver else rendered.proxy
+
+    def intercepts(self, authority: str) -> bool:
+        """Whether a CONNECT to ``authority`` is intercepted: always, unless the destination names a
+        scheme and host (``https://api.example.com``) that the tunnel's does not match (Hoverfly)."""
+        destination = self.runtime.snapshot.config.destination
+        if "://" not in destination:
+            return True
+        parsed = urlsplit(destination)
+        if not parsed.netloc:
+            return True
+        key = f"{parsed.scheme}://{parsed.netloc}"
+        pattern = self._destinations.get(key)
+        if pattern is None:
+            try:
+                pattern = self._destinations[key] = compile_go(key)
+            except InvalidPattern:
+                return True
+        return pattern.search(f"https://{authority}") is not None
 
     def _in_destination(self, destination: str, req: RequestDetails) -> bool:
         """Hoverfly's filter: the regex may match the path, host+path or scheme://host+path."""

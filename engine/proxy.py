@@ -3,6 +3,12 @@
 It parses requests (absolute-form for the proxy, origin-form for ``-webserver``), builds a
 ``RequestDetails``, asks the engine for the answer and writes it, in order, with keep-alive and
 pipelining. It knows nothing of modes or matching; Sanic serves only the admin port.
+
+``CONNECT`` (hoverfly-admin.md §7.3): answered ``200`` and then, by default, intercepted: the same
+connection turns into TLS with a certificate for the host signed by simproxy's CA, and the
+requests inside are handled like any other, with scheme ``https``. A host the destination filter
+leaves out gets a blind TCP tunnel; with ``-plain-http-tunneling`` a CONNECT to a port other than
+443 carries plain HTTP.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import logging
+import ssl
 import time
 import zlib
 from collections import deque
@@ -19,6 +26,7 @@ from typing import cast
 
 import httptools
 
+from engine.certs import LeafCertificates
 from engine.core import Engine, Outcome
 from engine.request import RequestDetails, canonical_header, request_path
 from engine.responses import Wire, plain_error
@@ -53,10 +61,20 @@ class HttpDate:
 class ProxyServer:
     """Owns the listening socket of one worker and the connections it accepted."""
 
-    def __init__(self, engine: Engine, *, port: int, max_body: int = MAX_BODY) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        port: int,
+        max_body: int = MAX_BODY,
+        tls: LeafCertificates | None = None,
+        plain_http_tunneling: bool = False,
+    ) -> None:
         self.engine = engine
         self.port = port
         self.max_body = max_body
+        self.tls = tls
+        self.plain_http_tunneling = plain_http_tunneling
         self.date = HttpDate()
         self.tasks = TaskSet()
         self.connections: set[ProxyProtocol] = set()
@@ -90,6 +108,10 @@ class ProxyProtocol(asyncio.Protocol):
         self._queue: deque[tuple[asyncio.Future[Wire] | Wire, bool, bool, Received | None]] = deque()
         self._draining = False
         self._closing = False
+        self._tunnel: tuple[str, str] | None = None
+        """Inside a CONNECT tunnel: (the CONNECT authority, the scheme of the requests inside)."""
+        self._relay: asyncio.StreamWriter | None = None
+        """A blind tunnel's connection to the real host: bytes go through untouched."""
 
     # -- asyncio.Protocol ---------------------------------------------------------------------
 
@@ -100,12 +122,17 @@ class ProxyProtocol(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.server.connections.discard(self)
         self.transport = None
+        if self._relay is not None:
+            self._relay.close()
         for item, *_ in self._queue:
             if isinstance(item, asyncio.Future):
                 item.cancel()
         self._queue.clear()
 
     def data_received(self, data: bytes) -> None:
+        if self._relay is not None:
+            self._relay.write(data)
+            return
         if self._closing:
             return
         try:
@@ -152,7 +179,7 @@ class ProxyProtocol(asyncio.Protocol):
         keep_alive = self.parser.should_keep_alive()
         head_only = method == "HEAD"
         if method == "CONNECT":
-            self._enqueue(plain_error(501, "HTTPS interception (CONNECT) is not supported yet\n"), False, False)
+            self._connect(self._url.decode("latin-1"))
             return
         try:
             request_or_error = self._build_request(method)
@@ -197,6 +224,10 @@ class ProxyProtocol(asyncio.Protocol):
             if parsed.port is not None:
                 authority = f"{authority}:{parsed.port}"
             raw_path, raw_query = parsed.path or b"", parsed.query or b""
+        elif self._tunnel is not None:
+            scheme, authority = self._tunnel[1], host or self._tunnel[0]
+            raw_path, _, raw_query = url.partition(b"?")
+            raw_query = raw_query.partition(b"#")[0]
         else:
             if not host:
                 return plain_error(400, "Cannot handle requests without Host header, e.g., HTTP 1.0\n")
@@ -217,6 +248,70 @@ class ProxyProtocol(asyncio.Protocol):
             body=body.decode("utf-8", "surrogateescape"),
             headers=headers,
         )
+
+    # -- CONNECT ---------------------------------------------------------------------------------
+
+    def _connect(self, authority: str) -> None:
+        server, transport = self.server, self.transport
+        if transport is None:
+            return
+        host, port = _split_authority(authority)
+        if server.tls is None or not host:
+            self._fail(400 if not host else 501, "Bad Request: CONNECT needs host:port" if not host else "No CA")
+            return
+        transport.pause_reading()  # nothing is read until the tunnel is ready
+        if server.plain_http_tunneling and port != 443:
+            transport.write(b"HTTP/1.0 200 OK\r\n\r\n")
+            self._enter_tunnel(authority, "http")
+            transport.resume_reading()
+        elif server.engine.intercepts(authority):
+            transport.write(b"HTTP/1.0 200 OK\r\n\r\n")
+            server.tasks.spawn(self._start_tls(transport, authority, host), name="proxy-tls")
+        else:
+            server.tasks.spawn(self._blind_tunnel(transport, host, port), name="proxy-tunnel")
+
+    def _enter_tunnel(self, authority: str, scheme: str) -> None:
+        self.parser = httptools.HttpRequestParser(self)
+        self._tunnel = (authority, scheme)
+
+    async def _start_tls(self, transport: asyncio.Transport, authority: str, host: str) -> None:
+        assert self.server.tls is not None
+        loop = asyncio.get_running_loop()
+        try:
+            context = self.server.tls.context(host)
+            tls = await loop.start_tls(transport, self, context, server_side=True, ssl_handshake_timeout=10.0)
+        except (OSError, ssl.SSLError, TimeoutError, ConnectionError) as exc:
+            log.debug("TLS handshake with the client for %s failed: %s", authority, exc)
+            transport.close()
+            return
+        if tls is None:
+            transport.close()
+            return
+        self.transport = tls
+        self._enter_tunnel(authority, "https")
+
+    async def _blind_tunnel(self, transport: asyncio.Transport, host: str, port: int) -> None:
+        """A CONNECT the destination filter leaves out: the bytes go to the host untouched."""
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 10.0)
+        except (OSError, TimeoutError) as exc:
+            transport.write(f"HTTP/1.0 502 Bad Gateway\r\n\r\n{exc}".encode())
+            transport.close()
+            return
+        transport.write(b"HTTP/1.0 200 Connection established\r\n\r\n")
+        self._relay = writer
+        transport.resume_reading()
+        try:
+            while data := await reader.read(65536):
+                if self.transport is None:
+                    break
+                self.transport.write(data)
+        except OSError:
+            pass
+        finally:
+            writer.close()
+            if self.transport is not None:
+                self.transport.close()
 
     # -- responses, in request order ---------------------------------------------------------------
 
@@ -272,6 +367,16 @@ class ProxyProtocol(asyncio.Protocol):
 
 class _BodyTooLarge(Exception):
     pass
+
+
+def _split_authority(authority: str) -> tuple[str, int]:
+    """``host:port`` of a CONNECT (``[v6]:port`` too); the port is 443 when none is given."""
+    if authority.startswith("["):
+        host, _, rest = authority[1:].partition("]")
+        port = rest[1:]
+    else:
+        host, _, port = authority.rpartition(":") if ":" in authority else (authority, "", "")
+    return host, int(port) if port.isdigit() else 443
 
 
 def _port_of(host: str) -> int | None:

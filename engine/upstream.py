@@ -133,6 +133,9 @@ class Upstream:
                 status = resp.status
         except TimeoutError as exc:
             raise UpstreamError(f"{_go_op(method, url)}: no answer within {self.options.timeout:g}s") from exc
+        except aiohttp.ClientConnectorCertificateError as exc:
+            problem = exc.certificate_error
+            raise UpstreamError(f"{_go_op(method, url)}: tls: failed to verify certificate: {problem}") from exc
         except aiohttp.ClientConnectorError as exc:
             errno = exc.os_error.errno
             reason = os.strerror(errno).lower() if errno else str(exc.os_error)

@@ -5,7 +5,7 @@ Key layout (Redis; ``P`` is the prefix, default ``simproxy:``, and ``{T}`` a Clu
 made from it, so every key of one simulation lives in one slot and Lua/MULTI work on Cluster):
 
     P{T}:gen              INCR-only generation counter; every write and every barrier bumps it
-    P{T}:doc:<name>       hash {v: generation of the last write, body: bytes}  (simulation, config, csv)
+    P{T}:doc:<name>       hash {v: generation of the last write, body: bytes}  (simulation, config, csv, ca)
     P{T}:workers          hash worker id -> last heartbeat (ms since the epoch)
     P{T}:acks             hash worker id -> highest generation that worker has applied
     P{T}:meta             hash {registry_since: ms of the first heartbeat this Redis has seen}
@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-DOCUMENTS = ("simulation", "config", "csv")
+DOCUMENTS = ("simulation", "config", "csv", "ca")
 
 
 @dataclass(frozen=True, slots=True)

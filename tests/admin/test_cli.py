@@ -29,16 +29,16 @@ SUPPORTED = [
     "disable-cache", "log-level", "v", "version", "no-import-check", "upstream-proxy", "workers",
     "redis-url", "redis-prefix", "response-body-files-path", "response-body-files-allow-origin",
     "templating-data-source", "journal-indexing-key", "journal-body-size-limit", "tls-verification",
-    "middleware", "enable-middleware-api", "post-serve-action",
+    "middleware", "enable-middleware-api", "post-serve-action", "plain-http-tunneling", "cert", "key",
 ]  # fmt: skip
 UNSUPPORTED_WITH_VALUE = [
-    "pac-file", "cert", "key", "cert-name", "cert-org",
+    "pac-file", "cert-name", "cert-org",
     "client-authentication-destination", "client-authentication-client-cert",
     "client-authentication-client-key", "client-authentication-ca-cert", "username", "password",
     "password-hash", "db", "db-path", "dev-cors-origin", "logs", "logs-output", "logs-file",
 ]  # fmt: skip
 UNSUPPORTED_BOOLEAN = [
-    "plain-http-tunneling", "generate-ca-cert", "auth",
+    "generate-ca-cert", "auth",
     "add", "admin", "cors", "dev", "metrics", "log-no-color", "log-no-quotes",
 ]  # fmt: skip
 ALL_FLAGS = SUPPORTED + UNSUPPORTED_WITH_VALUE + UNSUPPORTED_BOOLEAN
@@ -342,10 +342,10 @@ def test_unsupported_flags_asking_for_more_are_rejected(args: tuple[str, ...]) -
 
 
 def test_each_unsupported_flag_is_named_once() -> None:
-    error = error_of("-cert", "c.pem", "-key=k.pem", "-cert", "d.pem", "-cors")
+    error = error_of("-pac-file", "p.pac", "-username=u", "-pac-file", "q.pac", "-cors")
     assert error.message.splitlines() == [
-        "flag -cert is not supported yet",
-        "flag -key is not supported yet",
+        "flag -pac-file is not supported yet",
+        "flag -username is not supported yet",
         "flag -cors is not supported yet",
     ]
 
@@ -356,9 +356,9 @@ def test_tls_verification_is_on_unless_turned_off() -> None:
 
 
 def test_unsupported_flag_syntax_is_still_checked() -> None:
-    # Go's trap: "false" is a positional argument, so parsing stops there and -cert is never read
-    assert parse("-admin", "false", "-cert").admin_port == 8888
-    assert error_of("-cert").exit_code == 2
+    # Go's trap: "false" is a positional argument, so parsing stops there and -pac-file is never read
+    assert parse("-admin", "false", "-pac-file").admin_port == 8888
+    assert error_of("-pac-file").exit_code == 2
     assert error_of("-metrics=maybe").exit_code == 2
 
 

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +25,14 @@ ROOT = Path(__file__).resolve().parents[2]
 class Simproxy:
     """One ``simproxy`` command (main process plus its workers) on free loopback ports."""
 
-    def __init__(self, *flags: str, admin_port: int | None = None, proxy_port: int | None = None) -> None:
+    def __init__(
+        self,
+        *flags: str,
+        admin_port: int | None = None,
+        proxy_port: int | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.env = env or {}
         self.admin_port = admin_port or free_port()
         self.proxy_port = proxy_port or free_port()
         self.flags = flags
@@ -41,7 +49,9 @@ class Simproxy:
 
     def _start(self, timeout: float) -> Simproxy:
         cmd = [sys.executable, "-m", "admin", "-ap", str(self.admin_port), "-pp", str(self.proxy_port), *self.flags]
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        # a generated CA is kept under SIMPROXY_HOME: the tests' own folder, not the user's ~/.simproxy
+        home = os.path.join(tempfile.gettempdir(), "simproxy-tests-home")
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "SIMPROXY_HOME": home, **self.env}
         # its own session: Sanic's last-resort kill signals its whole process group
         self.process = subprocess.Popen(
             cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
@@ -177,8 +187,8 @@ def _listening_inodes(port: int) -> set[str]:
 def simproxy_factory() -> Iterator[Any]:
     started: list[Simproxy] = []
 
-    def start(*flags: str, **ports: int) -> Simproxy:
-        proc = Simproxy(*flags, **ports)
+    def start(*flags: str, env: dict[str, str] | None = None, **ports: int) -> Simproxy:
+        proc = Simproxy(*flags, env=env, **ports)
         started.append(proc)
         return proc.start()
 

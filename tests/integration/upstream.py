@@ -19,6 +19,7 @@ from __future__ import annotations
 import gzip
 import json
 import socket
+import ssl
 import threading
 import time
 from dataclasses import dataclass, field
@@ -62,7 +63,8 @@ class Upstream:
         self.thread.join(5)
 
 
-def start_upstream() -> Upstream:
+def start_upstream(tls: ssl.SSLContext | None = None) -> Upstream:
+    """The server on a free loopback port; HTTPS when given a server ``tls`` context."""
     state: dict[str, Upstream] = {}
 
     class Handler(BaseHTTPRequestHandler):
@@ -146,6 +148,8 @@ def start_upstream() -> Upstream:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     up = Upstream(server, thread)
     state["up"] = up

@@ -1,0 +1,228 @@
+"""HTTPS interception: simproxy's certificate authority and the leaf certificates it signs per host.
+
+The CA is one for the whole fleet, so a client that trusts it trusts every worker and pod: it comes
+from ``-cert``/``-key``, else from the store, else from the file kept under the simproxy home
+folder, else it is generated; the first worker to store it wins (compare-and-set) and every other
+one uses that one. Leaf certificates are made on first use per host name and kept (LRU) with the
+TLS context that serves them; a client's SNI picks the context.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import ipaddress
+import logging
+import os
+import ssl
+import tempfile
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from engine.errors import EngineError
+from store import Store
+
+log = logging.getLogger(__name__)
+
+CA_DOCUMENT = "ca"
+CA_NAME = "simproxy CA"
+CA_ORG = "simproxy"
+LEAF_CACHE = 1000
+_DAY = datetime.timedelta(days=1)
+_CA_USAGE = x509.KeyUsage(
+    digital_signature=True,
+    content_commitment=False,
+    key_encipherment=False,
+    data_encipherment=False,
+    key_agreement=False,
+    key_cert_sign=True,
+    crl_sign=True,
+    encipher_only=False,
+    decipher_only=False,
+)
+
+
+class CertificateError(EngineError):
+    """A CA certificate or key that cannot be used."""
+
+
+@dataclass(frozen=True, slots=True)
+class CertificateAuthority:
+    cert_pem: bytes
+    key_pem: bytes
+
+    def to_json(self) -> bytes:
+        return orjson.dumps({"cert": self.cert_pem.decode("ascii"), "key": self.key_pem.decode("ascii")})
+
+    @classmethod
+    def from_json(cls, raw: bytes) -> CertificateAuthority:
+        doc = orjson.loads(raw)
+        return cls(doc["cert"].encode("ascii"), doc["key"].encode("ascii"))
+
+
+def generate_ca(common_name: str = CA_NAME, organisation: str = CA_ORG) -> CertificateAuthority:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name(
+        [
+            x509.NameAttribute(NameOID.COMMON_NAME, common_name),
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, organisation),
+        ]
+    )
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - _DAY)
+        .not_valid_after(now + 3650 * _DAY)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(_CA_USAGE, critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    return CertificateAuthority(_cert_pem(cert), _key_pem(key))
+
+
+def load_ca(cert_path: str, key_path: str) -> CertificateAuthority:
+    """``-cert``/``-key``: PEM files of a CA certificate and its private key, checked to belong together."""
+    try:
+        cert_pem, key_pem = Path(cert_path).read_bytes(), Path(key_path).read_bytes()
+    except OSError as exc:
+        raise CertificateError(f"cannot read {exc.filename}: {exc.strerror}") from exc
+    return checked(CertificateAuthority(cert_pem, key_pem))
+
+
+def checked(ca: CertificateAuthority) -> CertificateAuthority:
+    try:
+        cert = x509.load_pem_x509_certificate(ca.cert_pem)
+        key = serialization.load_pem_private_key(ca.key_pem, password=None)
+    except ValueError as exc:
+        raise CertificateError(f"not a PEM certificate and private key: {exc}") from exc
+    if cert.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    ) != key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo):
+        raise CertificateError("the private key does not belong to the certificate")
+    return ca
+
+
+async def fleet_ca(store: Store, given: CertificateAuthority | None, folder: Path) -> CertificateAuthority:
+    """The CA every worker and pod signs with (see the module's docstring); ``folder`` keeps a generated one."""
+    if given is not None:
+        return given
+    doc = await store.read_document(CA_DOCUMENT)
+    if doc is not None:
+        return CertificateAuthority.from_json(doc[1])
+    candidate = _read_kept(folder) or generate_ca()
+    if await store.write_document(CA_DOCUMENT, candidate.to_json(), expected_version=0) is None:
+        doc = await store.read_document(CA_DOCUMENT)  # another worker stored one first: use that one
+        if doc is not None:
+            candidate = CertificateAuthority.from_json(doc[1])
+    _keep(folder, candidate)
+    return candidate
+
+
+def _read_kept(folder: Path) -> CertificateAuthority | None:
+    try:
+        return checked(CertificateAuthority((folder / "ca.pem").read_bytes(), (folder / "ca-key.pem").read_bytes()))
+    except (OSError, CertificateError):
+        return None
+
+
+def _keep(folder: Path, ca: CertificateAuthority) -> None:
+    """Write the CA under the home folder unless one is there (best effort: it may be read-only)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, data, mode in (("ca-key.pem", ca.key_pem, 0o600), ("ca.pem", ca.cert_pem, 0o644)):
+            fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+    except FileExistsError:
+        return
+    except OSError as exc:
+        log.warning("the CA certificate could not be kept in %s: %s", folder, exc.strerror)
+
+
+class LeafCertificates:
+    """TLS server contexts for intercepted hosts, each with a leaf certificate signed by the CA."""
+
+    def __init__(self, ca: CertificateAuthority, capacity: int = LEAF_CACHE) -> None:
+        self.ca = ca
+        self._ca_cert = x509.load_pem_x509_certificate(ca.cert_pem)
+        ca_key = serialization.load_pem_private_key(ca.key_pem, password=None)
+        if not isinstance(ca_key, ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey):
+            raise CertificateError("the CA key must be an RSA or EC key")
+        self._ca_key = ca_key
+        self._leaf_key = ec.generate_private_key(ec.SECP256R1())
+        self._capacity = capacity
+        self._contexts: OrderedDict[str, ssl.SSLContext] = OrderedDict()
+        self._folder = tempfile.TemporaryDirectory(prefix="simproxy-leaves-")
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._folder.cleanup()
+
+    def context(self, host: str) -> ssl.SSLContext:
+        """The context for ``host``; its SNI callback switches to the name the client asks for."""
+        host = host.lower()
+        ctx = self._contexts.get(host)
+        if ctx is not None:
+            self._contexts.move_to_end(host)
+            return ctx
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.set_alpn_protocols(["http/1.1"])
+        cert_path = Path(self._folder.name) / f"{len(self._contexts)}-{abs(hash(host))}.pem"
+        cert_path.write_bytes(self._leaf_pem(host) + _key_pem(self._leaf_key) + self.ca.cert_pem)
+        ctx.load_cert_chain(cert_path)
+        cert_path.unlink()
+        ctx.sni_callback = self._sni
+        self._contexts[host] = ctx
+        while len(self._contexts) > self._capacity:
+            self._contexts.popitem(last=False)
+        return ctx
+
+    def _sni(self, sock: ssl.SSLObject | ssl.SSLSocket, name: str | None, _: ssl.SSLContext) -> None:
+        if name:
+            sock.context = self.context(name)
+
+    def _leaf_pem(self, host: str) -> bytes:
+        now = datetime.datetime.now(datetime.UTC)
+        try:
+            alt: x509.GeneralName = x509.IPAddress(ipaddress.ip_address(host.strip("[]")))
+        except ValueError:
+            alt = x509.DNSName(host)
+        cert = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host[:64] or "localhost")]))
+            .issuer_name(self._ca_cert.subject)
+            .public_key(self._leaf_key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - _DAY)
+            .not_valid_after(now + 365 * _DAY)
+            .add_extension(x509.SubjectAlternativeName([alt]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(self._ca_key.public_key()), critical=False
+            )
+            .sign(self._ca_key, hashes.SHA256())
+        )
+        return _cert_pem(cert)
+
+
+def _cert_pem(cert: x509.Certificate) -> bytes:
+    return cert.public_bytes(serialization.Encoding.PEM)
+
+
+def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )

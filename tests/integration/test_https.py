@@ -1,0 +1,149 @@
+"""HTTPS through the proxy: CONNECT intercepted with simproxy's CA, the CA kept and shared, blind
+tunnels outside the destination, plain-HTTP tunnels, and upstream certificate verification."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from engine.certs import LeafCertificates, generate_ca
+from engine.miss import PRODUCT
+from tests.integration.conftest import Simproxy, simulation
+from tests.integration.upstream import Upstream, start_upstream
+
+UPSTREAM_CA = generate_ca("untrusted test CA", "tests")
+
+
+@pytest.fixture(scope="module")
+def secure_upstream() -> Iterator[Upstream]:
+    """A real HTTPS service whose certificate comes from a CA nobody trusts (``UPSTREAM_CA``)."""
+    leaves = LeafCertificates(UPSTREAM_CA)
+    up = start_upstream(leaves.context("localhost"))
+    yield up
+    up.stop()
+    leaves.close()
+
+
+def ca_file(sp: Simproxy, folder: Path) -> Path:
+    status, headers, pem = sp.admin("GET", "/api/v2/hoverfly/ca-cert")
+    assert status == 200 and headers["content-type"] == "application/x-pem-file"
+    assert pem.startswith(b"-----BEGIN CERTIFICATE-----")
+    path = folder / "simproxy-ca.pem"
+    path.write_bytes(pem)
+    return path
+
+
+def through(sp: Simproxy, url: str, ca: Path | bool, **kwargs: Any) -> requests.Response:
+    proxy = f"http://127.0.0.1:{sp.proxy_port}"
+    verify = str(ca) if isinstance(ca, Path) else ca
+    return requests.get(url, proxies={"http": proxy, "https": proxy}, verify=verify, timeout=30, **kwargs)
+
+
+def test_requests_trusting_the_ca_gets_a_simulated_https_answer(simproxy_factory: Any, tmp_path: Path) -> None:
+    sp: Simproxy = simproxy_factory()
+    pair = {
+        "request": {"scheme": [{"matcher": "exact", "value": "https"}], "path": [{"matcher": "exact", "value": "/v1"}]},
+        "response": {"status": 200, "body": "secret simulated", "headers": {"Content-Type": ["text/plain"]}},
+    }
+    assert sp.admin("PUT", "/api/v2/simulation", simulation(pair))[0] == 200
+    ca = ca_file(sp, tmp_path)
+    for _ in range(3):  # a keep-alive connection inside the tunnel, then new tunnels
+        response = through(sp, "https://api.secure.test/v1", ca)
+        assert (response.status_code, response.text) == (200, "secret simulated")
+    with pytest.raises(requests.exceptions.SSLError):
+        through(sp, "https://api.secure.test/v1", True)  # the system's CAs do not know simproxy's
+    journal = sp.admin_json("GET", "/api/v2/journal")[1]["journal"]
+    assert journal[0]["request"]["scheme"] == "https"
+    assert journal[0]["request"]["destination"] == "api.secure.test"
+
+
+def test_the_ca_is_kept_between_runs_and_shared_by_every_worker(
+    simproxy_factory: Any, redis_server: Any, tmp_path: Path
+) -> None:
+    home = {"SIMPROXY_HOME": str(tmp_path / "home")}
+    first: Simproxy = simproxy_factory(env=home)
+    pem = first.admin("GET", "/api/v2/hoverfly/ca-cert")[2]
+    first.stop()
+    assert (tmp_path / "home" / "ca.pem").read_bytes() == pem
+    again: Simproxy = simproxy_factory(env=home)
+    assert again.admin("GET", "/api/v2/hoverfly/ca-cert")[2] == pem
+    shared = ("-redis-url", redis_server.url, "-redis-prefix", "ca-fleet:", "-workers", "2")
+    a: Simproxy = simproxy_factory(*shared, env={"SIMPROXY_HOME": str(tmp_path / "a")})
+    b: Simproxy = simproxy_factory(*shared, env={"SIMPROXY_HOME": str(tmp_path / "b")})
+    fleet_pem = a.admin("GET", "/api/v2/hoverfly/ca-cert")[2]
+    assert b.admin("GET", "/api/v2/hoverfly/ca-cert")[2] == fleet_pem  # one CA for the fleet
+    assert a.admin("PUT", "/api/v2/simulation", simulation({"request": {}, "response": {"body": "any"}}))[0] == 200
+    ca = tmp_path / "fleet.pem"
+    ca.write_bytes(fleet_pem)
+    for sp in (a, b) * 4:  # every worker of both instances signs with it
+        assert through(sp, "https://somewhere.test/", ca).text == "any"
+
+
+def test_a_given_ca_signs(simproxy_factory: Any, tmp_path: Path) -> None:
+    mine = generate_ca("my company CA", "me")
+    (tmp_path / "cert.pem").write_bytes(mine.cert_pem)
+    (tmp_path / "key.pem").write_bytes(mine.key_pem)
+    sp: Simproxy = simproxy_factory("-cert", str(tmp_path / "cert.pem"), "-key", str(tmp_path / "key.pem"))
+    assert sp.admin("GET", "/api/v2/hoverfly/ca-cert")[2] == mine.cert_pem
+    assert sp.admin("PUT", "/api/v2/simulation", simulation({"request": {}, "response": {"body": "mine"}}))[0] == 200
+    assert through(sp, "https://inside.test/", tmp_path / "cert.pem").text == "mine"
+
+
+def test_capture_over_https_and_certificate_verification(
+    simproxy_factory: Any, secure_upstream: Upstream, tmp_path: Path
+) -> None:
+    url = f"https://localhost:{secure_upstream.port}/hello"
+    checking: Simproxy = simproxy_factory()
+    assert checking.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "capture"})[0] == 200
+    response = through(checking, url, ca_file(checking, tmp_path))
+    assert response.status_code == 502  # the real service's certificate does not verify
+    assert response.text.startswith(
+        f"{PRODUCT} Error!\n\nThere was an error when forwarding the request to the intended destination"
+    )
+    assert "CERTIFICATE_VERIFY_FAILED" in response.text
+    assert checking.admin_json("GET", "/api/v2/simulation")[1]["data"]["pairs"] == []
+
+    trusting: Simproxy = simproxy_factory("-tls-verification=false")
+    assert trusting.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "capture"})[0] == 200
+    response = through(trusting, url, ca_file(trusting, tmp_path))
+    assert (response.status_code, response.text) == (200, "real /hello")
+    [pair] = trusting.admin_json("GET", "/api/v2/simulation")[1]["data"]["pairs"]
+    assert pair["request"]["scheme"] == [{"matcher": "exact", "value": "https"}]
+    assert pair["request"]["destination"] == [{"matcher": "exact", "value": f"localhost:{secure_upstream.port}"}]
+    assert trusting.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "simulate"})[0] == 200
+    served = len(secure_upstream.requests)
+    assert through(trusting, url, ca_file(trusting, tmp_path)).text == "real /hello"
+    assert len(secure_upstream.requests) == served  # replayed from the capture
+
+
+def test_outside_the_destination_a_connect_is_a_blind_tunnel(
+    simproxy_factory: Any, secure_upstream: Upstream, tmp_path: Path
+) -> None:
+    sp: Simproxy = simproxy_factory("-destination", "https://only.this.test")
+    upstream_ca = tmp_path / "upstream-ca.pem"
+    upstream_ca.write_bytes(UPSTREAM_CA.cert_pem)
+    # trusting only the real service's CA works: simproxy is not in the middle
+    response = through(sp, f"https://localhost:{secure_upstream.port}/untouched", upstream_ca)
+    assert (response.status_code, response.text) == (200, "real /untouched")
+    assert sp.admin_json("GET", "/api/v2/journal")[1]["journal"] == []  # not intercepted, not journaled
+    with socket.create_connection(("127.0.0.1", sp.proxy_port), timeout=10) as raw:
+        raw.sendall(b"CONNECT localhost:1 HTTP/1.1\r\n\r\n")  # nothing listens there
+        assert raw.recv(4096).startswith(b"HTTP/1.0 502 Bad Gateway\r\n")
+
+
+def test_plain_http_tunneling(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-plain-http-tunneling")
+    assert sp.admin("PUT", "/api/v2/simulation", simulation({"request": {}, "response": {"body": "plain"}}))[0] == 200
+    with socket.create_connection(("127.0.0.1", sp.proxy_port), timeout=10) as raw:
+        raw.sendall(b"CONNECT plain.test:8080 HTTP/1.1\r\n\r\n")
+        assert raw.recv(4096) == b"HTTP/1.0 200 OK\r\n\r\n"
+        raw.sendall(b"GET /inside HTTP/1.1\r\nHost: plain.test:8080\r\n\r\n")
+        reply = raw.recv(4096)
+    assert reply.startswith(b"HTTP/1.1 200 OK\r\n") and reply.endswith(b"plain")
+    entry = sp.admin_json("GET", "/api/v2/journal")[1]["journal"][0]
+    assert (entry["request"]["scheme"], entry["request"]["destination"]) == ("http", "plain.test:8080")
