@@ -167,6 +167,7 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
         webserver=settings.webserver,
         upstream=upstream,
         own_ports=frozenset({settings.proxy_port, settings.admin_port}),
+        cors=settings.cors,
     )
     given = load_ca(settings.cert, settings.key) if settings.cert else None
     ca = await fleet_ca(store, given, settings.ca_home)

@@ -113,7 +113,7 @@ FLAGS: tuple[FlagSpec, ...] = (
     _no("admin", "bool", "Make the added user an administrator", "true"),
     _no("db", "string", "Authentication storage, memory or boltdb (deprecated)", "memory"),
     _no("db-path", "string", "BoltDB file used with -db boltdb (deprecated)"),
-    _no("cors", "bool", "Answer CORS requests on the proxy port"),
+    FlagSpec("cors", "bool", "Answer CORS pre-flights on the proxy port and allow the origin of other requests"),
     _no("dev", "bool", "Add CORS headers to the admin API for UI development"),
     _no("dev-cors-origin", "string", "Origin allowed by -dev", "http://localhost:4200"),
     FlagSpec(
@@ -461,6 +461,7 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             key=key,
             ca_folder=env.get("SIMPROXY_HOME", ""),
             plain_http_tunneling=flags.switch("plain-http-tunneling"),
+            cors=flags.switch("cors"),
             enable_middleware_api=flags.switch("enable-middleware-api"),
             upstream_proxy=_upstream_proxy(flags, env),
             workers=_workers(flags, env),

@@ -24,6 +24,7 @@ from admin.views import (
     usage_view,
 )
 from engine.config import MiddlewareSpec, RuntimeConfig
+from engine.cors import cors_view
 from engine.goregex import InvalidPattern, compile_go
 from engine.middleware import TRIAL, MiddlewareError
 from engine.runtime import Runtime
@@ -47,6 +48,7 @@ async def get_config(request: Request) -> HTTPResponse:
             counters,
             webserver=svc.settings.webserver,
             upstream_proxy=svc.settings.upstream_proxy,
+            cors=svc.settings.cors,
         )
     )
 
@@ -121,7 +123,7 @@ async def get_upstream_proxy(request: Request) -> HTTPResponse:
 
 
 async def get_cors(request: Request) -> HTTPResponse:
-    return json_response({"enabled": False})
+    return json_response(cors_view(services(request).settings.cors))
 
 
 async def get_middleware(request: Request) -> HTTPResponse:

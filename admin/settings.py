@@ -50,6 +50,7 @@ class Settings:
     ca_folder: str = ""
     """``$SIMPROXY_HOME``: where a generated CA is kept between runs (empty: ``~/.simproxy``)."""
     plain_http_tunneling: bool = False
+    cors: bool = False
     enable_middleware_api: bool = False
     """``PUT .../middleware`` exists only with ``-enable-middleware-api`` (as in Hoverfly)."""
     workers: int = 1

@@ -14,6 +14,7 @@ import orjson
 from admin.errors import BadRequest
 from engine.codec import export_simulation
 from engine.config import MODES, MiddlewareSpec, ModeArguments, RuntimeConfig
+from engine.cors import cors_view
 from engine.model import Simulation
 from engine.version import VERSION
 
@@ -127,10 +128,10 @@ def middleware_view(spec: MiddlewareSpec) -> dict[str, str]:
 
 
 def config_view(
-    config: RuntimeConfig, counters: dict[str, int], *, webserver: bool, upstream_proxy: str
+    config: RuntimeConfig, counters: dict[str, int], *, webserver: bool, upstream_proxy: str, cors: bool = False
 ) -> dict[str, Any]:
     return {
-        "cors": {"enabled": False},
+        "cors": cors_view(cors),
         "destination": config.destination,
         "middleware": middleware_view(config.middleware),
         "mode": config.mode,

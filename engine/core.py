@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from engine.actions import ActionRunner, Served
 from engine.cache import CacheEntry, cache_key
+from engine.cors import allow_origin, is_preflight, preflight
 from engine.errors import SimulationError
 from engine.forwarding import Forwarder
 from engine.goregex import GoRegex, InvalidPattern, compile_go
@@ -54,9 +55,11 @@ class Engine:
         rng: random.Random | None = None,
         upstream: Upstream | None = None,
         own_ports: frozenset[int] = frozenset(),
+        cors: bool = False,
     ) -> None:
         self.runtime = runtime
         self.webserver = webserver
+        self.cors = cors
         self.rng = rng or random.Random()
         self.upstream = upstream or Upstream()
         self.middleware = MiddlewareRunner(self.upstream)
@@ -78,6 +81,24 @@ class Engine:
             return self.forwarder.relay(req)
         mode = config.mode
         self.runtime.count(mode)
+        if self.cors:
+            return self._with_cors(snap, req)
+        return self._run_mode(snap, req)
+
+    def _with_cors(self, snap: Snapshot, req: RequestDetails) -> Outcome:
+        if is_preflight(req):
+            return preflight(req)  # journaled and counted, never matched or forwarded
+        outcome = self._run_mode(snap, req)
+        if isinstance(outcome, Wire):
+            return allow_origin(req, outcome)
+        return self._cors_after(req, outcome)
+
+    async def _cors_after(self, req: RequestDetails, outcome: Coroutine[Any, Any, Wire]) -> Wire:
+        return allow_origin(req, await outcome)
+
+    def _run_mode(self, snap: Snapshot, req: RequestDetails) -> Outcome:
+        config = snap.config
+        mode = config.mode
         if mode == "simulate":
             served = self._simulate(snap, req, delay=not config.middleware.enabled)
             return self._middleware(snap, req, served) if config.middleware.enabled else served

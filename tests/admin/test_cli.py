@@ -29,7 +29,7 @@ SUPPORTED = [
     "disable-cache", "log-level", "v", "version", "no-import-check", "upstream-proxy", "workers",
     "redis-url", "redis-prefix", "response-body-files-path", "response-body-files-allow-origin",
     "templating-data-source", "journal-indexing-key", "journal-body-size-limit", "tls-verification",
-    "middleware", "enable-middleware-api", "post-serve-action", "plain-http-tunneling", "cert", "key",
+    "middleware", "enable-middleware-api", "post-serve-action", "plain-http-tunneling", "cert", "key", "cors",
 ]  # fmt: skip
 UNSUPPORTED_WITH_VALUE = [
     "pac-file", "cert-name", "cert-org",
@@ -39,7 +39,7 @@ UNSUPPORTED_WITH_VALUE = [
 ]  # fmt: skip
 UNSUPPORTED_BOOLEAN = [
     "generate-ca-cert", "auth",
-    "add", "admin", "cors", "dev", "metrics", "log-no-color", "log-no-quotes",
+    "add", "admin", "dev", "metrics", "log-no-color", "log-no-quotes",
 ]  # fmt: skip
 ALL_FLAGS = SUPPORTED + UNSUPPORTED_WITH_VALUE + UNSUPPORTED_BOOLEAN
 ENV_NAMES = [
@@ -327,8 +327,8 @@ def test_unsupported_boolean_flag_is_rejected_unless_it_asks_for_the_default(nam
         ("-db", "memory"),
         ("-logs-output=console",),
         ("-logs", "plaintext"),
-        ("-cors=false",),
-        ("-cert", ""),
+        ("-auth=false",),
+        ("-pac-file", ""),
         ("-logs-file=hoverfly.log",),
     ],
 )
@@ -336,17 +336,17 @@ def test_unsupported_flags_asking_for_the_default_are_accepted(args: tuple[str, 
     assert parse(*args, "-ap", "1234").admin_port == 1234
 
 
-@pytest.mark.parametrize("args", [("-db", "boltdb"), ("-logs-output=file",), ("-logs", "json"), ("-cors",)])
+@pytest.mark.parametrize("args", [("-db", "boltdb"), ("-logs-output=file",), ("-logs", "json"), ("-auth",)])
 def test_unsupported_flags_asking_for_more_are_rejected(args: tuple[str, ...]) -> None:
     assert error_of(*args).message.endswith("is not supported yet")
 
 
 def test_each_unsupported_flag_is_named_once() -> None:
-    error = error_of("-pac-file", "p.pac", "-username=u", "-pac-file", "q.pac", "-cors")
+    error = error_of("-pac-file", "p.pac", "-username=u", "-pac-file", "q.pac", "-auth")
     assert error.message.splitlines() == [
         "flag -pac-file is not supported yet",
         "flag -username is not supported yet",
-        "flag -cors is not supported yet",
+        "flag -auth is not supported yet",
     ]
 
 
@@ -430,8 +430,8 @@ def test_main_syntax_error_prints_usage(capsys: pytest.CaptureFixture[str], clea
         (["-capture", "-diff"], "simproxy: Two or more modes supplied, check your flags\n"),
         (["-modify"], "simproxy: Modify mode chosen although middleware not supplied\n"),
         (
-            ["-cors", "-dev"],
-            "simproxy: flag -cors is not supported yet\nsimproxy: flag -dev is not supported yet\n",
+            ["-auth", "-dev"],
+            "simproxy: flag -auth is not supported yet\nsimproxy: flag -dev is not supported yet\n",
         ),
     ],
 )

@@ -1,0 +1,73 @@
+"""Routing: the upstream proxy every forwarded request goes through, and proxy-side CORS."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.integration.conftest import Simproxy, simulation
+from tests.integration.upstream import Upstream, start_upstream
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[Upstream]:
+    up = start_upstream()
+    yield up
+    up.stop()
+
+
+def test_forwarded_requests_go_through_the_upstream_proxy(simproxy_factory: Any, upstream: Upstream) -> None:
+    relay: Simproxy = simproxy_factory()  # a second simproxy in modify mode: a plain forwarding proxy
+    assert relay.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "modify"})[0] == 200
+    sp: Simproxy = simproxy_factory("-upstream-proxy", f"127.0.0.1:{relay.proxy_port}")
+    assert sp.admin_json("GET", "/api/v2/hoverfly/upstream-proxy")[1] == {
+        "upstreamProxy": f"http://127.0.0.1:{relay.proxy_port}"
+    }
+    assert sp.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "capture"})[0] == 200
+    status, headers, body = sp.proxy(upstream.url("/via-proxy"))
+    assert (status, body) == (200, b"real /via-proxy")
+    assert headers["hoverfly"] == "Was-Here, Was-Here"  # one mark per simproxy on the way
+    [entry] = relay.admin_json("GET", "/api/v2/journal")[1]["journal"]
+    assert (entry["mode"], entry["request"]["path"]) == ("modify", "/via-proxy")
+
+
+def test_cors_preflights_and_allow_headers(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-cors")
+    assert sp.admin_json("GET", "/api/v2/hoverfly/cors")[1] == {
+        "enabled": True,
+        "allowOrigin": "*",
+        "allowMethods": "GET,POST,PUT,PATCH,DELETE,HEAD,OPTIONS",
+        "allowHeaders": "Content-Type,Origin,Accept,Authorization,Content-Length,X-Requested-With",
+        "preflightMaxAge": 1800,
+        "allowCredentials": True,
+    }
+    assert sp.admin_json("GET", "/api/v2/hoverfly")[1]["cors"]["enabled"] is True
+    pair = {"request": {"path": [{"matcher": "exact", "value": "/api"}]}, "response": {"body": "data"}}
+    assert sp.admin("PUT", "/api/v2/simulation", simulation(pair))[0] == 200
+    origin = {"Origin": "http://app.test"}
+    status, headers, body = sp.proxy(
+        "http://svc.test/anything", "OPTIONS", headers={**origin, "Access-Control-Request-Method": "PUT"}
+    )
+    assert (status, body) == (200, b"")
+    assert headers["access-control-allow-origin"] == "http://app.test"
+    assert headers["access-control-allow-methods"] == "GET,POST,PUT,PATCH,DELETE,HEAD,OPTIONS"
+    assert headers["access-control-allow-headers"].startswith("Content-Type,Origin")
+    assert headers["access-control-max-age"] == "1800"
+    assert headers["access-control-allow-credentials"] == "true"
+    status, headers, body = sp.proxy("http://svc.test/api", headers=origin)
+    assert (status, body) == (200, b"data")
+    assert headers["access-control-allow-origin"] == "http://app.test"
+    assert headers["access-control-allow-credentials"] == "true"
+    status, headers, _ = sp.proxy("http://svc.test/missing", headers=origin)
+    assert status == 502 and "access-control-allow-origin" not in headers  # a failed mode gets none
+    journal = sp.admin_json("GET", "/api/v2/journal")[1]["journal"]
+    assert [e["request"]["method"] for e in journal] == ["OPTIONS", "GET", "GET"]
+
+
+def test_without_cors_a_preflight_is_matched_like_any_request(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory()
+    assert sp.admin_json("GET", "/api/v2/hoverfly/cors")[1] == {"enabled": False}
+    headers = {"Origin": "http://app.test", "Access-Control-Request-Method": "PUT"}
+    assert sp.proxy("http://svc.test/x", "OPTIONS", headers=headers)[0] == 502
