@@ -34,9 +34,6 @@ log = logging.getLogger(__name__)
 
 NAMESPACES = ("service", "hoverfly")
 
-# Endpoints of the spec that later releases bring; until then they say so instead of a bare 404.
-LATER = (("/api/v2/{ns}/pac", ("GET", "PUT", "DELETE")),)
-
 
 def create_app(settings: Settings) -> Sanic[Any, Any]:
     """The Sanic app factory; Sanic calls it in the main process and in every worker."""
@@ -96,22 +93,13 @@ def _routes(app: Sanic[Any, Any], settings: Settings) -> None:
         add(actions.get_actions, f"{base}/post-serve-action", methods=["GET"], name=f"{ns}_actions_get")
         add(actions.put_action, f"{base}/post-serve-action", methods=["PUT"], name=f"{ns}_actions_put")
         add(actions.delete_action, f"{base}/post-serve-action/<name>", methods=["DELETE"], name=f"{ns}_action_del")
+        add(conf.get_pac, f"{base}/pac", methods=["GET"], name=f"{ns}_pac_get")
+        add(conf.put_pac, f"{base}/pac", methods=["PUT"], name=f"{ns}_pac_put")
+        add(conf.delete_pac, f"{base}/pac", methods=["DELETE"], name=f"{ns}_pac_delete")
         csv_path = f"{base}/templating-data-source/csv"
         add(datasources.get_sources, csv_path, methods=["GET"], name=f"{ns}_csv_get")
         add(datasources.put_source, csv_path, methods=["PUT"], name=f"{ns}_csv_put")
         add(datasources.delete_source, f"{csv_path}/<name>", methods=["DELETE"], name=f"{ns}_csv_delete")
-    seen: set[str] = set()
-    for template, methods in LATER:
-        for ns in NAMESPACES:
-            path = template.format(ns=ns)
-            if path in seen:
-                continue
-            seen.add(path)
-            add(_later, path, methods=list(methods), name=f"later_{len(seen)}")
-
-
-async def _later(request: Request, **_: Any) -> HTTPResponse:
-    return error_response(f"{request.method} {request.path} is not supported yet by simproxy", 501)
 
 
 def _handle_error(request: Request, exc: Exception) -> HTTPResponse:

@@ -89,7 +89,7 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("templating-data-source", "list", 'Templating data source "<name> <csv path>" (repeatable)'),
     FlagSpec("journal-indexing-key", "list", "Journal index created at start-up (repeatable)"),
     FlagSpec("journal-body-size-limit", "size", "Largest body kept in the journal, e.g. 128KB or 2MB"),
-    _no("pac-file", "string", "PAC file loaded at start-up"),
+    FlagSpec("pac-file", "string", "PAC file choosing the upstream proxy of forwarded requests, read at start"),
     FlagSpec("tls-verification", "bool", "Verify the certificates of upstream servers", "true"),
     FlagSpec("plain-http-tunneling", "bool", "Treat CONNECT to a port other than 443 as plain HTTP"),
     FlagSpec("cert", "string", "CA certificate (PEM) that signs the certificates of intercepted hosts"),
@@ -302,6 +302,16 @@ def _middleware(flags: ParsedFlags) -> MiddlewareSpec:
     return MiddlewareSpec(binary=binary, script=script)
 
 
+def _pac_file(flags: ParsedFlags) -> str:
+    path = flags.text("pac-file")
+    if not path:
+        return ""
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError as exc:
+        raise _fatal(f"Failed to read the PAC file {path!r}: {exc.strerror}") from None
+
+
 def _ca_files(flags: ParsedFlags) -> tuple[str, str]:
     """``-cert`` and ``-key``: both or neither, and they must be a CA certificate and its key."""
     cert, key = flags.text("cert"), flags.text("key")
@@ -462,6 +472,7 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             ca_folder=env.get("SIMPROXY_HOME", ""),
             plain_http_tunneling=flags.switch("plain-http-tunneling"),
             cors=flags.switch("cors"),
+            pac=_pac_file(flags),
             enable_middleware_api=flags.switch("enable-middleware-api"),
             upstream_proxy=_upstream_proxy(flags, env),
             workers=_workers(flags, env),

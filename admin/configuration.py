@@ -12,7 +12,7 @@ from dataclasses import replace
 from sanic import Request
 from sanic.response import HTTPResponse
 
-from admin.errors import ServerError, Unprocessable
+from admin.errors import NotFound, ServerError, Unprocessable
 from admin.responses import empty_response, json_response, services
 from admin.views import (
     config_view,
@@ -151,6 +151,30 @@ async def put_middleware(request: Request) -> HTTPResponse:
     config = await write_config(svc.runtime, lambda current: replace(current, middleware=spec))
     log.info("Middleware has been changed", extra={"fields": {"binary": spec.binary, "remote": spec.remote}})
     return json_response(middleware_view(config.middleware))
+
+
+def _pac_response(pac: str) -> HTTPResponse:
+    if not pac:
+        raise NotFound("Not found")
+    return HTTPResponse(pac.encode("utf-8", "surrogateescape"), content_type="application/x-ns-proxy-autoconfig")
+
+
+async def get_pac(request: Request) -> HTTPResponse:
+    runtime = services(request).runtime
+    await runtime.sync()
+    return _pac_response(runtime.snapshot.config.pac)
+
+
+async def put_pac(request: Request) -> HTTPResponse:
+    """The raw body is the PAC file (not JSON); an empty body unsets it, as in Hoverfly."""
+    pac = (request.body or b"").decode("utf-8", "surrogateescape")
+    config = await write_config(services(request).runtime, lambda current: replace(current, pac=pac))
+    return _pac_response(config.pac)
+
+
+async def delete_pac(request: Request) -> HTTPResponse:
+    await write_config(services(request).runtime, lambda current: replace(current, pac=""))
+    return empty_response()
 
 
 async def get_ca_certificate(request: Request) -> HTTPResponse:

@@ -51,6 +51,8 @@ class Settings:
     """``$SIMPROXY_HOME``: where a generated CA is kept between runs (empty: ``~/.simproxy``)."""
     plain_http_tunneling: bool = False
     cors: bool = False
+    pac: str = ""
+    """The ``-pac-file`` text, already read."""
     enable_middleware_api: bool = False
     """``PUT .../middleware`` exists only with ``-enable-middleware-api`` (as in Hoverfly)."""
     workers: int = 1

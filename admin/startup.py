@@ -28,7 +28,7 @@ class StartupError(SimproxyError):
 
 def initial_config(settings: Settings) -> RuntimeConfig:
     """The configuration the flags ask for (simulate with ``strongest`` unless told otherwise)."""
-    config = RuntimeConfig(destination=settings.destination, middleware=settings.middleware)
+    config = RuntimeConfig(destination=settings.destination, middleware=settings.middleware, pac=settings.pac)
     for action in settings.post_serve_actions:
         config = config.with_action(action)
     if settings.mode != "simulate":

@@ -128,6 +128,8 @@ class RuntimeConfig:
     middleware: MiddlewareSpec = field(default_factory=MiddlewareSpec)
     actions: tuple[ActionSpec, ...] = ()
     """Post-serve actions sorted by name, the fallback (empty name) last."""
+    pac: str = ""
+    """The PAC file that chooses the upstream proxy of forwarded requests (empty: none)."""
 
     def args(self, mode: str | None = None) -> ModeArguments:
         return self.arguments.get(mode or self.mode) or ModeArguments()
@@ -183,6 +185,7 @@ class RuntimeConfig:
             "journalIndexes": list(self.journal_indexes),
             "middleware": self.middleware.to_json(),
             "actions": [action.to_json() for action in self.actions],
+            "pac": self.pac,
         }
 
     @classmethod
@@ -197,4 +200,5 @@ class RuntimeConfig:
             journal_indexes=tuple(str(n) for n in raw.get("journalIndexes") or ()),
             middleware=MiddlewareSpec.from_json(raw.get("middleware") or {}),
             actions=tuple(ActionSpec.from_json(a) for a in raw.get("actions") or ()),
+            pac=str(raw.get("pac") or ""),
         )

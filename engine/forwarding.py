@@ -20,9 +20,10 @@ from engine.errors import CaptureConflict, SimulationError, UpstreamError
 from engine.middleware import Exchange, MiddlewareError, MiddlewareRunner
 from engine.miss import error_text
 from engine.model import Response
+from engine.pac import PacError, PacResolver
 from engine.request import RequestDetails
 from engine.responses import Wire, plain_error, render_response
-from engine.upstream import Upstream, UpstreamResponse, outgoing_path
+from engine.upstream import Upstream, UpstreamResponse, outgoing_path, outgoing_url
 from store import StoreError
 
 if TYPE_CHECKING:
@@ -69,6 +70,7 @@ class Forwarder:
         self.own_ports = own_ports
         self.rng = rng
         self.captures = Captures(runtime)
+        self.pac = PacResolver()
 
     def loops_back(self, req: RequestDetails) -> bool:
         """Whether ``req`` would come straight back to this simproxy (Hoverfly then recurses until
@@ -80,7 +82,15 @@ class Forwarder:
     async def _send(self, req: RequestDetails) -> UpstreamResponse:
         if self.loops_back(req):
             raise UpstreamError(f"{req.destination} is this simproxy itself; refusing to forward the request to it")
-        return await self.upstream.forward(req)
+        pac = self.runtime.snapshot.config.pac
+        proxy = None
+        if pac:
+            host = _split_host(req.destination)[0]
+            try:
+                proxy = self.pac.proxy_for(pac, outgoing_url(req), host)
+            except PacError as exc:
+                raise UpstreamError(str(exc)) from exc
+        return await self.upstream.forward(req, proxy=proxy)
 
     def wire(self, resp: UpstreamResponse, *, extra: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> Wire:
         headers = resp.headers

@@ -105,18 +105,27 @@ class Upstream:
             await self._session.close()
             self._session = None
 
-    async def forward(self, req: RequestDetails) -> UpstreamResponse:
-        """Send ``req`` to where it was going and read the whole answer."""
+    async def forward(self, req: RequestDetails, *, proxy: str | None = None) -> UpstreamResponse:
+        """Send ``req`` to where it was going and read the whole answer (through ``proxy`` when
+        given, "" meaning directly; else through ``-upstream-proxy``)."""
         headers: list[tuple[str, str]] = [
             (name, value) for name, values in req.headers.items() if name.lower() not in HOP_BY_HOP for value in values
         ]
         decompress = "accept-encoding" not in req.headers_lower
         if decompress:
             headers.append(("Accept-Encoding", "gzip"))
-        return await self.send(req.method, outgoing_url(req), headers, request_body(req), decompress=decompress)
+        url = outgoing_url(req)
+        return await self.send(req.method, url, headers, request_body(req), decompress=decompress, proxy=proxy)
 
     async def send(
-        self, method: str, url: str, headers: list[tuple[str, str]], body: bytes, *, decompress: bool = False
+        self,
+        method: str,
+        url: str,
+        headers: list[tuple[str, str]],
+        body: bytes,
+        *,
+        decompress: bool = False,
+        proxy: str | None = None,
     ) -> UpstreamResponse:
         started = time.perf_counter()
         try:
@@ -126,7 +135,7 @@ class Upstream:
                 headers=headers,
                 data=body if body or method not in ("GET", "HEAD") else None,
                 allow_redirects=False,
-                proxy=proxy_url(self.options.proxy) or None,
+                proxy=(proxy_url(self.options.proxy) if proxy is None else proxy) or None,
             ) as resp:
                 raw = await resp.read()
                 raw_headers = resp.raw_headers

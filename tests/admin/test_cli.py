@@ -30,9 +30,10 @@ SUPPORTED = [
     "redis-url", "redis-prefix", "response-body-files-path", "response-body-files-allow-origin",
     "templating-data-source", "journal-indexing-key", "journal-body-size-limit", "tls-verification",
     "middleware", "enable-middleware-api", "post-serve-action", "plain-http-tunneling", "cert", "key", "cors",
+    "pac-file",
 ]  # fmt: skip
 UNSUPPORTED_WITH_VALUE = [
-    "pac-file", "cert-name", "cert-org",
+    "cert-name", "cert-org",
     "client-authentication-destination", "client-authentication-client-cert",
     "client-authentication-client-key", "client-authentication-ca-cert", "username", "password",
     "password-hash", "db", "db-path", "dev-cors-origin", "logs", "logs-output", "logs-file",
@@ -328,7 +329,7 @@ def test_unsupported_boolean_flag_is_rejected_unless_it_asks_for_the_default(nam
         ("-logs-output=console",),
         ("-logs", "plaintext"),
         ("-auth=false",),
-        ("-pac-file", ""),
+        ("-password", ""),
         ("-logs-file=hoverfly.log",),
     ],
 )
@@ -342,9 +343,9 @@ def test_unsupported_flags_asking_for_more_are_rejected(args: tuple[str, ...]) -
 
 
 def test_each_unsupported_flag_is_named_once() -> None:
-    error = error_of("-pac-file", "p.pac", "-username=u", "-pac-file", "q.pac", "-auth")
+    error = error_of("-cert-name", "p", "-username=u", "-cert-name", "q", "-auth")
     assert error.message.splitlines() == [
-        "flag -pac-file is not supported yet",
+        "flag -cert-name is not supported yet",
         "flag -username is not supported yet",
         "flag -auth is not supported yet",
     ]
@@ -356,9 +357,9 @@ def test_tls_verification_is_on_unless_turned_off() -> None:
 
 
 def test_unsupported_flag_syntax_is_still_checked() -> None:
-    # Go's trap: "false" is a positional argument, so parsing stops there and -pac-file is never read
-    assert parse("-admin", "false", "-pac-file").admin_port == 8888
-    assert error_of("-pac-file").exit_code == 2
+    # Go's trap: "false" is a positional argument, so parsing stops there and -cert-name is never read
+    assert parse("-admin", "false", "-cert-name").admin_port == 8888
+    assert error_of("-cert-name").exit_code == 2
     assert error_of("-metrics=maybe").exit_code == 2
 
 

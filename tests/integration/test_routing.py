@@ -71,3 +71,36 @@ def test_without_cors_a_preflight_is_matched_like_any_request(simproxy_factory: 
     assert sp.admin_json("GET", "/api/v2/hoverfly/cors")[1] == {"enabled": False}
     headers = {"Origin": "http://app.test", "Access-Control-Request-Method": "PUT"}
     assert sp.proxy("http://svc.test/x", "OPTIONS", headers=headers)[0] == 502
+
+
+def test_pac_file_chooses_the_upstream_proxy(simproxy_factory: Any, upstream: Upstream) -> None:
+    relay: Simproxy = simproxy_factory()
+    assert relay.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "modify"})[0] == 200
+    sp: Simproxy = simproxy_factory()
+    assert sp.admin_json("GET", "/api/v2/hoverfly/pac") == (404, {"error": "Not found"})
+    pac = (
+        "function FindProxyForURL(url, host) {\n"
+        f'  if (shExpMatch(url, "*/via-relay*")) return "PROXY 127.0.0.1:{relay.proxy_port}; DIRECT";\n'
+        '  return "DIRECT";\n}\n'
+    )
+    status, headers, body = sp.admin("PUT", "/api/v2/hoverfly/pac", raw=pac.encode())
+    assert (status, headers["content-type"], body) == (200, "application/x-ns-proxy-autoconfig", pac.encode())
+    assert sp.admin("GET", "/api/v2/service/pac")[2] == pac.encode()
+    assert sp.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "capture"})[0] == 200
+    assert sp.proxy(upstream.url("/via-relay"))[2] == b"real /via-relay"
+    assert sp.proxy(upstream.url("/direct"))[2] == b"real /direct"
+    paths = [e["request"]["path"] for e in relay.admin_json("GET", "/api/v2/journal")[1]["journal"]]
+    assert paths == ["/via-relay"]
+
+    assert sp.admin("PUT", "/api/v2/hoverfly/pac", raw=b"function FindProxyForURL(url, host) {")[0] == 200
+    status, _, body = sp.proxy(upstream.url("/broken"))
+    assert status == 502 and b"Got error: Unable to parse PAC file\n\n" in body
+    assert sp.admin_json("GET", "/api/v2/simulation")[1]["data"]["pairs"][-1]["request"]["path"][0]["value"] == (
+        "/direct"
+    )  # the failed request recorded nothing
+
+    assert sp.admin("DELETE", "/api/v2/hoverfly/pac")[:3:2] == (200, b"")
+    assert sp.admin("GET", "/api/v2/hoverfly/pac")[0] == 404
+    assert sp.admin("PUT", "/api/v2/hoverfly/pac", raw=pac.encode())[0] == 200
+    assert sp.admin_json("PUT", "/api/v2/hoverfly/pac", raw=b"") == (404, {"error": "Not found"})  # empty: unset
+    assert sp.proxy(upstream.url("/direct-again"))[2] == b"real /direct-again"
