@@ -149,13 +149,18 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
     if not settings.redis_url:
         await bootstrap(runtime, settings)  # the in-process store starts empty in this worker
     await runtime.start()
-    upstream = Upstream(UpstreamOptions(tls_verify=settings.tls_verification, proxy=settings.upstream_proxy))
+    upstream = Upstream(
+        UpstreamOptions(
+            tls_verify=settings.tls_verification, proxy=settings.upstream_proxy, timeout=settings.upstream_timeout
+        )
+    )
     engine = Engine(
         runtime,
         webserver=settings.webserver,
         upstream=upstream,
         own_ports=frozenset({settings.proxy_port, settings.admin_port}),
         cors=settings.cors,
+        middleware_timeout=settings.middleware_timeout,
     )
     given = load_ca(settings.cert, settings.key) if settings.cert else None
     ca = await fleet_ca(store, given, settings.ca_home)

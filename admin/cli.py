@@ -89,6 +89,8 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("templating-data-source", "list", 'Templating data source "<name> <csv path>" (repeatable)'),
     FlagSpec("journal-indexing-key", "list", "Journal index created at start-up (repeatable)"),
     FlagSpec("journal-body-size-limit", "size", "Largest body kept in the journal, e.g. 128KB or 2MB"),
+    FlagSpec("upstream-timeout", "string", "Longest wait for a real service's answer, e.g. 30s or 500ms", "60s"),
+    FlagSpec("middleware-timeout", "string", "Longest run of a local middleware before it is killed", "30s"),
     FlagSpec("pac-file", "string", "PAC file choosing the upstream proxy of forwarded requests, read at start"),
     FlagSpec("tls-verification", "bool", "Verify the certificates of upstream servers", "true"),
     FlagSpec("plain-http-tunneling", "bool", "Treat CONNECT to a port other than 443 as plain HTTP"),
@@ -429,6 +431,16 @@ _SIZE = re.compile(r"(\d+)\s*(KB|MB|GB)?", re.IGNORECASE)
 _UNITS = {"": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
 
 
+def _seconds(flags: ParsedFlags, name: str) -> float:
+    """A duration: ``30s``, ``500ms``, ``2m`` or plain seconds; above 0."""
+    text = flags.text(name).strip()
+    match = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m)?", text)
+    value = float(match[1]) * {"ms": 0.001, "m": 60.0}.get(match[2] or "s", 1.0) if match else 0.0
+    if value <= 0:
+        raise _fatal(f"invalid value {_quote(text)} for flag -{name}: expected a duration such as 30s or 500ms")
+    return value
+
+
 def _size(flags: ParsedFlags, name: str) -> int:
     """Hoverfly's size strings: ``<n>``, ``<n>KB``, ``<n>MB``, ``<n>GB`` (1024-based); must be above 0."""
     text = flags.strings.get(name)
@@ -473,6 +485,8 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             plain_http_tunneling=flags.switch("plain-http-tunneling"),
             cors=flags.switch("cors"),
             pac=_pac_file(flags),
+            upstream_timeout=_seconds(flags, "upstream-timeout"),
+            middleware_timeout=_seconds(flags, "middleware-timeout"),
             enable_middleware_api=flags.switch("enable-middleware-api"),
             upstream_proxy=_upstream_proxy(flags, env),
             workers=_workers(flags, env),

@@ -53,6 +53,10 @@ class Settings:
     cors: bool = False
     pac: str = ""
     """The ``-pac-file`` text, already read."""
+    upstream_timeout: float = 60.0
+    """Seconds a forwarded request waits for the real service's whole answer."""
+    middleware_timeout: float = 30.0
+    """Seconds a local middleware may run before it is killed (Hoverfly waits forever)."""
     enable_middleware_api: bool = False
     """``PUT .../middleware`` exists only with ``-enable-middleware-api`` (as in Hoverfly)."""
     workers: int = 1

@@ -22,6 +22,7 @@ from engine.errors import SimulationError
 from engine.forwarding import Forwarder
 from engine.goregex import GoRegex, InvalidPattern, compile_go
 from engine.matching import CompiledPair, MatchResult, Strategy, match
+from engine.middleware import DEFAULT_TIMEOUT as DEFAULT_MIDDLEWARE_TIMEOUT
 from engine.middleware import MiddlewareRunner
 from engine.miss import MATCHING_CONTEXT, NO_MATCH, error_text, miss_text
 from engine.model import Response
@@ -56,13 +57,14 @@ class Engine:
         upstream: Upstream | None = None,
         own_ports: frozenset[int] = frozenset(),
         cors: bool = False,
+        middleware_timeout: float = DEFAULT_MIDDLEWARE_TIMEOUT,
     ) -> None:
         self.runtime = runtime
         self.webserver = webserver
         self.cors = cors
         self.rng = rng or random.Random()
         self.upstream = upstream or Upstream()
-        self.middleware = MiddlewareRunner(self.upstream)
+        self.middleware = MiddlewareRunner(self.upstream, timeout=middleware_timeout)
         self.actions = ActionRunner(self.upstream, runtime.store, runtime.records)
         self.forwarder = Forwarder(
             runtime, self.upstream, self.middleware, webserver=webserver, own_ports=own_ports, rng=self.rng

@@ -30,7 +30,7 @@ SUPPORTED = [
     "redis-url", "redis-prefix", "response-body-files-path", "response-body-files-allow-origin",
     "templating-data-source", "journal-indexing-key", "journal-body-size-limit", "tls-verification",
     "middleware", "enable-middleware-api", "post-serve-action", "plain-http-tunneling", "cert", "key", "cors",
-    "pac-file",
+    "pac-file", "upstream-timeout", "middleware-timeout",
 ]  # fmt: skip
 UNSUPPORTED_WITH_VALUE = [
     "cert-name", "cert-org",
@@ -564,3 +564,12 @@ def test_post_serve_action_flags(tmp_path: Path) -> None:
     )  # an unreadable script skips its action, as Hoverfly does
     message = "Failed to import post serve action due to invalid input passed"
     assert error_of("-post-serve-action", "just two").message == message
+
+
+def test_timeouts() -> None:
+    assert (parse().upstream_timeout, parse().middleware_timeout) == (60.0, 30.0)
+    settings = parse("-upstream-timeout", "500ms", "-middleware-timeout", "2m")
+    assert (settings.upstream_timeout, settings.middleware_timeout) == (0.5, 120.0)
+    assert parse("-upstream-timeout", "3").upstream_timeout == 3.0
+    assert "expected a duration" in error_of("-upstream-timeout", "soon").message
+    assert "expected a duration" in error_of("-middleware-timeout", "0s").message

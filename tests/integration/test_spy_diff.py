@@ -4,6 +4,7 @@ refusal to forward to itself, against a real upstream server."""
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -160,3 +161,31 @@ def test_webserver_refuses_capture_and_never_forwards_to_itself(simproxy_factory
     assert status == 502
     assert b"is this simproxy itself; refusing to forward the request to it" in body
     assert counters(web)["spy"] == 1  # one request, not a loop
+
+
+def test_an_upstream_that_never_answers_is_a_502_after_the_timeout(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-upstream-timeout", "300ms")
+    put_mode(sp, "spy")
+    with socket.socket() as silent:  # accepts connections (the kernel does) and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        host = f"127.0.0.1:{silent.getsockname()[1]}"
+        status, _, body = sp.proxy(f"http://{host}/hang")
+    assert status == 502
+    assert body.endswith(f'Got error: Get "http://{host}/hang": no answer within 0.3s'.encode())
+    assert sp.admin_json("GET", "/api/v2/hoverfly/usage")[1]["usage"]["counters"]["spy"] == 1
+
+
+def test_webserver_spy_and_diff_forward_to_the_host_header(simproxy_factory: Any, upstream: Upstream) -> None:
+    web: Simproxy = simproxy_factory("-webserver")
+    sim = simulation(stub("/known", "simulated"), stub("/differs", "expected"))
+    assert web.admin("PUT", "/api/v2/simulation", sim)[0] == 200
+    host = {"Host": upstream.host}
+    put_mode(web, "spy")
+    assert web.proxy("/known", headers=host)[2] == b"simulated"
+    status, headers, body = web.proxy("/elsewhere", headers=host)
+    assert (status, body, headers["hoverfly"]) == (200, b"real /elsewhere", "Was-Here, Forwarded")
+    put_mode(web, "diff")
+    assert web.proxy("/differs", headers=host)[2] == b"real /differs"
+    [group] = web.admin_json("GET", "/api/v2/diff")[1]["diff"]
+    assert group["request"]["path"] == "/differs"
