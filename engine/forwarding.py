@@ -143,16 +143,25 @@ class Forwarder:
         marked = tuple((n, v) for n, v in resp.headers if n != "Hoverfly")
         return _with_outcome(self.wire(UpstreamResponse(resp.status, marked, resp.body, resp.elapsed_ms)), "relayed")
 
-    async def capture(self, snap: Snapshot, req: RequestDetails) -> Wire:
-        args = snap.config.args("capture")
+    async def _through(
+        self, snap: Snapshot, req: RequestDetails, mode: str
+    ) -> tuple[RequestDetails, UpstreamResponse] | Wire:
+        """The request middleware (when set), then the real service; the 502 when either failed."""
         try:
             req = await self._request_middleware(snap, req)
         except MiddlewareError as exc:
-            return _middleware_failed(req, exc, REQUEST_MIDDLEWARE_CONTEXT, "capture")
+            return _middleware_failed(req, exc, REQUEST_MIDDLEWARE_CONTEXT, mode)
         try:
-            resp = await self._send(req)
+            return req, await self._send(req)
         except UpstreamError as exc:
-            return _forward_failed(req, exc, "capture")
+            return _forward_failed(req, exc, mode)
+
+    async def capture(self, snap: Snapshot, req: RequestDetails) -> Wire:
+        args = snap.config.args("capture")
+        sent = await self._through(snap, req, "capture")
+        if isinstance(sent, Wire):
+            return sent
+        req, resp = sent
         try:
             await self.captures.add(captured_pair(req, resp, args), args)
         except (StoreError, CaptureConflict) as exc:
@@ -182,14 +191,10 @@ class Forwarder:
     async def modify(self, snap: Snapshot, req: RequestDetails) -> Wire:
         """Middleware on the request, the real service, middleware on the pair; without middleware,
         a transparent forwarding proxy."""
-        try:
-            req = await self._request_middleware(snap, req)
-        except MiddlewareError as exc:
-            return _middleware_failed(req, exc, REQUEST_MIDDLEWARE_CONTEXT, "modify")
-        try:
-            resp = await self._send(req)
-        except UpstreamError as exc:
-            return _forward_failed(req, exc, "modify")
+        sent = await self._through(snap, req, "modify")
+        if isinstance(sent, Wire):
+            return sent
+        req, resp = sent
         response = Response(status=resp.status, body=resp.body, headers=resp.headers)
         spec = snap.config.middleware
         if spec.enabled:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from store.redisserver import RedisServer, free_port
+from tests.integration.upstream import Upstream, start_upstream
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -203,6 +204,14 @@ def simproxy() -> Iterator[Simproxy]:
     proc = Simproxy().start()
     yield proc
     proc.stop()
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[Upstream]:
+    """A real HTTP service (tests/integration/upstream.py) for the modes that forward."""
+    up = start_upstream()
+    yield up
+    up.stop()
 
 
 @pytest.fixture(scope="session")

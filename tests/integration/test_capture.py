@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -13,13 +12,6 @@ import pytest
 from engine.miss import PRODUCT
 from tests.integration.conftest import Simproxy
 from tests.integration.upstream import BINARY, GZIP_DOC, Upstream, start_upstream
-
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[Upstream]:
-    up = start_upstream()
-    yield up
-    up.stop()
 
 
 @pytest.fixture

@@ -57,13 +57,6 @@ GARBAGE = "print('this is not json')\n"
 
 
 @pytest.fixture(scope="module")
-def upstream() -> Iterator[Upstream]:
-    up = start_upstream()
-    yield up
-    up.stop()
-
-
-@pytest.fixture(scope="module")
 def sp() -> Iterator[Simproxy]:
     proc = Simproxy("-enable-middleware-api").start()
     yield proc

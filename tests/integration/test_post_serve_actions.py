@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -12,16 +12,9 @@ from typing import Any
 import pytest
 
 from tests.integration.conftest import Simproxy, simulation
-from tests.integration.upstream import Upstream, start_upstream
+from tests.integration.upstream import Upstream
 
 ACTIONS = "/api/v2/hoverfly/post-serve-action"
-
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[Upstream]:
-    up = start_upstream()
-    yield up
-    up.stop()
 
 
 @pytest.fixture

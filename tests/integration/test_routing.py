@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
 from tests.integration.conftest import Simproxy, simulation
-from tests.integration.upstream import Upstream, start_upstream
-
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[Upstream]:
-    up = start_upstream()
-    yield up
-    up.stop()
+from tests.integration.upstream import Upstream
 
 
 def test_forwarded_requests_go_through_the_upstream_proxy(simproxy_factory: Any, upstream: Upstream) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,13 +12,6 @@ import pytest
 from engine.miss import PRODUCT
 from tests.integration.conftest import Simproxy, simulation
 from tests.integration.upstream import Upstream, start_upstream
-
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[Upstream]:
-    up = start_upstream()
-    yield up
-    up.stop()
 
 
 def stub(path: str, body: str, headers: dict[str, list[str]] | None = None, status: int = 200) -> dict[str, Any]:
