@@ -147,3 +147,26 @@ def test_plain_http_tunneling(simproxy_factory: Any) -> None:
     assert reply.startswith(b"HTTP/1.1 200 OK\r\n") and reply.endswith(b"plain")
     entry = sp.admin_json("GET", "/api/v2/journal")[1]["journal"][0]
     assert (entry["request"]["scheme"], entry["request"]["destination"]) == ("http", "plain.test:8080")
+
+
+@pytest.mark.parametrize("mode", ["spy", "modify", "diff"])
+def test_forwarding_modes_over_https(
+    simproxy_factory: Any, secure_upstream: Upstream, tmp_path: Path, mode: str
+) -> None:
+    sp: Simproxy = simproxy_factory("-tls-verification=false")
+    url = f"https://localhost:{secure_upstream.port}/secure/{mode}"
+    stub = {"request": {"path": [{"matcher": "exact", "value": f"/secure/{mode}"}]}, "response": {"body": "expected"}}
+    assert sp.admin("PUT", "/api/v2/simulation", simulation(stub))[0] == 200
+    assert sp.admin("PUT", "/api/v2/hoverfly/mode", {"mode": mode})[0] == 200
+    ca = ca_file(sp, tmp_path)
+    if mode == "spy":  # the hit is simulated, a miss goes to the real HTTPS service
+        assert through(sp, url, ca).text == "expected"
+        assert through(sp, url + "/other", ca).text == f"real /secure/{mode}/other"
+    else:  # modify without middleware forwards; diff forwards and reports
+        assert through(sp, url, ca).text == f"real /secure/{mode}"
+    if mode == "diff":
+        [group] = sp.admin_json("GET", "/api/v2/diff")[1]["diff"]
+        assert group["request"]["host"] == f"localhost:{secure_upstream.port}"
+        assert group["diffReports"][0]["diffEntries"][-1] == {
+            "field": "body", "expected": "expected", "actual": f"real /secure/{mode}"
+        }  # fmt: skip

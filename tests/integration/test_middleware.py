@@ -208,3 +208,15 @@ def test_concurrent_requests_run_their_middleware_side_by_side(sp: Simproxy, tmp
         running += 1 if kind == "start" else -1
         peak = max(peak, running)
     assert peak >= 10  # one by one, the peak would be 1 (and the run 40 s)
+
+
+def test_webserver_synthesize_with_middleware_from_the_flag(simproxy_factory: Any, tmp_path: Path) -> None:
+    script = tmp_path / "synth.py"
+    script.write_text(SYNTH)
+    web: Simproxy = simproxy_factory("-webserver", "-middleware", f"{sys.executable} {script}")
+    assert web.admin_json("GET", "/api/v2/hoverfly/middleware")[1] == {
+        "binary": sys.executable, "script": SYNTH, "remote": ""
+    }  # fmt: skip
+    assert web.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "synthesize"})[0] == 200
+    status, _, body = web.proxy("/made?x=1", headers={"Host": "anything.test"})
+    assert (status, body) == (201, b"made for GET /made?x=1")

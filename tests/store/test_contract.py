@@ -14,11 +14,11 @@ import pytest
 
 from store import DOCUMENTS, Store, StoreUnavailable, Versions
 
-NEVER = Versions(0, {"simulation": 0, "config": 0, "csv": 0})
+NEVER = Versions(0, {"simulation": 0, "config": 0, "csv": 0, "ca": 0})
 
 
-def test_the_documents_are_the_simulation_the_config_and_the_data_sources() -> None:
-    assert DOCUMENTS == ("simulation", "config", "csv")
+def test_the_documents_are_the_simulation_the_config_the_data_sources_and_the_ca() -> None:
+    assert DOCUMENTS == ("simulation", "config", "csv", "ca")
 
 
 def test_a_fresh_store_is_at_generation_0_with_no_documents(store, run) -> None:
@@ -38,15 +38,15 @@ def test_each_write_bumps_the_generation_and_versions_the_document_with_it(store
         assert await store.write_document("simulation", b"sim-1") == 1
         assert await store.read_document("simulation") == (1, b"sim-1")
         assert await store.read_document("config") is None
-        assert await store.read_versions() == Versions(1, {"simulation": 1, "config": 0, "csv": 0})
+        assert await store.read_versions() == Versions(1, {"simulation": 1, "config": 0, "csv": 0, "ca": 0})
 
         assert await store.write_document("config", b"cfg-1") == 2
-        assert await store.read_versions() == Versions(2, {"simulation": 1, "config": 2, "csv": 0})
+        assert await store.read_versions() == Versions(2, {"simulation": 1, "config": 2, "csv": 0, "ca": 0})
 
         assert await store.write_document("simulation", b"sim-2") == 3
         assert await store.read_document("simulation") == (3, b"sim-2")
         assert await store.read_document("config") == (2, b"cfg-1")
-        assert await store.read_versions() == Versions(3, {"simulation": 3, "config": 2, "csv": 0})
+        assert await store.read_versions() == Versions(3, {"simulation": 3, "config": 2, "csv": 0, "ca": 0})
 
     run(body())
 
@@ -72,12 +72,12 @@ def test_bump_generation_increments_without_touching_documents(store, run) -> No
     async def body() -> None:
         assert await store.bump_generation() == 1
         assert await store.bump_generation() == 2
-        assert await store.read_versions() == Versions(2, {"simulation": 0, "config": 0, "csv": 0})
+        assert await store.read_versions() == Versions(2, {"simulation": 0, "config": 0, "csv": 0, "ca": 0})
         assert await store.read_document("simulation") is None
 
         assert await store.write_document("simulation", b"s") == 3
         assert await store.bump_generation() == 4
-        assert await store.read_versions() == Versions(4, {"simulation": 3, "config": 0, "csv": 0})
+        assert await store.read_versions() == Versions(4, {"simulation": 3, "config": 0, "csv": 0, "ca": 0})
         assert await store.read_document("simulation") == (3, b"s")
 
     run(body())
@@ -91,7 +91,7 @@ def test_compare_and_set_with_a_stale_version_changes_nothing(store, run) -> Non
         for stale in (0, 1, 3, 99):
             assert await store.write_document("simulation", b"lost", expected_version=stale) is None
         assert await store.read_document("simulation") == (2, b"second")
-        assert await store.read_versions() == Versions(2, {"simulation": 2, "config": 0, "csv": 0})
+        assert await store.read_versions() == Versions(2, {"simulation": 2, "config": 0, "csv": 0, "ca": 0})
         # nothing was consumed by the failed attempts: the next write gets the very next generation
         assert await store.write_document("simulation", b"third", expected_version=2) == 3
 
@@ -103,7 +103,7 @@ def test_compare_and_set_with_version_0_succeeds_only_if_never_written(store, ru
         assert await store.write_document("config", b"created", expected_version=0) == 1
         assert await store.write_document("config", b"again", expected_version=0) is None
         assert await store.read_document("config") == (1, b"created")
-        assert await store.read_versions() == Versions(1, {"simulation": 0, "config": 1, "csv": 0})
+        assert await store.read_versions() == Versions(1, {"simulation": 0, "config": 1, "csv": 0, "ca": 0})
 
     run(body())
 
@@ -116,7 +116,7 @@ def test_compare_and_set_checks_the_documents_own_version_not_the_generation(sto
         assert await store.write_document("config", b"c1", expected_version=0) == 3
         assert await store.write_document("simulation", b"s2", expected_version=3) is None
         assert await store.write_document("simulation", b"s2", expected_version=1) == 4
-        assert await store.read_versions() == Versions(4, {"simulation": 4, "config": 3, "csv": 0})
+        assert await store.read_versions() == Versions(4, {"simulation": 4, "config": 3, "csv": 0, "ca": 0})
 
     run(body())
 
@@ -138,7 +138,7 @@ def test_a_write_through_one_handle_is_read_through_another(backend, run) -> Non
         assert await writer.write_document("simulation", b"shared") == 1
         assert await reader.read_document("simulation") == (1, b"shared")
         assert await reader.bump_generation() == 2
-        assert await writer.read_versions() == Versions(2, {"simulation": 1, "config": 0, "csv": 0})
+        assert await writer.read_versions() == Versions(2, {"simulation": 1, "config": 0, "csv": 0, "ca": 0})
         # compare-and-set is judged against the shared document, whichever handle wrote it
         assert await reader.write_document("simulation", b"from-reader", expected_version=1) == 3
         assert await writer.write_document("simulation", b"from-writer", expected_version=1) is None
@@ -159,7 +159,7 @@ def test_concurrent_compare_and_set_on_one_version_lets_exactly_one_write_win(ba
         assert len(winners) == 1, results
         assert results[winners[0]] == 1
         assert await handles[0].read_document("simulation") == (1, f"writer-{winners[0]}".encode())
-        assert await handles[1].read_versions() == Versions(1, {"simulation": 1, "config": 0, "csv": 0})
+        assert await handles[1].read_versions() == Versions(1, {"simulation": 1, "config": 0, "csv": 0, "ca": 0})
 
     run(body())
 
@@ -233,7 +233,7 @@ def test_different_prefixes_share_nothing(backend, run) -> None:
             assert await other.worker_acks(0) == {}
             assert await other.bump_generation() == 1  # its own counter, starting from scratch
             assert await other.write_document("simulation", b"other", expected_version=0) == 2
-        assert await mine.read_versions() == Versions(2, {"simulation": 1, "config": 2, "csv": 0})
+        assert await mine.read_versions() == Versions(2, {"simulation": 1, "config": 2, "csv": 0, "ca": 0})
         assert await mine.read_document("simulation") == (1, b"mine")
 
     run(body())

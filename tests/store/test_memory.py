@@ -16,6 +16,6 @@ def test_the_stored_body_is_a_copy_of_what_was_written(run) -> None:
         assert doc == (1, b"original")
         assert doc is not None
         assert type(doc[1]) is bytes
-        assert await store.read_versions() == Versions(1, {"simulation": 1, "config": 0, "csv": 0})
+        assert await store.read_versions() == Versions(1, {"simulation": 1, "config": 0, "csv": 0, "ca": 0})
 
     run(body())

@@ -93,7 +93,7 @@ def test_the_store_reads_state_written_elsewhere_in_that_layout(redis_store, red
     async def body() -> None:
         await redis_client.set(f"{base}gen", 9)
         await redis_client.hset(f"{base}doc:config", mapping={"v": 8, "body": b"{}"})
-        assert await redis_store.read_versions() == Versions(9, {"simulation": 0, "config": 8, "csv": 0})
+        assert await redis_store.read_versions() == Versions(9, {"simulation": 0, "config": 8, "csv": 0, "ca": 0})
         assert await redis_store.read_document("config") == (8, b"{}")
         assert await redis_store.write_document("config", b'{"a":1}', expected_version=8) == 10
 
