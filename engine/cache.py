@@ -23,6 +23,10 @@ from engine.responses import Wire, plain_error
 
 Generation = tuple[str, int]
 """(simulation lineage, cache epoch)."""
+FastKey = tuple[str, str, str, str, str, str | None]
+"""What a request's md5 key is made of, before hashing: (destination or "", method, path, raw query,
+body, content type when there is a body). Equal fast keys give equal md5 keys, so a worker can find
+its entries without hashing; entries from other workers are found by md5 once, then by fast key."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +53,18 @@ def canonical_query(query: dict[str, list[str]]) -> str:
     return "&".join(f"{name}={value}" for name in sorted(query) for value in sorted(query[name]))
 
 
+def fast_key(req: RequestDetails, webserver: bool) -> FastKey:
+    ctype = req.headers_lower.get("content-type") if req.body else None
+    return (
+        "" if webserver else req.destination,
+        req.method,
+        req.path,
+        req.raw_query,
+        req.body,
+        ctype[0] if ctype else None,
+    )
+
+
 class MatchCache:
     """A bounded LRU of match results for one generation; ``pending`` collects what to mirror."""
 
@@ -57,6 +73,8 @@ class MatchCache:
         self.enabled = enabled
         self.generation: Generation = ("", 0)
         self._entries: OrderedDict[str, CacheEntry] = OrderedDict()
+        self._aliases: OrderedDict[FastKey, str] = OrderedDict()
+        self._views: dict[int, orjson.Fragment] = {}
         self.pending: dict[str, CacheEntry] = {}
 
     def __len__(self) -> int:
@@ -68,20 +86,53 @@ class MatchCache:
             self._entries.move_to_end(key)
         return entry
 
-    def put(self, entry: CacheEntry, *, mirror: bool = True) -> None:
+    def lookup(self, req: RequestDetails, webserver: bool) -> tuple[FastKey, str, CacheEntry | None]:
+        """(fast key, md5 key, entry) for a request: the md5 key is "" when the fast key found the entry."""
+        fast = fast_key(req, webserver)
+        known = self._aliases.get(fast)
+        if known is not None:
+            entry = self._entries.get(known)
+            if entry is not None:
+                self._entries.move_to_end(known)
+                return fast, "", entry
+        key = cache_key(req, webserver)
+        entry = self.get(key)
+        if entry is not None:
+            self._alias(fast, key)
+        return fast, key, entry
+
+    def put(self, entry: CacheEntry, *, mirror: bool = True, fast: FastKey | None = None) -> None:
         if not self.enabled:
             return
         self._entries[entry.key] = entry
         self._entries.move_to_end(entry.key)
         while len(self._entries) > self.capacity:
             self._entries.popitem(last=False)
+        if fast is not None:
+            self._alias(fast, entry.key)
         if mirror:
             self.pending[entry.key] = entry
+
+    def _alias(self, fast: FastKey, key: str) -> None:
+        self._aliases[fast] = key
+        while len(self._aliases) > 2 * self.capacity:  # an alias of an evicted entry finds nothing
+            self._aliases.popitem(last=False)
 
     def reset(self, generation: Generation) -> None:
         self.generation = generation
         self._entries.clear()
+        self._aliases.clear()
+        self._views.clear()
         self.pending.clear()
+
+    def dump(self, entry: CacheEntry) -> bytes:
+        """``dump_entry`` for this cache's generation, with each pair's view encoded once."""
+        view = None
+        if entry.pair is not None:
+            view = self._views.get(entry.pair.index)
+            if view is None:
+                view = self._views[entry.pair.index] = orjson.Fragment(orjson.dumps(encode_pair(entry.pair.pair)))
+        return dump_entry(entry, self.generation, view)
 
     def take_pending(self) -> dict[str, CacheEntry]:
         pending, self.pending = self.pending, {}
@@ -128,11 +179,11 @@ def _preload_query(query: Any) -> dict[str, list[str]] | None:
 # -- the mirrored (store) form ---------------------------------------------------------------------
 
 
-def entry_view(entry: CacheEntry) -> dict[str, Any]:
-    """One element of ``GET /api/v2/cache``."""
+def entry_view(entry: CacheEntry, pair_view: orjson.Fragment | None = None) -> dict[str, Any]:
+    """One element of ``GET /api/v2/cache`` (``pair_view``: the matching pair already encoded)."""
     view: dict[str, Any] = {"key": entry.key}
     if entry.pair is not None:
-        view["matchingPair"] = encode_pair(entry.pair.pair)
+        view["matchingPair"] = pair_view if pair_view is not None else encode_pair(entry.pair.pair)
     view["headerMatch"] = False
     closest = entry.closest
     view["closestMiss"] = (
@@ -147,11 +198,11 @@ def entry_view(entry: CacheEntry) -> dict[str, Any]:
     return view
 
 
-def dump_entry(entry: CacheEntry, generation: Generation) -> bytes:
+def dump_entry(entry: CacheEntry, generation: Generation, pair_view: orjson.Fragment | None = None) -> bytes:
     """What the store keeps: the listing view plus what another worker needs to serve it."""
     return orjson.dumps(
         {
-            "view": entry_view(entry),
+            "view": entry_view(entry, pair_view),
             "pair": None if entry.pair is None else entry.pair.index,
             "miss": None if entry.miss is None else entry.miss.body.decode("utf-8", "surrogateescape"),
             "generation": list(generation),

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from engine.actions import ActionRunner, Served
-from engine.cache import CacheEntry, cache_key
+from engine.cache import CacheEntry, FastKey
 from engine.cors import allow_origin, is_preflight, preflight
 from engine.errors import SimulationError
 from engine.forwarding import Forwarder
@@ -37,6 +37,8 @@ from store import StoreError
 log = logging.getLogger(__name__)
 
 Outcome = Wire | Coroutine[Any, Any, Wire]
+Probe = tuple[FastKey, str]
+"""A match-cache lookup that found nothing: (fast key, md5 key), to store the result under."""
 STATE_ATTEMPTS = 50
 _ACTION_MODES = frozenset({"simulate", "synthesize"})
 """Where Hoverfly runs post-serve actions (not spy hits, whatever its docs say)."""
@@ -160,32 +162,33 @@ class Engine:
         self, snap: Snapshot, req: RequestDetails, *, cache_misses: bool = True, delay: bool = True
     ) -> Outcome:
         """Simulate mode's answer; a miss is a Wire whose outcome is ``miss`` (spy and diff look)."""
-        key = ""
+        probe: Probe | None = None
         cache = self.runtime.cache
         if cache.enabled:
             generation = (snap.lineage, snap.config.cache_epoch)
             if cache.generation != generation:
                 cache.reset(generation)  # this worker wrote the change itself; sync catches up the rest
-            key = cache_key(req, self.webserver)
-            entry = cache.get(key)
+            fast, key, entry = cache.lookup(req, self.webserver)
+            probe = (fast, key)
             if entry is not None:
                 if entry.pair is None:
                     return entry.miss or plain_error(502, error_text(MATCHING_CONTEXT, NO_MATCH), outcome="miss")
                 return self._serve(snap, entry.pair, req, delay)  # a cached pair never requires state
         if snap.simulation.writes_state:
-            return self._simulate_with_state(snap, req, key, cache_misses, delay)
+            return self._simulate_with_state(snap, req, probe, cache_misses, delay)
         result = match(snap.simulation, req, _NO_STATE, _strategy(snap), self.webserver)
         if result.pair is None:
-            return self._miss(result, req, key if cache_misses else "")
-        self._remember(result, key)
+            return self._miss(result, req, probe if cache_misses else None)
+        self._remember(result, probe)
         return self._serve(snap, result.pair, req, delay)
 
-    def _remember(self, result: MatchResult, key: str, miss: Wire | None = None) -> None:
+    def _remember(self, result: MatchResult, probe: Probe | None, miss: Wire | None = None) -> None:
         """Keep the result (a hit, or the 502 of a miss) in the match cache when Hoverfly would."""
-        if key and result.cacheable:
-            self.runtime.cache.put(CacheEntry(key, result.pair, miss, result.closest if miss else None))
+        if probe is not None and result.cacheable:
+            entry = CacheEntry(probe[1], result.pair, miss, result.closest if miss else None)
+            self.runtime.cache.put(entry, fast=probe[0])
 
-    def _miss(self, result: MatchResult, req: RequestDetails, key: str) -> Wire:
+    def _miss(self, result: MatchResult, req: RequestDetails, probe: Probe | None) -> Wire:
         """The 502 of a miss, logged as Hoverfly logs it and remembered in the cache."""
         log.warning(
             "Failed to find matching request from simulation",
@@ -193,7 +196,7 @@ class Engine:
                               "query": req.query, "error": NO_MATCH}},
         )  # fmt: skip
         wire = plain_error(502, miss_text(req, result.closest), outcome="miss")
-        self._remember(result, key, wire)
+        self._remember(result, probe, wire)
         return wire
 
     def _serve(self, snap: Snapshot, pair: CompiledPair, req: RequestDetails, delayed: bool = True) -> Outcome:
@@ -235,7 +238,7 @@ class Engine:
         return snap.simulation.delays.for_response(response, req.destination, req.path, req.method, self.rng)
 
     async def _simulate_with_state(
-        self, snap: Snapshot, req: RequestDetails, key: str, cache_misses: bool, delayed: bool
+        self, snap: Snapshot, req: RequestDetails, probe: Probe | None, cache_misses: bool, delayed: bool
     ) -> Wire:
         """Match against the shared state, then take the pair's state step atomically.
 
@@ -249,7 +252,7 @@ class Engine:
                 state = await store.state_get() if sim.reads_state or sim.templates_read_state else {}
                 result = match(snap.simulation, req, state, _strategy(snap), self.webserver)
                 if result.pair is None:
-                    return self._miss(result, req, key if cache_misses else "")
+                    return self._miss(result, req, probe if cache_misses else None)
                 pair = result.pair
                 response = pair.pair.response
                 wire, transitions = None, response.transitions_state
@@ -261,7 +264,7 @@ class Engine:
                 if await store.state_transition(
                     dict(pair.requires_state), dict(transitions or ()), response.removes_state or ()
                 ):
-                    self._remember(result, key)
+                    self._remember(result, probe)
                     delay = self._delay(snap, response, req) if delayed else 0.0
                     if delay > 0:
                         await asyncio.sleep(delay)

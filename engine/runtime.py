@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 import orjson
 
-from engine.cache import MatchCache, dump_entry, load_entry, preload_entries
+from engine.cache import MatchCache, load_entry, preload_entries
 from engine.codec import decode_simulation, storage_simulation
 from engine.config import RuntimeConfig
 from engine.datasources import CsvSources, decode_sources, encode_sources, replay
@@ -371,9 +371,8 @@ class Runtime:
                         self.counts[key] = self.counts.get(key, 0) + value
                     raise
             if self.cache.pending:
-                generation = self.cache.generation
                 pending = self.cache.take_pending()
-                entries = {key: dump_entry(entry, generation) for key, entry in pending.items()}
+                entries = {key: self.cache.dump(entry) for key, entry in pending.items()}
                 await self.store.cache_put(entries, self.cache.capacity)
             if self.records.pending:
                 await self.records.flush(self.store)

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import hashlib
 
-from engine.cache import CacheEntry, MatchCache, cache_key, canonical_query, dump_entry, load_entry, preload_entries
+from engine.cache import (
+    CacheEntry,
+    MatchCache,
+    cache_key,
+    canonical_query,
+    dump_entry,
+    fast_key,
+    load_entry,
+    preload_entries,
+)
 from engine.matching import match
 from tests.engine.conftest import REGISTRY, compiled, exact, glob, m, pair, request, simulation
 
@@ -112,3 +121,34 @@ def test_mirrored_entries_load_only_into_their_generation() -> None:
     assert loaded is not None and loaded.pair is sim.pairs[0]
     assert load_entry(raw, sim, ("L", 1)) is None
     assert load_entry(raw, sim, ("other", 0)) is None
+
+
+def test_lookup_finds_entries_by_fast_key_and_by_md5_for_other_workers_entries() -> None:
+    sim = compiled({"path": [exact("/p")]})
+    cache = MatchCache(10)
+    first = request("/p", query="b=2&a=1")
+    fast, key, entry = cache.lookup(first, False)
+    assert (key, entry) == (cache_key(first, False), None)
+    cache.put(CacheEntry(key, sim.pairs[0]), fast=fast)
+    assert cache.lookup(first, False) == (fast, "", cache.get(key))  # found without hashing
+    reordered = request("/p", query="a=1&b=2")  # another fast key, the same md5 key
+    _, md5, found = cache.lookup(reordered, False)
+    assert md5 == key and found is not None and found.pair is sim.pairs[0]
+    other_workers = request("/q")
+    cache.put(CacheEntry(cache_key(other_workers, False), None), mirror=False)  # loaded from the store
+    assert cache.lookup(other_workers, False)[2] is not None
+    assert cache.lookup(request("/q", headers={"Content-Type": ["text/plain"]}), False)[2] is not None
+    form = request("/q", "POST", headers={"Content-Type": ["application/x-www-form-urlencoded"]}, body="a=1")
+    plain = request("/q", "POST", headers={"Content-Type": ["text/plain"]}, body="a=1")
+    assert fast_key(form, False) != fast_key(plain, False)  # their md5 keys differ too (form data)
+    assert cache_key(form, False) != cache_key(plain, False)
+
+
+def test_a_dump_encodes_each_pair_view_once_and_loads_back() -> None:
+    sim = compiled({"path": [exact("/p")]})
+    cache = MatchCache(10)
+    cache.reset(("lineage", 1))
+    entry = CacheEntry("k", sim.pairs[0])
+    assert cache.dump(entry) == dump_entry(entry, ("lineage", 1))
+    loaded = load_entry(cache.dump(entry), sim, ("lineage", 1))
+    assert loaded is not None and loaded.pair is sim.pairs[0]
