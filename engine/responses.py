@@ -65,10 +65,16 @@ def render_response(resp: Response, path: str, pair: str = "") -> RenderedRespon
     for name, values in resp.headers:
         if not name or any(c in name for c in "\r\n:") or any(("\r" in v or "\n" in v) for v in values):
             raise SimulationError(f"{path}.headers.{name}", "header names and values cannot contain line breaks")
-    return RenderedResponse(_render(resp, canonical=False, pair=pair), _render(resp, canonical=True, pair=pair))
+    journal = journal_parts(resp.body, resp.headers)  # one copy for both wires
+    return RenderedResponse(
+        _render(resp, canonical=False, pair=pair, journal=journal),
+        _render(resp, canonical=True, pair=pair, journal=journal),
+    )
 
 
-def _render(resp: Response, *, canonical: bool, pair: str = "") -> Wire:
+def _render(
+    resp: Response, *, canonical: bool, pair: str, journal: tuple[orjson.Fragment, orjson.Fragment] | None
+) -> Wire:
     lines = [status_line(resp.status)]
     lower = {name.lower() for name, _ in resp.headers}
     for name, values in resp.headers:
@@ -94,7 +100,7 @@ def _render(resp: Response, *, canonical: bool, pair: str = "") -> Wire:
         resp.status,
         resp.headers,
         None if body is resp.body else resp.body,
-        journal_parts(resp.body, resp.headers),
+        journal,
         "hit",
         pair,
         resp.post_serve_action,
@@ -106,9 +112,16 @@ def journal_parts(
 ) -> tuple[orjson.Fragment, orjson.Fragment] | None:
     try:
         text = body.decode("utf-8")
-        return orjson.Fragment(orjson.dumps(text)), orjson.Fragment(orjson.dumps({k: list(v) for k, v in headers}))
+        encoded_headers = orjson.dumps({k: list(v) for k, v in headers})
+        return orjson.Fragment(compact(orjson.dumps(text))), orjson.Fragment(compact(encoded_headers))
     except (UnicodeDecodeError, orjson.JSONEncodeError):
         return None
+
+
+def compact(data: bytes) -> bytes:
+    """A copy of exactly ``data``'s size: what ``orjson.dumps`` returns keeps its working buffer
+    (4 KB for a few hundred bytes), which adds up in anything kept per pair or per entry."""
+    return bytes(memoryview(data))
 
 
 def plain_error(status: int, text: str, *, content_type: str = "text/plain", outcome: str = "error") -> Wire:

@@ -116,7 +116,8 @@ class MemoryStore:
         self, entries: Sequence[tuple[str, bytes]], index_keys: Mapping[str, Mapping[str, str]], limit: int
     ) -> None:
         journal = self._journal
-        journal.update(entries)  # (id, bytes) pairs, in one C-level call
+        # kept until dropped: copies of exact size (encoders hand over bytes with spare capacity)
+        journal.update((entry_id, bytes(memoryview(body))) for entry_id, body in entries)
         for index, keys in index_keys.items():
             self._indexes.setdefault(index, {}).update(keys)
         for _ in range(len(journal) - limit):

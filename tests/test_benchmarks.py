@@ -54,3 +54,17 @@ def test_templating_quick_run_renders_every_case(capsys: pytest.CaptureFixture[s
     for case in templating.cases():
         assert re.search(rf"^{re.escape(case.name)}\s+[\d.]+\s+[\d.]+\s+[\d,]+$", out, re.MULTILINE), case.name
     assert f"target: {templating.TARGET_CASE} at >= 5,000 renders/s in one worker:" in out
+
+
+def test_end_to_end_harness_measures_real_servers(capsys: pytest.CaptureFixture[str]) -> None:
+    """Two short workloads through the bundled load generator: every row is measured and checked."""
+    from benchmarks import e2e
+
+    assert e2e.main(["--workloads", "W1,W5", "--seconds", "1", "--loadgen", "python", "--connections", "4"]) == 0
+    out = capsys.readouterr().out
+    rows = re.findall(r"^(W1|W5)\s+simproxy \(1w\)\s+([\d,]+)\s+([\d.]+)\s+([\d.]+)\s+(\d+) \((\d+)\)$", out, re.M)
+    assert [r[0] for r in rows] == ["W1", "W5"]  # each answered as checked before timing (else SystemExit)
+    for _, rps, *_ in rows:
+        assert int(rps.replace(",", "")) > 0
+    assert "non-2xx" not in out
+    assert "W1:" in out and "Hoverfly (design.md reference)" in out
