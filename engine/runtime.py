@@ -41,6 +41,8 @@ FLUSH_INTERVAL = 0.005
 HEARTBEAT_INTERVAL = 1.0
 ALIVE_WINDOW_MS = 3_000
 BARRIER_TIMEOUT = 3.0
+RETRY_INTERVAL = 0.2
+"""How often a worker tries the store again while it is unavailable."""
 REGISTRY_SETTLE_MS = 1_500
 """A registry younger than this (a Redis that restarted empty) may still miss live workers."""
 
@@ -254,18 +256,26 @@ class Runtime:
 
     async def _housekeeping(self) -> None:
         last_beat = 0.0
+        failing = False
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(FLUSH_INTERVAL)
             try:
-                if loop.time() - last_beat >= HEARTBEAT_INTERVAL:
+                if failing or loop.time() - last_beat >= HEARTBEAT_INTERVAL:
                     last_beat = loop.time()
                     await self.sync()  # heartbeat, and a safety net for a missed event
+                    if failing:
+                        log.warning("store available again")
+                    failing = False
                 elif self.counts or self.cache.pending or self.records.pending or self.metrics.pending:
                     await self.flush()
             except StoreError as exc:
-                log.warning("store unavailable: %s", exc)
-                await asyncio.sleep(0.5)
+                if not failing:
+                    log.warning("store unavailable: %s", exc)
+                failing = True
+                # retry soon: a store that comes back must see this worker registered again well
+                # within REGISTRY_SETTLE_MS, or a write could stop waiting for it
+                await asyncio.sleep(RETRY_INTERVAL)
 
     # -- writes ---------------------------------------------------------------------------
 
