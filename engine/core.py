@@ -72,6 +72,7 @@ class Engine:
             runtime, self.upstream, self.middleware, webserver=webserver, own_ports=own_ports, rng=self.rng
         )
         self._destinations: dict[str, GoRegex] = {}
+        self._state_turn = asyncio.Lock()
 
     async def aclose(self) -> None:
         await self.actions.aclose()
@@ -243,8 +244,23 @@ class Engine:
         """Match against the shared state, then take the pair's state step atomically.
 
         Another request may change the state between our read and our step (on any worker or
-        pod): then the step is refused and we match again, so each step is taken once.
+        pod): then the step is refused and we match again, so each step is taken once. Within a
+        worker the steps take turns (as Hoverfly's do), so only other workers can make one retry;
+        the response's delay is waited after the turn.
         """
+        async with self._state_turn:
+            outcome = await self._step_state(snap, req, probe, cache_misses)
+        if isinstance(outcome, Wire):
+            return outcome
+        wire, response = outcome
+        delay = self._delay(snap, response, req) if delayed else 0.0
+        if delay > 0:
+            await asyncio.sleep(delay)
+        return wire
+
+    async def _step_state(
+        self, snap: Snapshot, req: RequestDetails, probe: Probe | None, cache_misses: bool
+    ) -> Wire | tuple[Wire, Response]:
         store = self.runtime.store
         try:
             for _ in range(STATE_ATTEMPTS):
@@ -265,10 +281,7 @@ class Engine:
                     dict(pair.requires_state), dict(transitions or ()), response.removes_state or ()
                 ):
                     self._remember(result, probe)
-                    delay = self._delay(snap, response, req) if delayed else 0.0
-                    if delay > 0:
-                        await asyncio.sleep(delay)
-                    return wire or self._wire(pair)
+                    return wire or self._wire(pair), response
         except StoreError as exc:
             return plain_error(502, error_text(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}"))
         return self._conflict()
