@@ -73,6 +73,8 @@ class Engine:
         )
         self._destinations: dict[str, GoRegex] = {}
         self._state_turn = asyncio.Lock()
+        self._state_seen: tuple[int, dict[str, str]] | None = None
+        """(version, state) as this worker last saw it in the store (stateful requests decide on it)."""
 
     async def aclose(self) -> None:
         await self.actions.aclose()
@@ -261,13 +263,24 @@ class Engine:
     async def _step_state(
         self, snap: Snapshot, req: RequestDetails, probe: Probe | None, cache_misses: bool
     ) -> Wire | tuple[Wire, Response]:
+        """Decide on this worker's last copy of the state and let the store check, in the same
+        round trip as the step, that the state is still that version; a refused step hands back
+        the current state to decide on again. A miss is only answered on a state just read."""
         store = self.runtime.store
+        sim = snap.simulation
+        reads = sim.reads_state or sim.templates_read_state
         try:
+            if reads and self._state_seen is None:
+                self._state_seen = await store.state_read()
+            version, state = self._state_seen if reads and self._state_seen is not None else (0, {})
+            fresh = not reads
             for _ in range(STATE_ATTEMPTS):
-                sim = snap.simulation
-                state = await store.state_get() if sim.reads_state or sim.templates_read_state else {}
-                result = match(snap.simulation, req, state, _strategy(snap), self.webserver)
+                result = match(sim, req, state, _strategy(snap), self.webserver)
                 if result.pair is None:
+                    if not fresh:  # our copy may be old: decide a miss on the current state
+                        version, state = self._state_seen = await store.state_read()
+                        fresh = True
+                        continue
                     return self._miss(result, req, probe if cache_misses else None)
                 pair = result.pair
                 response = pair.pair.response
@@ -277,12 +290,18 @@ class Engine:
                     if rendered is None:
                         return self._conflict()
                     wire, transitions = self._wire_of(rendered.response, pair.rendered.proxy.pair), rendered.transitions
-                if await store.state_transition(
-                    dict(pair.requires_state), dict(transitions or ()), response.removes_state or ()
-                ):
+                sets, removes = dict(transitions or ()), response.removes_state or ()
+                if not reads:  # nothing was decided on the state: the step needs no check
+                    applied = await store.state_transition({}, sets, removes)
+                else:
+                    applied, version, state = await store.state_step(version, sets, removes)
+                    self._state_seen = (version, state)
+                    fresh = True
+                if applied:
                     self._remember(result, probe)
                     return wire or self._wire(pair), response
         except StoreError as exc:
+            self._state_seen = None
             return plain_error(502, error_text(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}"))
         return self._conflict()
 

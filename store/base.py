@@ -10,7 +10,8 @@ made from it, so every key of one simulation lives in one slot and Lua/MULTI wor
     P{T}:acks             hash worker id -> highest generation that worker has applied
     P{T}:meta             hash {registry_since: ms of the first heartbeat this Redis has seen}
     P{T}:counters         hash mode -> requests served
-    P{T}:state            hash state key -> value (requiresState / transitionsState / removesState)
+    P{T}:state            hash state key -> value (requiresState / transitionsState / removesState);
+                          P{T}:state:v its version, bumped by every change
     P{T}:cache            hash cache key -> entry (engine/cache.py's JSON); P{T}:cache:lru zset of
                           the same keys by recency, P{T}:cache:seq its counter: bounded fleet-wide
     P{T}:diff             list of diff reports, oldest first, each ``<n>:<request key (n bytes)><report>``;
@@ -92,6 +93,16 @@ class Store(Protocol):
 
     async def state_update(self, values: Mapping[str, str]) -> None:
         """Set the given keys, keep the others."""
+
+    async def state_read(self) -> tuple[int, dict[str, str]]:
+        """(version, state) in one round trip; the version grows with every change of the state."""
+
+    async def state_step(
+        self, version: int, sets: Mapping[str, str], removes: Sequence[str]
+    ) -> tuple[bool, int, dict[str, str]]:
+        """When the state is still at ``version``: set ``sets``, delete ``removes`` and return
+        (True, its version now, the state now); otherwise change nothing and return (False, the
+        current version, the current state), so the caller can decide again without another read."""
 
     async def state_transition(
         self, requires: Mapping[str, str], sets: Mapping[str, str], removes: Sequence[str]

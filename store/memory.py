@@ -20,6 +20,7 @@ class MemoryStore:
         self._counters: dict[str, int] = {}
         self._registry_since: int | None = None
         self._state: dict[str, str] = {}
+        self._state_version = 0
         self._diff: dict[str, list[bytes]] = {}  # insertion order: groups in first-seen order
         self._cache: OrderedDict[str, bytes] = OrderedDict()
         self._journal: OrderedDict[str, bytes] = OrderedDict()
@@ -84,9 +85,26 @@ class MemoryStore:
 
     async def state_replace(self, values: Mapping[str, str]) -> None:
         self._state = dict(values)
+        self._state_version += 1
 
     async def state_update(self, values: Mapping[str, str]) -> None:
         self._state.update(values)
+        self._state_version += 1
+
+    async def state_read(self) -> tuple[int, dict[str, str]]:
+        return self._state_version, dict(self._state)
+
+    async def state_step(
+        self, version: int, sets: Mapping[str, str], removes: Sequence[str]
+    ) -> tuple[bool, int, dict[str, str]]:
+        if version != self._state_version:
+            return False, self._state_version, dict(self._state)
+        if sets or removes:
+            self._state.update(sets)
+            for key in removes:
+                self._state.pop(key, None)
+            self._state_version += 1
+        return True, self._state_version, dict(self._state)
 
     async def state_transition(
         self, requires: Mapping[str, str], sets: Mapping[str, str], removes: Sequence[str]
@@ -97,6 +115,8 @@ class MemoryStore:
         self._state.update(sets)
         for key in removes:
             self._state.pop(key, None)
+        if sets or removes:
+            self._state_version += 1
         return True
 
     async def cache_put(self, entries: Mapping[str, bytes], capacity: int) -> None:

@@ -36,8 +36,8 @@ return gen
 """
 
 
-# KEYS: state hash. ARGV: n, then n (key, value) pairs required; m, then m (key, value) pairs to
-# set; then the keys to remove. Returns 1 when applied, 0 when a required value did not hold.
+# KEYS: state hash, its version. ARGV: n, then n (key, value) pairs required; m, then m (key, value)
+# pairs to set; then the keys to remove. Returns 1 when applied, 0 when a required value did not hold.
 _STATE_TRANSITION = """
 local n = tonumber(ARGV[1])
 for i = 0, n - 1 do
@@ -51,7 +51,24 @@ end
 for i = at + 1 + 2 * m, #ARGV do
   redis.call('HDEL', KEYS[1], ARGV[i])
 end
+if m > 0 or #ARGV > at + 2 * m then redis.call('INCR', KEYS[2]) end
 return 1
+"""
+
+# KEYS: state hash, its version. ARGV: the version the caller decided on, m, m (key, value) pairs to
+# set, then the keys to remove. Returns {applied (1/0), version now, the state as HGETALL gives it}.
+_STATE_STEP = """
+local v = tonumber(redis.call('GET', KEYS[2]) or '0')
+if v ~= tonumber(ARGV[1]) then return {0, v, redis.call('HGETALL', KEYS[1])} end
+local m = tonumber(ARGV[2])
+for i = 0, m - 1 do
+  redis.call('HSET', KEYS[1], ARGV[3 + 2 * i], ARGV[4 + 2 * i])
+end
+for i = 3 + 2 * m, #ARGV do
+  redis.call('HDEL', KEYS[1], ARGV[i])
+end
+if #ARGV > 2 then v = redis.call('INCR', KEYS[2]) end
+return {1, v, redis.call('HGETALL', KEYS[1])}
 """
 
 
@@ -195,6 +212,7 @@ class RedisStore:
         self._counters = f"{base}counters"
         self._meta = f"{base}meta"
         self._state = f"{base}state"
+        self._state_version = f"{base}state:v"
         self._cache = (f"{base}cache", f"{base}cache:lru", f"{base}cache:seq")
         self._journal = (f"{base}journal", f"{base}journal:entries")
         self._index_prefix = f"{base}journal:index:"
@@ -205,6 +223,7 @@ class RedisStore:
         self.channel = f"{base}events"
         self._write_script = client.register_script(_WRITE_DOCUMENT)
         self._transition_script = client.register_script(_STATE_TRANSITION)
+        self._step_script = client.register_script(_STATE_STEP)
         self._cache_put_script = client.register_script(_CACHE_PUT)
         self._journal_append_script = client.register_script(_JOURNAL_APPEND)
         self._journal_entries_script = client.register_script(_JOURNAL_ENTRIES)
@@ -334,12 +353,36 @@ class RedisStore:
             pipe.delete(self._state)
             if values:
                 pipe.hset(self._state, mapping=_mapping(values))
+            pipe.incr(self._state_version)
             await pipe.execute()
 
     @_translate
     async def state_update(self, values: Mapping[str, str]) -> None:
         if values:
-            await self._client.hset(self._state, mapping=_mapping(values))
+            async with self._client.pipeline(transaction=True) as pipe:
+                pipe.hset(self._state, mapping=_mapping(values))
+                pipe.incr(self._state_version)
+                await pipe.execute()
+
+    @_translate
+    async def state_read(self) -> tuple[int, dict[str, str]]:
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.get(self._state_version)
+            pipe.hgetall(self._state)
+            version, raw = await pipe.execute()
+        return int(version or 0), {_text(k): _text(v) for k, v in raw.items()}
+
+    @_translate
+    async def state_step(
+        self, version: int, sets: Mapping[str, str], removes: Sequence[str]
+    ) -> tuple[bool, int, dict[str, str]]:
+        args: list[str] = [str(version), str(len(sets))]
+        for key, value in sets.items():
+            args += [key, value]
+        args += list(removes)
+        applied, now, flat = await self._step_script(keys=[self._state, self._state_version], args=args)
+        state = {_text(flat[i]): _text(flat[i + 1]) for i in range(0, len(flat), 2)}
+        return bool(applied), int(now), state
 
     @_translate
     async def state_transition(
@@ -352,7 +395,7 @@ class RedisStore:
         for key, value in sets.items():
             args += [key, value]
         args += list(removes)
-        return bool(await self._transition_script(keys=[self._state], args=args))
+        return bool(await self._transition_script(keys=[self._state, self._state_version], args=args))
 
     @_translate
     async def cache_put(self, entries: Mapping[str, bytes], capacity: int) -> None:

@@ -385,6 +385,38 @@ def test_a_state_transition_applies_only_when_every_required_value_holds(store, 
     run(body())
 
 
+def test_every_change_of_the_state_moves_its_version(store, run) -> None:
+    async def body() -> None:
+        v0, state = await store.state_read()
+        assert state == {}
+        await store.state_update({"a": "1"})
+        v1, state = await store.state_read()
+        assert v1 > v0 and state == {"a": "1"}
+        assert await store.state_transition({"a": "1"}, {"a": "2"}, ())
+        await store.state_replace({"b": "x"})
+        v2, state = await store.state_read()
+        assert v2 > v1 + 1 and state == {"b": "x"}
+
+    run(body())
+
+
+def test_a_step_applies_only_on_the_version_it_was_decided_on(backend, run) -> None:
+    async def body() -> None:
+        mine, other = backend.open(), backend.open()
+        await mine.state_replace({"side": "a", "gone": "x"})
+        version, state = await mine.state_read()
+        applied, after, state = await mine.state_step(version, {"side": "b"}, ["gone"])
+        assert (applied, state) == (True, {"side": "b"}) and after > version
+        assert await mine.state_step(after, {}, ()) == (True, after, {"side": "b"})  # a check, no change
+        await other.state_update({"side": "c"})  # another worker moved the state on
+        applied, current, state = await mine.state_step(after, {"side": "d"}, ())
+        assert (applied, state) == (False, {"side": "c"}) and current > after  # refused, told the state
+        assert await other.state_get() == {"side": "c"}
+        assert (await mine.state_step(current, {"side": "d"}, ()))[0] is True
+
+    run(body())
+
+
 def test_concurrent_transitions_from_one_state_let_exactly_one_win(backend, run) -> None:
     async def body() -> None:
         handles = [backend.open() for _ in range(4)]
