@@ -37,6 +37,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from benchmarks.procs import listeners
 from store.redisserver import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -222,17 +223,16 @@ class Server:
         """Resident memory of each process serving the proxy port: its peak (``VmHWM``) or now (``VmRSS``)."""
         if self.process is None:
             return []
-        peaks = []
-        for pid in _session(self.process.pid):
-            if _serves(pid, self.proxy):
-                try:
-                    status = Path(f"/proc/{pid}/status").read_text()
-                except OSError:
-                    continue
-                match = re.search(rf"{field}:\s+(\d+) kB", status)
-                if match:
-                    peaks.append(int(match[1]) / 1024)
-        return peaks
+        sizes = []
+        for pid in listeners(self.process.pid, self.proxy):
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            match = re.search(rf"{field}:\s+(\d+) kB", status)
+            if match:
+                sizes.append(int(match[1]) / 1024)
+        return sizes
 
 
 def simproxy_server(workers: int, flags: Sequence[str], redis_url: str) -> Server:
@@ -268,37 +268,6 @@ def _listening(port: int) -> bool:
     with socket.socket() as sock:
         sock.settimeout(0.5)
         return sock.connect_ex(("127.0.0.1", port)) == 0
-
-
-def _session(sid: int) -> list[int]:
-    pids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[3]) == sid:
-                pids.append(int(entry))
-    return pids
-
-
-def _serves(pid: int, port: int) -> bool:
-    inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            parts = line.split()
-            if parts[3] == "0A" and int(parts[1].rsplit(":", 1)[1], 16) == port:
-                inodes.add(parts[9])
-    try:
-        fds = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
-    except OSError:
-        return False
-    return any(fd.startswith("socket:[") and fd[8:-1] in inodes for fd in fds)
 
 
 # ---------------------------------------------------------------------------------------------

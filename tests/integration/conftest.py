@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.procs import listeners
 from store.redisserver import RedisServer, free_port
 from tests.integration.upstream import Upstream, start_upstream
 
@@ -106,16 +107,7 @@ class Simproxy:
     def proxy_listeners(self) -> list[int]:
         """Pids of the processes that hold a listening socket on the proxy port (one per worker)."""
         assert self.process is not None
-        inodes = _listening_inodes(self.proxy_port)
-        pids = []
-        for pid in _descendants(self.process.pid):
-            try:
-                fds = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
-            except OSError:
-                continue
-            if any(fd.startswith("socket:[") and fd[8:-1] in inodes for fd in fds):
-                pids.append(pid)
-        return pids
+        return [pid for pid in listeners(self.process.pid, self.proxy_port) if pid != self.process.pid]
 
     # -- clients -------------------------------------------------------------------------------
 
@@ -155,33 +147,6 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
-
-
-def _descendants(pid: int) -> list[int]:
-    out, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        try:
-            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
-        except OSError:
-            continue
-        out.extend(int(c) for c in children)
-        todo.extend(int(c) for c in children)
-    return out
-
-
-def _listening_inodes(port: int) -> set[str]:
-    inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                inodes.add(fields[9])
-    return inodes
 
 
 @pytest.fixture

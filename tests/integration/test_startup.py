@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.conftest import ROOT, Simproxy, _cmdline, _descendants, pair, simulation
+from benchmarks.procs import descendants
+from tests.integration.conftest import ROOT, Simproxy, _cmdline, pair, simulation
 
 
 def _write(path: Path, doc: Any) -> str:
@@ -114,7 +115,7 @@ def test_pipelined_requests_are_answered_in_order(simproxy: Simproxy) -> None:
 def test_shutdown_stops_every_process_and_the_private_redis(simproxy_factory: Any) -> None:
     sp: Simproxy = simproxy_factory("-workers", "2")
     assert sp.process is not None
-    children = _descendants(sp.process.pid)
+    children = descendants(sp.process.pid)
     assert any("redis-server" in _cmdline(pid) for pid in children)
     status, _, body = sp.admin("DELETE", "/api/v2/shutdown")
     assert (status, body) == (200, b"")
