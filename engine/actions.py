@@ -25,7 +25,7 @@ from engine.middleware import Exchange, encode_exchange
 from engine.model import Response
 from engine.request import RequestDetails
 from engine.responses import Wire
-from engine.scripts import ScriptFiles
+from engine.scripts import ScriptFiles, run_program
 from engine.tasks import TaskSet
 from engine.upstream import Upstream
 from store import StoreError
@@ -38,7 +38,8 @@ log = logging.getLogger(__name__)
 
 BASE_DELAY = 0.2
 """Hoverfly sleeps this long before every action, on top of its ``delayInMs``."""
-REMOTE_TIMEOUT = 30.0
+ACTION_TIMEOUT = 30.0
+"""A local action still running after this is killed; a remote one is abandoned (Hoverfly's 30 s)."""
 JOURNAL_WAIT = 1.0
 """How long a finished action waits for its request's journal entry to be stored."""
 DEFAULT_CONCURRENCY = 64
@@ -107,28 +108,22 @@ class ActionRunner:
     async def _local(self, action: ActionSpec, payload: bytes) -> None:
         command = [action.binary, self._scripts.path(action.script)]
         try:
-            process = await asyncio.create_subprocess_exec(
-                *command,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-            )
-            stdout, stderr = await asyncio.wait_for(process.communicate(payload), REMOTE_TIMEOUT)
+            done = await run_program(command, payload, ACTION_TIMEOUT)
         except (OSError, TimeoutError) as exc:
             log.error("Error when executing post serve action", extra={"fields": {"error": str(exc) or "timeout"}})
             return
-        if stdout:
+        if done.stdout:
             log.info(f"Output from post serve action {action.name}",
-                     extra={"fields": {"output": stdout.decode("utf-8", "replace")}})  # fmt: skip
-        if stderr:
+                     extra={"fields": {"output": done.stdout.decode("utf-8", "replace")}})  # fmt: skip
+        if done.stderr:
             log.error(f"Error from post serve action {action.name}",
-                      extra={"fields": {"error": stderr.decode("utf-8", "replace")}})  # fmt: skip
+                      extra={"fields": {"error": done.stderr.decode("utf-8", "replace")}})  # fmt: skip
 
     async def _remote(self, action: ActionSpec, payload: bytes) -> tuple[str, int]:
         correlation = str(uuid.uuid4())
         headers = [("Content-Type", "application/json"), ("X-CORRELATION-ID", correlation)]
         try:
-            resp = await asyncio.wait_for(self.upstream.send("POST", action.remote, headers, payload), REMOTE_TIMEOUT)
+            resp = await asyncio.wait_for(self.upstream.send("POST", action.remote, headers, payload), ACTION_TIMEOUT)
         except (UpstreamError, TimeoutError) as exc:
             log.error("Error when executing remote post serve action", extra={"fields": {"error": str(exc)}})
             return correlation, 0

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import contextlib
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +24,7 @@ from engine.config import MiddlewareSpec
 from engine.errors import EngineError, UpstreamError
 from engine.model import LogNormal, Response
 from engine.request import RequestDetails, canonical_header
-from engine.scripts import ScriptFiles
+from engine.scripts import ScriptFiles, run_program
 from engine.upstream import Upstream
 
 log = logging.getLogger(__name__)
@@ -206,28 +205,19 @@ class MiddlewareRunner:
         command = self._command(spec)
         async with self._slots:
             try:
-                process = await asyncio.create_subprocess_exec(
-                    *command,
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE,
-                )
-            except OSError as exc:
-                raise _error("Middleware failed to start", " ".join(command), str(exc), stdin=payload) from exc
-            try:
-                stdout, stderr = await asyncio.wait_for(process.communicate(payload), self.timeout)
-            except TimeoutError as exc:
-                with contextlib.suppress(ProcessLookupError):
-                    process.kill()
-                await process.wait()
+                done = await run_program(command, payload, self.timeout)
+            except TimeoutError as exc:  # an OSError too: caught first
                 raise _error("Middleware failed", " ".join(command), f"no answer within {self.timeout:g}s",
                              stdin=payload) from exc  # fmt: skip
-        if process.returncode != 0:
-            raise _error("Middleware failed", " ".join(command), f"exit status {process.returncode}",
-                         stdin=payload, stdout=stdout, stderr=stderr)  # fmt: skip
-        if stderr:
-            log.info("Information from middleware", extra={"fields": {"stderr": stderr.decode("utf-8", "replace")}})
-        return stdout
+            except OSError as exc:
+                raise _error("Middleware failed to start", " ".join(command), str(exc), stdin=payload) from exc
+        if done.returncode != 0:
+            raise _error("Middleware failed", " ".join(command), f"exit status {done.returncode}",
+                         stdin=payload, stdout=done.stdout, stderr=done.stderr)  # fmt: skip
+        if done.stderr:
+            stderr = done.stderr.decode("utf-8", "replace")
+            log.info("Information from middleware", extra={"fields": {"stderr": stderr}})
+        return done.stdout
 
     async def _remote(self, url: str, payload: bytes) -> bytes:
         async with self._slots:

@@ -1,10 +1,42 @@
-"""Script texts (middleware, post-serve actions) written to files a worker can run, once per text."""
+"""Running local programs for middleware and post-serve actions: their script texts written to files a
+worker can run (once per text), and one run with stdin given, stdout and stderr collected, bounded in time."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import os
 import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+
+async def run_program(command: Sequence[str], stdin: bytes, seconds: float) -> Finished:
+    """Run ``command`` with ``stdin`` and wait for it to exit. Raises ``OSError`` when it cannot start
+    and ``TimeoutError`` when it runs longer than ``seconds``; then, as when the caller is cancelled, the program
+    is killed and reaped, never left running."""
+    process = await asyncio.create_subprocess_exec(
+        *command,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        stdout, stderr = await asyncio.wait_for(process.communicate(stdin), seconds)
+    except (TimeoutError, asyncio.CancelledError):
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        await process.wait()
+        raise
+    return Finished(process.returncode if process.returncode is not None else -1, stdout, stderr)
 
 
 class ScriptFiles:

@@ -7,6 +7,7 @@ import base64
 import json
 import sys
 import time
+from pathlib import Path
 
 import orjson
 import pytest
@@ -15,6 +16,7 @@ from engine.config import MiddlewareSpec
 from engine.middleware import Exchange, MiddlewareError, MiddlewareRunner, decode_exchange, encode_exchange
 from engine.model import Response
 from engine.request import RequestDetails
+from engine.scripts import run_program
 from engine.upstream import Upstream
 
 
@@ -114,3 +116,12 @@ def test_failure_text_names_command_and_streams() -> None:
     assert text.startswith(f"Middleware failed\nCommand: {sys.executable} ")
     assert "\nexit status 2\n\nSTDIN:\n{" in text
     assert text.endswith("\n\nSTDOUT:\npartial\n\n\nSTDERR:\nbad")
+
+
+def test_a_program_past_its_time_is_killed_not_left_running(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    script = f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(30)\n"
+    with pytest.raises(TimeoutError):
+        asyncio.run(run_program([sys.executable, "-c", script], b"", 1.0))
+    pid = int(pid_file.read_text())
+    assert not Path(f"/proc/{pid}").exists()  # killed and reaped: not even a zombie is left
