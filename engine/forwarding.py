@@ -79,7 +79,7 @@ class Forwarder:
         port = port if port is not None else (443 if req.scheme == "https" else 80)
         return host in _LOCAL_HOSTS and port in self.own_ports
 
-    async def _send(self, req: RequestDetails) -> UpstreamResponse:
+    async def _send(self, req: RequestDetails, *, mark: bool = True) -> UpstreamResponse:
         if self.loops_back(req):
             raise UpstreamError(f"{req.destination} is this simproxy itself; refusing to forward the request to it")
         pac = self.runtime.snapshot.config.pac
@@ -90,7 +90,7 @@ class Forwarder:
                 proxy = self.pac.proxy_for(pac, outgoing_url(req), host)
             except PacError as exc:
                 raise UpstreamError(str(exc)) from exc
-        return await self.upstream.forward(req, proxy=proxy)
+        return await self.upstream.forward(req, proxy=proxy, mark=mark)
 
     def wire(self, resp: UpstreamResponse, *, extra: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> Wire:
         headers = resp.headers
@@ -137,11 +137,10 @@ class Forwarder:
     async def relay(self, req: RequestDetails) -> Wire:
         """A request outside the destination filter: passed on untouched, not journaled or counted."""
         try:
-            resp = await self._send(req)
+            resp = await self._send(req, mark=False)  # the service's answer as it came, no mark
         except UpstreamError as exc:
             return _with_outcome(plain_error(500, f"{exc}\n"), "relayed")
-        marked = tuple((n, v) for n, v in resp.headers if n != "Hoverfly")
-        return _with_outcome(self.wire(UpstreamResponse(resp.status, marked, resp.body, resp.elapsed_ms)), "relayed")
+        return _with_outcome(self.wire(resp), "relayed")
 
     async def _through(
         self, snap: Snapshot, req: RequestDetails, mode: str

@@ -39,7 +39,7 @@ DEFAULT_TIMEOUT = 60.0
 class UpstreamResponse:
     status: int
     headers: Headers
-    """Canonical names in arrival order, repeated names merged, ``Hoverfly: Was-Here`` added."""
+    """Canonical names in arrival order, repeated names merged (``Hoverfly: Was-Here`` added when marked)."""
     body: bytes
     elapsed_ms: int
     """Round trip from sending the request to the last body byte (capture's ``captureDelay``)."""
@@ -105,9 +105,10 @@ class Upstream:
             await self._session.close()
             self._session = None
 
-    async def forward(self, req: RequestDetails, *, proxy: str | None = None) -> UpstreamResponse:
+    async def forward(self, req: RequestDetails, *, proxy: str | None = None, mark: bool = True) -> UpstreamResponse:
         """Send ``req`` to where it was going and read the whole answer (through ``proxy`` when
-        given, "" meaning directly; else through ``-upstream-proxy``)."""
+        given, "" meaning directly; else through ``-upstream-proxy``), marked ``Hoverfly: Was-Here``
+        unless ``mark`` is False."""
         headers: list[tuple[str, str]] = [
             (name, value) for name, values in req.headers.items() if name.lower() not in HOP_BY_HOP for value in values
         ]
@@ -115,7 +116,8 @@ class Upstream:
         if decompress:
             headers.append(("Accept-Encoding", "gzip"))
         url = outgoing_url(req)
-        return await self.send(req.method, url, headers, request_body(req), decompress=decompress, proxy=proxy)
+        body = request_body(req)
+        return await self.send(req.method, url, headers, body, decompress=decompress, proxy=proxy, mark=mark)
 
     async def send(
         self,
@@ -126,6 +128,7 @@ class Upstream:
         *,
         decompress: bool = False,
         proxy: str | None = None,
+        mark: bool = False,
     ) -> UpstreamResponse:
         started = time.perf_counter()
         try:
@@ -165,7 +168,8 @@ class Upstream:
                 raise UpstreamError(f"{_go_op(method, url)}: gzip: invalid body: {exc}") from exc
             merged.pop("Content-Encoding", None)
             merged.pop("Content-Length", None)
-        merged.setdefault("Hoverfly", []).append("Was-Here")
+        if mark:
+            merged.setdefault("Hoverfly", []).append("Was-Here")
         return UpstreamResponse(status, tuple((k, tuple(v)) for k, v in merged.items()), raw, elapsed_ms)
 
 
