@@ -25,6 +25,7 @@ import re
 import shlex
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -263,8 +264,6 @@ def _healthy(port: int) -> bool:
 
 
 def _listening(port: int) -> bool:
-    import socket
-
     with socket.socket() as sock:
         sock.settimeout(0.5)
         return sock.connect_ex(("127.0.0.1", port)) == 0
@@ -354,8 +353,6 @@ def _put(admin: int, path: str, doc: dict[str, Any]) -> None:
 
 
 def _check(port: int, workload: Workload) -> None:
-    import socket
-
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(_request_text(workload.requests[0], 0).encode("latin-1"))
         data = b""

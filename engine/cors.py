@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from engine.model import Response
 from engine.request import RequestDetails
-from engine.responses import Wire, status_line
+from engine.responses import Wire, render_response
 
 ALLOW_METHODS = "GET,POST,PUT,PATCH,DELETE,HEAD,OPTIONS"
 ALLOW_HEADERS = "Content-Type,Origin,Accept,Authorization,Content-Length,X-Requested-With"
@@ -47,8 +48,7 @@ def preflight(req: RequestDetails) -> Wire:
         ("Access-Control-Allow-Headers", (asked[0] if asked else ALLOW_HEADERS,)),
         ("Access-Control-Allow-Credentials", ("true",)),
     )
-    head = status_line(200) + b"".join(f"{n}: {v[0]}\r\n".encode("latin-1", "replace") for n, v in headers)
-    return Wire(head + b"Content-Length: 0\r\n", b"", True, 200, headers, outcome="hit")
+    return render_response(Response(status=200, headers=headers), "the CORS pre-flight").proxy
 
 
 def allow_origin(req: RequestDetails, wire: Wire) -> Wire:
