@@ -4,14 +4,16 @@ Values cross the boundary as bytes, str and int, so the store knows nothing of e
 Key layout (Redis; ``P`` is the prefix, default ``simproxy:``, and ``{T}`` a Cluster hash tag
 made from it, so every key of one simulation lives in one slot and Lua/MULTI work on Cluster):
 
-    P{T}:gen              INCR-only generation counter; every write and every barrier bumps it
+    P{T}:gen              generation counter; every write and every barrier bumps it. It never goes
+                          back: when missing (Redis restarted empty) it starts again from the
+                          server clock in microseconds, so a version is never reused
     P{T}:doc:<name>       hash {v: generation of the last write, body: bytes}  (simulation, config, csv, ca)
     P{T}:workers          hash worker id -> last heartbeat (ms since the epoch)
     P{T}:acks             hash worker id -> highest generation that worker has applied
     P{T}:meta             hash {registry_since: ms of the first heartbeat this Redis has seen}
     P{T}:counters         hash mode -> requests served
     P{T}:state            hash state key -> value (requiresState / transitionsState / removesState);
-                          P{T}:state:v its version, bumped by every change
+                          P{T}:state:v its version, bumped by every change (never back, as gen)
     P{T}:cache            hash cache key -> entry (engine/cache.py's JSON); P{T}:cache:lru zset of
                           the same keys by recency, P{T}:cache:seq its counter: bounded fleet-wide
     P{T}:diff             list of diff reports, oldest first, each ``<n>:<request key (n bytes)><report>``;

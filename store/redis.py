@@ -24,21 +24,44 @@ from store.errors import StoreError, StoreUnavailable
 P = ParamSpec("P")
 T = TypeVar("T")
 
+# Generation and state-version counters never go backwards, even when Redis restarts empty: a
+# counter that is missing starts again from the server clock in microseconds, above any value it
+# held before (it would take a million bumps a second to outrun the clock). Workers compare these
+# numbers for equality, so a counter restarting from 0 would make a new document look like the
+# one they already hold.
+_BUMP = """
+local function bump(key)
+  if redis.call('EXISTS', key) == 0 then
+    local t = redis.call('TIME')
+    redis.call('SET', key, t[1] .. string.rep('0', 6 - #t[2]) .. t[2])
+  end
+  return redis.call('INCR', key)
+end
+"""
+
+# KEYS: the counter. Returns its new value.
+_BUMP_ONE = _BUMP + "return bump(KEYS[1])\n"
+
 # KEYS: document hash, generation. ARGV: body, expected version ("" = unconditional).
-_WRITE_DOCUMENT = """
+_WRITE_DOCUMENT = (
+    _BUMP
+    + """
 if ARGV[2] ~= '' then
   local current = redis.call('HGET', KEYS[1], 'v') or '0'
   if current ~= ARGV[2] then return false end
 end
-local gen = redis.call('INCR', KEYS[2])
+local gen = bump(KEYS[2])
 redis.call('HSET', KEYS[1], 'v', gen, 'body', ARGV[1])
 return gen
 """
+)
 
 
 # KEYS: state hash, its version. ARGV: n, then n (key, value) pairs required; m, then m (key, value)
 # pairs to set; then the keys to remove. Returns 1 when applied, 0 when a required value did not hold.
-_STATE_TRANSITION = """
+_STATE_TRANSITION = (
+    _BUMP
+    + """
 local n = tonumber(ARGV[1])
 for i = 0, n - 1 do
   if redis.call('HGET', KEYS[1], ARGV[2 + 2 * i]) ~= ARGV[3 + 2 * i] then return 0 end
@@ -51,13 +74,16 @@ end
 for i = at + 1 + 2 * m, #ARGV do
   redis.call('HDEL', KEYS[1], ARGV[i])
 end
-if m > 0 or #ARGV > at + 2 * m then redis.call('INCR', KEYS[2]) end
+if m > 0 or #ARGV > at + 2 * m then bump(KEYS[2]) end
 return 1
 """
+)
 
 # KEYS: state hash, its version. ARGV: the version the caller decided on, m, m (key, value) pairs to
 # set, then the keys to remove. Returns {applied (1/0), version now, the state as HGETALL gives it}.
-_STATE_STEP = """
+_STATE_STEP = (
+    _BUMP
+    + """
 local v = tonumber(redis.call('GET', KEYS[2]) or '0')
 if v ~= tonumber(ARGV[1]) then return {0, v, redis.call('HGETALL', KEYS[1])} end
 local m = tonumber(ARGV[2])
@@ -67,9 +93,10 @@ end
 for i = 3 + 2 * m, #ARGV do
   redis.call('HDEL', KEYS[1], ARGV[i])
 end
-if #ARGV > 2 then v = redis.call('INCR', KEYS[2]) end
+if #ARGV > 2 then v = bump(KEYS[2]) end
 return {1, v, redis.call('HGETALL', KEYS[1])}
 """
+)
 
 
 # KEYS: cache hash, recency zset, sequence counter. ARGV: capacity, then (key, entry) pairs.
@@ -221,6 +248,7 @@ class RedisStore:
         self._metrics_prefix = f"{base}metrics:"
         self._closed = False
         self.channel = f"{base}events"
+        self._bump_script = client.register_script(_BUMP_ONE)
         self._write_script = client.register_script(_WRITE_DOCUMENT)
         self._transition_script = client.register_script(_STATE_TRANSITION)
         self._step_script = client.register_script(_STATE_STEP)
@@ -274,7 +302,7 @@ class RedisStore:
 
     @_translate
     async def bump_generation(self) -> int:
-        return int(await self._client.incr(self._gen))
+        return int(await self._bump_script(keys=[self._gen]))
 
     @_translate
     async def publish(self, generation: int) -> None:
@@ -353,7 +381,7 @@ class RedisStore:
             pipe.delete(self._state)
             if values:
                 pipe.hset(self._state, mapping=_mapping(values))
-            pipe.incr(self._state_version)
+            await self._bump_script(keys=[self._state_version], client=pipe)
             await pipe.execute()
 
     @_translate
@@ -361,7 +389,7 @@ class RedisStore:
         if values:
             async with self._client.pipeline(transaction=True) as pipe:
                 pipe.hset(self._state, mapping=_mapping(values))
-                pipe.incr(self._state_version)
+                await self._bump_script(keys=[self._state_version], client=pipe)
                 await pipe.execute()
 
     @_translate

@@ -9,12 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable
 
 import pytest
 
 from store import DOCUMENTS, Store, StoreUnavailable, Versions
 
 NEVER = Versions(0, {"simulation": 0, "config": 0, "csv": 0, "ca": 0})
+
+
+async def _origin(first_bump: Awaitable[int | None]) -> int:
+    """The generation before a fresh store's first bump (0 in memory; the clock on Redis, see below)."""
+    generation = await first_bump
+    assert generation is not None and generation > 0
+    return generation - 1
 
 
 def test_the_documents_are_the_simulation_the_config_the_data_sources_and_the_ca() -> None:
@@ -35,18 +43,18 @@ def test_a_fresh_store_is_at_generation_0_with_no_documents(store, run) -> None:
 
 def test_each_write_bumps_the_generation_and_versions_the_document_with_it(store, run) -> None:
     async def body() -> None:
-        assert await store.write_document("simulation", b"sim-1") == 1
-        assert await store.read_document("simulation") == (1, b"sim-1")
+        g = await _origin(store.write_document("simulation", b"sim-1"))
+        assert await store.read_document("simulation") == (g + 1, b"sim-1")
         assert await store.read_document("config") is None
-        assert await store.read_versions() == Versions(1, {"simulation": 1, "config": 0, "csv": 0, "ca": 0})
+        assert await store.read_versions() == Versions(g + 1, {"simulation": g + 1, "config": 0, "csv": 0, "ca": 0})
 
-        assert await store.write_document("config", b"cfg-1") == 2
-        assert await store.read_versions() == Versions(2, {"simulation": 1, "config": 2, "csv": 0, "ca": 0})
+        assert await store.write_document("config", b"cfg-1") == g + 2
+        assert await store.read_versions() == Versions(g + 2, {"simulation": g + 1, "config": g + 2, "csv": 0, "ca": 0})
 
-        assert await store.write_document("simulation", b"sim-2") == 3
-        assert await store.read_document("simulation") == (3, b"sim-2")
-        assert await store.read_document("config") == (2, b"cfg-1")
-        assert await store.read_versions() == Versions(3, {"simulation": 3, "config": 2, "csv": 0, "ca": 0})
+        assert await store.write_document("simulation", b"sim-2") == g + 3
+        assert await store.read_document("simulation") == (g + 3, b"sim-2")
+        assert await store.read_document("config") == (g + 2, b"cfg-1")
+        assert await store.read_versions() == Versions(g + 3, {"simulation": g + 3, "config": g + 2, "csv": 0, "ca": 0})
 
     run(body())
 
@@ -59,9 +67,8 @@ def test_each_write_bumps_the_generation_and_versions_the_document_with_it(store
 def test_a_document_body_round_trips_byte_for_byte(store, run, payload: bytes) -> None:
     async def body() -> None:
         version = await store.write_document("config", payload)
-        assert version == 1
         doc = await store.read_document("config")
-        assert doc == (1, payload)
+        assert doc == (version, payload)
         assert doc is not None
         assert type(doc[1]) is bytes
 
@@ -70,63 +77,63 @@ def test_a_document_body_round_trips_byte_for_byte(store, run, payload: bytes) -
 
 def test_bump_generation_increments_without_touching_documents(store, run) -> None:
     async def body() -> None:
-        assert await store.bump_generation() == 1
-        assert await store.bump_generation() == 2
-        assert await store.read_versions() == Versions(2, {"simulation": 0, "config": 0, "csv": 0, "ca": 0})
+        g = await _origin(store.bump_generation())
+        assert await store.bump_generation() == g + 2
+        assert await store.read_versions() == Versions(g + 2, {"simulation": 0, "config": 0, "csv": 0, "ca": 0})
         assert await store.read_document("simulation") is None
 
-        assert await store.write_document("simulation", b"s") == 3
-        assert await store.bump_generation() == 4
-        assert await store.read_versions() == Versions(4, {"simulation": 3, "config": 0, "csv": 0, "ca": 0})
-        assert await store.read_document("simulation") == (3, b"s")
+        assert await store.write_document("simulation", b"s") == g + 3
+        assert await store.bump_generation() == g + 4
+        assert await store.read_versions() == Versions(g + 4, {"simulation": g + 3, "config": 0, "csv": 0, "ca": 0})
+        assert await store.read_document("simulation") == (g + 3, b"s")
 
     run(body())
 
 
 def test_compare_and_set_with_a_stale_version_changes_nothing(store, run) -> None:
     async def body() -> None:
-        assert await store.write_document("simulation", b"first") == 1
-        assert await store.write_document("simulation", b"second", expected_version=1) == 2
+        g = await _origin(store.write_document("simulation", b"first"))
+        assert await store.write_document("simulation", b"second", expected_version=g + 1) == g + 2
 
-        for stale in (0, 1, 3, 99):
+        for stale in (0, g + 1, g + 3, g + 99):
             assert await store.write_document("simulation", b"lost", expected_version=stale) is None
-        assert await store.read_document("simulation") == (2, b"second")
-        assert await store.read_versions() == Versions(2, {"simulation": 2, "config": 0, "csv": 0, "ca": 0})
+        assert await store.read_document("simulation") == (g + 2, b"second")
+        assert await store.read_versions() == Versions(g + 2, {"simulation": g + 2, "config": 0, "csv": 0, "ca": 0})
         # nothing was consumed by the failed attempts: the next write gets the very next generation
-        assert await store.write_document("simulation", b"third", expected_version=2) == 3
+        assert await store.write_document("simulation", b"third", expected_version=g + 2) == g + 3
 
     run(body())
 
 
 def test_compare_and_set_with_version_0_succeeds_only_if_never_written(store, run) -> None:
     async def body() -> None:
-        assert await store.write_document("config", b"created", expected_version=0) == 1
+        g = await _origin(store.write_document("config", b"created", expected_version=0))
         assert await store.write_document("config", b"again", expected_version=0) is None
-        assert await store.read_document("config") == (1, b"created")
-        assert await store.read_versions() == Versions(1, {"simulation": 0, "config": 1, "csv": 0, "ca": 0})
+        assert await store.read_document("config") == (g + 1, b"created")
+        assert await store.read_versions() == Versions(g + 1, {"simulation": 0, "config": g + 1, "csv": 0, "ca": 0})
 
     run(body())
 
 
 def test_compare_and_set_checks_the_documents_own_version_not_the_generation(store, run) -> None:
     async def body() -> None:
-        assert await store.write_document("simulation", b"s1") == 1
-        assert await store.bump_generation() == 2
+        g = await _origin(store.write_document("simulation", b"s1"))
+        assert await store.bump_generation() == g + 2
         # simulation's write is not config's, and the generation is not the simulation's version
-        assert await store.write_document("config", b"c1", expected_version=0) == 3
-        assert await store.write_document("simulation", b"s2", expected_version=3) is None
-        assert await store.write_document("simulation", b"s2", expected_version=1) == 4
-        assert await store.read_versions() == Versions(4, {"simulation": 4, "config": 3, "csv": 0, "ca": 0})
+        assert await store.write_document("config", b"c1", expected_version=0) == g + 3
+        assert await store.write_document("simulation", b"s2", expected_version=g + 3) is None
+        assert await store.write_document("simulation", b"s2", expected_version=g + 1) == g + 4
+        assert await store.read_versions() == Versions(g + 4, {"simulation": g + 4, "config": g + 3, "csv": 0, "ca": 0})
 
     run(body())
 
 
 def test_an_unconditional_write_ignores_the_current_version(store, run) -> None:
     async def body() -> None:
-        assert await store.write_document("simulation", b"a", expected_version=0) == 1
-        assert await store.write_document("simulation", b"b") == 2
-        assert await store.write_document("simulation", b"c", expected_version=None) == 3
-        assert await store.read_document("simulation") == (3, b"c")
+        g = await _origin(store.write_document("simulation", b"a", expected_version=0))
+        assert await store.write_document("simulation", b"b") == g + 2
+        assert await store.write_document("simulation", b"c", expected_version=None) == g + 3
+        assert await store.read_document("simulation") == (g + 3, b"c")
 
     run(body())
 
@@ -135,14 +142,14 @@ def test_a_write_through_one_handle_is_read_through_another(backend, run) -> Non
     writer, reader = backend.open(), backend.open()
 
     async def body() -> None:
-        assert await writer.write_document("simulation", b"shared") == 1
-        assert await reader.read_document("simulation") == (1, b"shared")
-        assert await reader.bump_generation() == 2
-        assert await writer.read_versions() == Versions(2, {"simulation": 1, "config": 0, "csv": 0, "ca": 0})
+        g = await _origin(writer.write_document("simulation", b"shared"))
+        assert await reader.read_document("simulation") == (g + 1, b"shared")
+        assert await reader.bump_generation() == g + 2
+        assert await writer.read_versions() == Versions(g + 2, {"simulation": g + 1, "config": 0, "csv": 0, "ca": 0})
         # compare-and-set is judged against the shared document, whichever handle wrote it
-        assert await reader.write_document("simulation", b"from-reader", expected_version=1) == 3
-        assert await writer.write_document("simulation", b"from-writer", expected_version=1) is None
-        assert await writer.read_document("simulation") == (3, b"from-reader")
+        assert await reader.write_document("simulation", b"from-reader", expected_version=g + 1) == g + 3
+        assert await writer.write_document("simulation", b"from-writer", expected_version=g + 1) is None
+        assert await writer.read_document("simulation") == (g + 3, b"from-reader")
 
     run(body())
 
@@ -157,9 +164,10 @@ def test_concurrent_compare_and_set_on_one_version_lets_exactly_one_write_win(ba
         results = await asyncio.gather(*attempts)
         winners = [i for i, generation in enumerate(results) if generation is not None]
         assert len(winners) == 1, results
-        assert results[winners[0]] == 1
-        assert await handles[0].read_document("simulation") == (1, f"writer-{winners[0]}".encode())
-        assert await handles[1].read_versions() == Versions(1, {"simulation": 1, "config": 0, "csv": 0, "ca": 0})
+        won = results[winners[0]]
+        assert won is not None and won > 0
+        assert await handles[0].read_document("simulation") == (won, f"writer-{winners[0]}".encode())
+        assert await handles[1].read_versions() == Versions(won, {"simulation": won, "config": 0, "csv": 0, "ca": 0})
 
     run(body())
 
@@ -176,9 +184,10 @@ def test_concurrent_writes_and_bumps_get_distinct_consecutive_generations(backen
             else:
                 calls.append(handle.write_document(DOCUMENTS[i % 2], f"{i}".encode()))
         generations = await asyncio.gather(*calls)
-        assert sorted(generations) == list(range(1, 31))
+        g = min(generations) - 1
+        assert sorted(generations) == list(range(g + 1, g + 31))
         versions = await handles[0].read_versions()
-        assert versions.generation == 30
+        assert versions.generation == g + 30
         for name in DOCUMENTS[:2]:  # the documents this test wrote
             written = [generations[i] for i in range(30) if i % 3 and DOCUMENTS[i % 2] == name]
             doc = await handles[1].read_document(name)
@@ -222,19 +231,21 @@ def test_different_prefixes_share_nothing(backend, run) -> None:
     others = [backend.open(f"{backend.prefix}nested:"), backend.open(f"other-{backend.prefix}")]
 
     async def body() -> None:
-        assert await mine.write_document("simulation", b"mine") == 1
-        assert await mine.write_document("config", b"mine") == 2
+        g = await _origin(mine.write_document("simulation", b"mine"))
+        assert await mine.write_document("config", b"mine") == g + 2
         await mine.add_counters({"simulate": 7})
-        await mine.heartbeat("worker-a", 2, 1_000)
+        await mine.heartbeat("worker-a", g + 2, 1_000)
         for other in others:
             assert await other.read_versions() == NEVER
             assert await other.read_document("simulation") is None
             assert await other.read_counters() == {}
             assert await other.worker_acks(0) == {}
-            assert await other.bump_generation() == 1  # its own counter, starting from scratch
-            assert await other.write_document("simulation", b"other", expected_version=0) == 2
-        assert await mine.read_versions() == Versions(2, {"simulation": 1, "config": 2, "csv": 0, "ca": 0})
-        assert await mine.read_document("simulation") == (1, b"mine")
+            h = await _origin(other.bump_generation())  # its own counter, starting from scratch
+            assert await other.write_document("simulation", b"other", expected_version=0) == h + 2
+            assert await mine.read_versions() == Versions(
+                g + 2, {"simulation": g + 1, "config": g + 2, "csv": 0, "ca": 0}
+            )
+        assert await mine.read_document("simulation") == (g + 1, b"mine")
 
     run(body())
 

@@ -14,7 +14,7 @@ import redis.asyncio as aioredis
 from redis.crc import key_slot
 from redis.exceptions import RedisError
 
-from store import MemoryStore, RedisStore, StoreError, StoreUnavailable, Versions, key_prefix, open_store
+from store import DOCUMENTS, MemoryStore, RedisStore, StoreError, StoreUnavailable, Versions, key_prefix, open_store
 from store.redisserver import RedisServer, free_port
 
 
@@ -60,15 +60,38 @@ def test_values_follow_the_documented_layout(redis_store, redis_client, prefix, 
     base = key_prefix(prefix)
 
     async def body() -> None:
-        await redis_store.write_document("simulation", b"the body")
-        await redis_store.bump_generation()
-        await redis_store.heartbeat("worker-1", 2, 1_234)
+        written = await redis_store.write_document("simulation", b"the body")
+        bumped = await redis_store.bump_generation()
+        await redis_store.heartbeat("worker-1", bumped, 1_234)
         await redis_store.add_counters({"simulate": 4})
-        assert await redis_client.get(f"{base}gen") == b"2"
-        assert await redis_client.hgetall(f"{base}doc:simulation") == {b"v": b"1", b"body": b"the body"}
+        assert await redis_client.get(f"{base}gen") == b"%d" % bumped
+        assert bumped == written + 1
+        assert await redis_client.hgetall(f"{base}doc:simulation") == {b"v": b"%d" % written, b"body": b"the body"}
         assert await redis_client.hgetall(f"{base}workers") == {b"worker-1": b"1234"}
-        assert await redis_client.hgetall(f"{base}acks") == {b"worker-1": b"2"}
+        assert await redis_client.hgetall(f"{base}acks") == {b"worker-1": b"%d" % bumped}
         assert await redis_client.hgetall(f"{base}counters") == {b"simulate": b"4"}
+
+    run(body())
+
+
+def test_counters_never_go_back_when_redis_loses_everything(redis_store, redis_client, prefix, run) -> None:
+    """Workers compare versions for equality: after a restart that lost the data, a counter that
+    began again at 1 would give a new simulation the very version a worker already holds."""
+
+    async def body() -> None:
+        for _ in range(3):
+            await redis_store.write_document("simulation", b"before")
+            await redis_store.state_update({"k": "before"})
+        before = await redis_store.read_versions()
+        state_before, _ = await redis_store.state_read()
+        await redis_client.delete(*[key async for key in redis_client.scan_iter(match=f"{key_prefix(prefix)}*")])
+        assert await redis_store.read_versions() == Versions(0, {name: 0 for name in DOCUMENTS})
+        after = await redis_store.write_document("simulation", b"after")
+        assert after is not None and after > before.generation
+        assert await redis_store.bump_generation() == after + 1
+        await redis_store.state_update({"k": "after"})
+        state_after, values = await redis_store.state_read()
+        assert state_after > state_before and values == {"k": "after"}
 
     run(body())
 
@@ -193,12 +216,13 @@ def test_writes_survive_the_servers_script_cache_being_flushed(redis_store, redi
     """After a Redis restart or failover the Lua script is gone; the store must load it again, not fail."""
 
     async def body() -> None:
-        assert await redis_store.write_document("simulation", b"one") == 1
+        one = await redis_store.write_document("simulation", b"one")
+        assert one is not None
         await redis_client.script_flush()
-        assert await redis_store.write_document("simulation", b"two", expected_version=1) == 2
+        assert await redis_store.write_document("simulation", b"two", expected_version=one) == one + 1
         await redis_client.script_flush()
-        assert await redis_store.write_document("simulation", b"lost", expected_version=1) is None
-        assert await redis_store.read_document("simulation") == (2, b"two")
+        assert await redis_store.write_document("simulation", b"lost", expected_version=one) is None
+        assert await redis_store.read_document("simulation") == (one + 1, b"two")
 
     run(body())
 
@@ -208,14 +232,15 @@ def test_a_5mb_document_round_trips_byte_for_byte(redis_backend, run) -> None:
     payload = os.urandom(5 * 1024 * 1024)
 
     async def body() -> None:
-        assert await writer.write_document("simulation", payload) == 1
+        first = await writer.write_document("simulation", payload)
+        assert first is not None
         doc = await reader.read_document("simulation")
         assert doc is not None
-        assert doc[0] == 1
+        assert doc[0] == first
         assert len(doc[1]) == len(payload)
         assert doc[1] == payload
-        assert await reader.write_document("simulation", payload[::-1], expected_version=1) == 2
-        assert await writer.read_document("simulation") == (2, payload[::-1])
+        assert await reader.write_document("simulation", payload[::-1], expected_version=first) == first + 1
+        assert await writer.read_document("simulation") == (first + 1, payload[::-1])
 
     run(body())
 
@@ -250,8 +275,9 @@ def test_open_store_picks_memory_without_a_url_and_redis_with_one(redis_server, 
 
     async def body() -> None:
         try:
-            assert await opened.write_document("config", b"via open_store") == 1
-            assert await redis_store.read_document("config") == (1, b"via open_store")
+            version = await opened.write_document("config", b"via open_store")
+            assert version is not None
+            assert await redis_store.read_document("config") == (version, b"via open_store")
         finally:
             await opened.aclose()
 
@@ -270,8 +296,9 @@ def test_private_server_on_a_unix_socket_serves_a_store_and_cleans_up(run) -> No
         async def body() -> None:
             try:
                 await store.ping()
-                assert await store.write_document("simulation", b"over a socket") == 1
-                assert await store.read_document("simulation") == (1, b"over a socket")
+                version = await store.write_document("simulation", b"over a socket")
+                assert version is not None
+                assert await store.read_document("simulation") == (version, b"over a socket")
             finally:
                 await store.aclose()
 
@@ -306,7 +333,7 @@ def test_subscribing_without_permission_raises_store_error(run) -> None:
                 await admin.aclose()
             store = RedisStore.from_url(f"redis://nochannels:pw@127.0.0.1:{server.port}/0")
             try:
-                assert await store.write_document("simulation", b"allowed") == 1
+                assert await store.write_document("simulation", b"allowed") is not None
                 with pytest.raises(StoreError):
                     await store.publish(1)
                 with pytest.raises(StoreError):
