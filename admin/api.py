@@ -141,7 +141,7 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
         store,
         registry,
         default_config=initial_config(settings),
-        cache=MatchCache(max(settings.cache_size, 1), enabled=not settings.disable_cache),
+        cache=MatchCache(max(settings.cache_size, 1), enabled=not settings.disable_cache, mirrored=store.shared),
         webserver=settings.webserver,
         records=recorder,
         instance=settings.instance_id,

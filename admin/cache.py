@@ -20,9 +20,9 @@ def _require_cache(runtime: Runtime) -> None:
 async def get_cache(request: Request) -> HTTPResponse:
     runtime = services(request).runtime
     _require_cache(runtime)
-    await runtime.barrier()  # every worker mirrors what it cached so far
+    raw_entries = await runtime.cache_entries()
     generation = list(runtime.cache.generation)
-    entries = [orjson.loads(raw) for raw in (await runtime.store.cache_entries()).values()]
+    entries = [orjson.loads(raw) for raw in raw_entries]
     return json_response({"cache": [e["view"] for e in entries if e.get("generation") == generation]})
 
 

@@ -82,7 +82,7 @@ async def get_metrics(request: Request) -> HTTPResponse:
     runtime = services(request).runtime
     await runtime.barrier()
     totals = await runtime.store.metrics_read(runtime.instance)
-    journal, cache = await runtime.store.sizes()
+    journal, cache = await runtime.sizes()
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Totals(totals, journal, cache))
     return HTTPResponse(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)

@@ -66,11 +66,16 @@ def fast_key(req: RequestDetails, webserver: bool) -> FastKey:
 
 
 class MatchCache:
-    """A bounded LRU of match results for one generation; ``pending`` collects what to mirror."""
+    """A bounded LRU of match results for one generation; ``pending`` collects what to mirror.
 
-    def __init__(self, capacity: int, *, enabled: bool = True) -> None:
+    ``mirrored=False`` (a worker alone on an in-process store) collects nothing: there is no other
+    worker to share entries with, and the admin API lists this cache itself (``entries``).
+    """
+
+    def __init__(self, capacity: int, *, enabled: bool = True, mirrored: bool = True) -> None:
         self.capacity = capacity
         self.enabled = enabled
+        self.mirrored = mirrored
         self.generation: Generation = ("", 0)
         self._entries: OrderedDict[str, CacheEntry] = OrderedDict()
         self._aliases: OrderedDict[FastKey, str] = OrderedDict()
@@ -110,7 +115,7 @@ class MatchCache:
             self._entries.popitem(last=False)
         if fast is not None:
             self._alias(fast, entry.key)
-        if mirror:
+        if mirror and self.mirrored:
             self.pending[entry.key] = entry
 
     def _alias(self, fast: FastKey, key: str) -> None:
@@ -133,6 +138,10 @@ class MatchCache:
             if view is None:
                 view = self._views[entry.pair.index] = orjson.Fragment(orjson.dumps(encode_pair(entry.pair.pair)))
         return dump_entry(entry, self.generation, view)
+
+    def entries(self) -> list[CacheEntry]:
+        """Every entry, least recently used first."""
+        return list(self._entries.values())
 
     def take_pending(self) -> dict[str, CacheEntry]:
         pending, self.pending = self.pending, {}

@@ -259,14 +259,20 @@ def match(
             blocked = blocked or blocks
         return MatchResult(None, cacheable=not blocked)
     best: CompiledPair | None = None
-    best_score = 0
+    best_score = -1  # scored only when a second hit competes: only hits need points, a lone one none
     for cp in candidates:
         hit, blocks = _check(cp, req, state, webserver)
         blocked = blocked or blocks
-        if hit:
-            score = evaluate(cp, req, state, webserver)[0]  # only hits need their points
-            if score >= best_score:  # `>=`: on a tie the later pair wins
-                best, best_score = cp, score
+        if not hit:
+            continue
+        if best is None:
+            best = cp
+            continue
+        if best_score < 0:
+            best_score = evaluate(best, req, state, webserver)[0]
+        score = evaluate(cp, req, state, webserver)[0]
+        if score >= best_score:  # `>=`: on a tie the later pair wins
+            best, best_score = cp, score
     if best is not None:
         return MatchResult(best, cacheable=not blocked)
     return MatchResult(None, closest_miss(sim, req, state, webserver), cacheable=not blocked)

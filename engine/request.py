@@ -107,6 +107,9 @@ def parse_query(raw: str) -> dict[str, list[str]]:
         if not segment:
             continue
         name, _, value = segment.partition("=")
+        if "%" not in segment and "+" not in segment:  # nothing to decode (most queries)
+            query.setdefault(name, []).append(value)
+            continue
         if not (valid_escapes(name) and valid_escapes(value)):
             continue
         key = unquote_plus(name, errors="surrogateescape")

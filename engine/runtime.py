@@ -338,6 +338,18 @@ class Runtime:
         await self.flush()
         await self._barrier(await self.store.bump_generation())
 
+    async def cache_entries(self) -> list[bytes]:
+        """The fleet's match cache in its mirrored form (engine/cache.py), after a barrier."""
+        await self.barrier()  # every worker mirrors what it cached so far
+        if not self.cache.mirrored:
+            return [self.cache.dump(entry) for entry in self.cache.entries()]
+        return list((await self.store.cache_entries()).values())
+
+    async def sizes(self) -> tuple[int, int]:
+        """(journal entries, match cache entries), fleet-wide."""
+        journal, cache = await self.store.sizes()
+        return journal, cache if self.cache.mirrored else len(self.cache)
+
     async def _barrier(self, generation: int) -> None:
         await self.store.publish(generation)
         await self.sync()

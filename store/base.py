@@ -43,6 +43,10 @@ class Versions:
 
 
 class Store(Protocol):
+    shared: bool
+    """True when other processes can use this store too (Redis); False for the in-process store,
+    whose only user is the one worker that holds it, so nothing needs mirroring to it for others."""
+
     async def ping(self) -> None:
         """Raise ``StoreUnavailable`` when the backing server cannot be reached."""
 

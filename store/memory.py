@@ -13,6 +13,8 @@ from store.base import DOCUMENTS, Versions
 
 
 class MemoryStore:
+    shared = False
+
     def __init__(self) -> None:
         self._generation = 0
         self._documents: dict[str, tuple[int, bytes]] = {}

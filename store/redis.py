@@ -229,6 +229,8 @@ def _unframe(item: bytes) -> tuple[str, bytes]:
 
 
 class RedisStore:
+    shared = True
+
     def __init__(self, client: aioredis.Redis, prefix: str = "simproxy:") -> None:
         self._client = client
         base = key_prefix(prefix)

@@ -38,6 +38,8 @@ def test_hits_and_misses_are_listed_with_hoverflys_shape(simproxy: Simproxy) -> 
     assert miss["closestMiss"]["requestMatcher"] == {"path": [{"matcher": "exact", "value": "/hit"}]}
     (hit,) = [e for k, e in entries.items() if k != miss["key"]]
     assert hit["matchingPair"]["response"]["body"] == "yes" and hit["closestMiss"] is None
+    metrics = sp.admin("GET", "/metrics")[2].decode().splitlines()
+    assert "simproxy_cache_entries 2.0" in metrics
 
 
 def test_a_cached_miss_is_served_again_word_for_word_and_survives_an_append(simproxy: Simproxy) -> None:
