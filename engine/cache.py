@@ -50,7 +50,11 @@ def cache_key(req: RequestDetails, webserver: bool) -> str:
 
 def canonical_query(query: dict[str, list[str]]) -> str:
     """``k=v`` for every value, grouped by name, names and then values sorted, joined with ``&``."""
-    return "&".join(f"{name}={value}" for name in sorted(query) for value in sorted(query[name]))
+    if len(query) == 1:  # the common case, without sorting
+        ((name, values),) = query.items()
+        if len(values) == 1:
+            return f"{name}={values[0]}"
+    return "&".join([f"{name}={value}" for name in sorted(query) for value in sorted(query[name])])
 
 
 def fast_key(req: RequestDetails, webserver: bool) -> FastKey:

@@ -267,7 +267,7 @@ class Runtime:
                     if failing:
                         log.warning("store available again")
                     failing = False
-                elif self.counts or self.cache.pending or self.records.pending or self.metrics.pending:
+                elif self.counts or self.cache.pending or self.records.pending or self.metrics:
                     await self.flush()
             except StoreError as exc:
                 if not failing:
@@ -398,7 +398,7 @@ class Runtime:
                 await self.store.cache_put(entries, self.cache.capacity)
             if self.records.pending:
                 await self.records.flush(self.store)
-            if self.metrics.pending:
+            if self.metrics:
                 taken = self.metrics.take()
                 started = time.perf_counter()
                 try:
