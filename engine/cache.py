@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -20,6 +19,7 @@ from engine.codec import encode_pair, encode_request, encode_response
 from engine.matching import ClosestMiss, CompiledPair, CompiledSimulation
 from engine.request import RequestDetails
 from engine.responses import Wire, plain_error
+from engine.values import hot_value
 
 Generation = tuple[str, int]
 """(simulation lineage, cache epoch)."""
@@ -29,7 +29,7 @@ body, content type when there is a body). Equal fast keys give equal md5 keys, s
 its entries without hashing; entries from other workers are found by md5 once, then by fast key."""
 
 
-@dataclass(frozen=True, slots=True)
+@hot_value
 class CacheEntry:
     key: str
     pair: CompiledPair | None

@@ -20,6 +20,7 @@ from engine.request import RequestDetails
 from engine.responses import RenderedResponse, render_response
 from engine.templated import PairTemplates, compile_pair_templates
 from engine.templating import TemplateEngine, Variables
+from engine.values import hot_value
 
 CompiledList = tuple[CompiledMatcher, ...]
 Strategy = Literal["strongest", "first"]
@@ -53,7 +54,7 @@ class ClosestMiss:
     state: dict[str, str]
 
 
-@dataclass(frozen=True, slots=True)
+@hot_value
 class MatchResult:
     """A hit (``pair`` set) or a miss (``pair`` None, ``closest`` set under strongest with pairs)."""
 

@@ -7,14 +7,16 @@ path is the decoded path unless Go would have kept the raw one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from urllib.parse import unquote, unquote_plus
+
+from engine.values import hot_value
 
 _HEX = "0123456789ABCDEFabcdef"
 _PATH_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~$&+,/:;=@")
 
 
-@dataclass(frozen=True, slots=True)
+@hot_value
 class RequestDetails:
     method: str
     scheme: str
