@@ -375,11 +375,11 @@ def prepare_cell(
     state: dict[str, str] = {}
     candidates = sim.candidates
     match_timer = Timer(lambda req: match(sim, req, state), reqs)
-    index_timer = Timer(lambda req: candidates(req.path, req.method), reqs)
+    index_timer = Timer(lambda req: list(candidates(req.path, req.method)), reqs)
     match_timer.calibrate(budget_s, min_calls)
     index_timer.calibrate(budget_s / 4, min_calls)
     evaluated = statistics.fmean(
-        len(candidates(req.path, req.method)) + (len(sim.pairs) if expected is None else 0)
+        len(list(candidates(req.path, req.method))) + (len(sim.pairs) if expected is None else 0)
         for req, expected in requests
     )
     return PendingCell(size, case, evaluated, len(requests), checked, match_timer, index_timer)

@@ -9,9 +9,10 @@ path and each of its own segment prefixes: a handful of dict lookups, whatever t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from heapq import merge
+from typing import Generic, TypeVar
 
 from engine.model import Matcher, Matchers
 
@@ -19,18 +20,23 @@ _REGEX_SPECIAL = frozenset("\\.[](){}*+?|^$")
 _QUANTIFIERS = frozenset("*+?{")
 _LITERAL_ESCAPES = frozenset("/.-_~:=@,&%!'\"#<>`;[](){}*+?|^$\\")
 
-Bucket = tuple[int, ...]
+T = TypeVar("T")
+U = TypeVar("U")
 
 
 @dataclass(frozen=True, slots=True)
-class PairIndex:
-    exact: dict[tuple[str, str | None], Bucket]
-    prefix: dict[tuple[tuple[str, ...], str | None], Bucket]
+class PairIndex(Generic[T]):
+    """Buckets of pair indices (``build``), or of the pairs themselves (``with_items``)."""
+
+    exact: dict[tuple[str, str | None], tuple[T, ...]]
+    prefix: dict[tuple[tuple[str, ...], str | None], tuple[T, ...]]
     depth: int
     """The deepest segment prefix any bucket has: requests look no deeper."""
+    order: Callable[[T], int]
+    """Each item's position in the simulation, to merge buckets in simulation order."""
 
-    @classmethod
-    def build(cls, requests: Iterable[tuple[Matchers | None, Matchers | None]]) -> PairIndex:
+    @staticmethod
+    def build(requests: Iterable[tuple[Matchers | None, Matchers | None]]) -> PairIndex[int]:
         """Index pairs given as (path matchers, method matchers), in simulation order."""
         exact: dict[tuple[str, str | None], list[int]] = {}
         prefix: dict[tuple[tuple[str, ...], str | None], list[int]] = {}
@@ -44,15 +50,32 @@ class PairIndex:
             segments = _full_segments(literal_prefix(path))
             depth = max(depth, len(segments))
             prefix.setdefault((segments, method_key), []).append(i)
-        return cls(
+        return PairIndex(
             {k: tuple(v) for k, v in exact.items()},
             {k: tuple(v) for k, v in prefix.items()},
             depth,
+            _itself,
         )
 
-    def candidates(self, path: str, method: str) -> Iterable[int]:
-        """Indices of the pairs that may hit, in simulation order."""
-        found = [b for b in (self.exact.get((path, method)), self.exact.get((path, None))) if b]
+    def with_items(self: PairIndex[int], items: Sequence[U], order: Callable[[U], int]) -> PairIndex[U]:
+        """The same index holding ``items[i]`` for every index ``i`` (``order(items[i]) == i``)."""
+        return PairIndex(
+            {k: tuple(items[i] for i in v) for k, v in self.exact.items()},
+            {k: tuple(items[i] for i in v) for k, v in self.prefix.items()},
+            self.depth,
+            order,
+        )
+
+    def candidates(self, path: str, method: str) -> Iterable[T]:
+        """The pairs (or their indices) that may hit, in simulation order."""
+        by_method, any_method = self.exact.get((path, method)), self.exact.get((path, None))
+        if not self.prefix:  # only exact paths: at most two buckets
+            if any_method is None:
+                return by_method or ()
+            if by_method is None:
+                return any_method
+            return merge(by_method, any_method, key=self.order)
+        found = [b for b in (by_method, any_method) if b]
         if self.prefix:
             segments = tuple(_full_segments(path)[: self.depth])
             lookup = self.prefix.get
@@ -65,7 +88,11 @@ class PairIndex:
             return ()
         if len(found) == 1:
             return found[0]
-        return merge(*found)
+        return merge(*found, key=self.order)
+
+
+def _itself(position: int) -> int:
+    return position
 
 
 def exact_value(matchers: Matchers | None) -> str | None:

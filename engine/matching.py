@@ -8,7 +8,7 @@ same as Hoverfly's full scan (core/matching/strongest_match_strategy.go): every 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -70,7 +70,7 @@ class CompiledSimulation:
 
     simulation: Simulation
     pairs: tuple[CompiledPair, ...]
-    index: PairIndex = field(repr=False)
+    index: PairIndex[CompiledPair] = field(repr=False)
     reads_state: bool = False
     """Some pair has ``requiresState``: matching needs the shared state."""
     writes_state: bool = False
@@ -83,10 +83,9 @@ class CompiledSimulation:
     templates_read_state: bool = False
     """Some templated response reads ``State``."""
 
-    def candidates(self, path: str, method: str) -> list[CompiledPair]:
+    def candidates(self, path: str, method: str) -> Iterable[CompiledPair]:
         """Pairs that may hit a request with this path and method, in simulation order."""
-        pairs = self.pairs
-        return [pairs[i] for i in self.index.candidates(path, method)]
+        return self.index.candidates(path, method)
 
 
 def compile_simulation(
@@ -95,7 +94,7 @@ def compile_simulation(
     """Compile every matcher and template (raising ``SimulationError`` with its path) and build the index."""
     engine = templates or TemplateEngine()
     compiled = tuple(_compile_pair(i, pair, registry, engine) for i, pair in enumerate(sim.pairs))
-    index = PairIndex.build((p.request.path, p.request.method) for p in sim.pairs)
+    index = PairIndex.build((p.request.path, p.request.method) for p in sim.pairs).with_items(compiled, _position)
     reads = any(cp.requires_state for cp in compiled)
     writes = reads or any(p.response.transitions_state or p.response.removes_state for p in sim.pairs)
     templated = any(cp.templates is not None for cp in compiled)
@@ -105,6 +104,10 @@ def compile_simulation(
     return CompiledSimulation(
         sim, compiled, index, reads, writes, Delays.compile(sim), literals, variables, templates_read_state
     )
+
+
+def _position(cp: CompiledPair) -> int:
+    return cp.index
 
 
 def _compile_pair(index: int, pair: Pair, registry: MatcherRegistry, engine: TemplateEngine) -> CompiledPair:
