@@ -41,11 +41,11 @@ class CacheEntry:
 
 def cache_key(req: RequestDetails, webserver: bool) -> str:
     """Hoverfly's key: md5 of destination (not in webserver mode), form JSON, path, method, query, body."""
-    parts = [] if webserver else [req.destination]
-    if req.form:
-        parts.append(orjson.dumps(dict(sorted(req.form.items()))).decode())
-    parts += [req.path, req.method, canonical_query(req.query), req.body]
-    return hashlib.md5("".join(parts).encode("utf-8", "surrogateescape"), usedforsecurity=False).hexdigest()
+    destination = "" if webserver else req.destination
+    form = orjson.dumps(dict(sorted(req.form.items()))).decode() if req.form else ""
+    query = canonical_query(req.query) if req.query else ""
+    text = f"{destination}{form}{req.path}{req.method}{query}{req.body}"
+    return hashlib.md5(text.encode("utf-8", "surrogateescape"), usedforsecurity=False).hexdigest()
 
 
 def canonical_query(query: dict[str, list[str]]) -> str:
