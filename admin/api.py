@@ -10,7 +10,7 @@ from sanic import Request, Sanic
 from sanic.exceptions import SanicException
 from sanic.response import HTTPResponse
 
-from admin import actions, cache, datasources, diff, journal, logs, metrics, state
+from admin import actions, auth, cache, datasources, diff, journal, logs, metrics, state
 from admin import configuration as conf
 from admin import simulation as sim
 from admin.errors import ApiError
@@ -18,6 +18,7 @@ from admin.responses import error_response
 from admin.services import Services
 from admin.settings import Settings
 from admin.startup import bootstrap, initial_config
+from engine.auth import Authenticator, shared_secret
 from engine.cache import MatchCache
 from engine.certs import LeafCertificates, fleet_ca, load_ca
 from engine.core import Engine
@@ -43,6 +44,7 @@ def create_app(settings: Settings) -> Sanic[Any, Any]:
     app.config.REQUEST_MAX_SIZE = 256 * 1024 * 1024
     app.ctx.settings = settings
     _routes(app, settings)
+    app.register_middleware(auth.require_token, "request")
     app.error_handler.add(Exception, _handle_error)
     app.register_listener(_start_worker, "before_server_start")
     app.register_listener(_stop_worker, "after_server_stop")
@@ -52,6 +54,11 @@ def create_app(settings: Settings) -> Sanic[Any, Any]:
 def _routes(app: Sanic[Any, Any], settings: Settings) -> None:
     add = app.add_route
     add(conf.health, "/api/health", methods=["GET"], name="health")
+    add(auth.login, "/api/token-auth", methods=["POST"], name="token_auth")
+    add(auth.login_options, "/api/token-auth", methods=["OPTIONS"], name="token_auth_options")
+    add(auth.refresh, "/api/refresh-token-auth", methods=["GET"], name="token_refresh")
+    add(auth.logout, "/api/logout", methods=["GET"], name="logout")
+    add(auth.users, "/api/users", methods=["GET"], name="users")
     add(metrics.get_metrics, "/metrics", methods=["GET"], name="metrics")
     add(sim.get_simulation, "/api/v2/simulation", methods=["GET"], name="sim_get")
     add(sim.put_simulation, "/api/v2/simulation", methods=["PUT"], name="sim_put")
@@ -164,15 +171,25 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
     )
     given = load_ca(settings.cert, settings.key) if settings.cert else None
     ca = await fleet_ca(store, given, settings.ca_home)
+    authenticator = None
+    if settings.auth:
+        secret = settings.jwt_secret.encode("utf-8") or await shared_secret(store)
+        authenticator = Authenticator(settings.users, secret, store, token_seconds=settings.token_seconds)
     proxy = ProxyServer(
         engine,
         port=settings.proxy_port,
         tls=LeafCertificates(ca),
         plain_http_tunneling=settings.plain_http_tunneling,
+        auth=authenticator,
     )
     await proxy.start(settings.listen_on_host)
     app.ctx.services = Services(
-        settings=settings, runtime=runtime, registry=registry, middleware=engine.middleware, ca_certificate=ca.cert_pem
+        settings=settings,
+        runtime=runtime,
+        registry=registry,
+        middleware=engine.middleware,
+        ca_certificate=ca.cert_pem,
+        auth=authenticator,
     )
     app.ctx.proxy = proxy
 

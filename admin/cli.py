@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from admin.settings import Settings
+from engine.auth import User, hash_password, valid_hash
 from engine.certs import CertificateError, load_ca
 from engine.config import ActionSpec, MiddlewareSpec
 from engine.version import VERSION
@@ -107,12 +108,18 @@ FLAGS: tuple[FlagSpec, ...] = (
     _no("client-authentication-client-cert", "string", "TLS client certificate file"),
     _no("client-authentication-client-key", "string", "TLS client key file"),
     _no("client-authentication-ca-cert", "string", "CA certificate verifying client-authentication hosts"),
-    _no("auth", "bool", "Require authentication on the admin API and the proxy"),
-    _no("add", "bool", "Add the user given by -username and -password or -password-hash"),
-    _no("username", "string", "User name for -add and -auth"),
-    _no("password", "string", "Password for -add and -auth"),
-    _no("password-hash", "string", "Bcrypt password hash used instead of -password"),
-    _no("admin", "bool", "Make the added user an administrator", "true"),
+    FlagSpec("auth", "bool", "Require authentication on the admin API and the proxy; env HoverflyAuthEnabled=true"),
+    FlagSpec("add", "bool", "Add the user given by -username and -password or -password-hash (turns -auth on)"),
+    FlagSpec("username", "string", "User name for -add and -auth"),
+    FlagSpec("password", "string", "Password for -add and -auth (kept only as a bcrypt hash)"),
+    FlagSpec("password-hash", "string", "Bcrypt password hash used instead of -password"),
+    FlagSpec("admin", "bool", "Make the added user an administrator", "true"),
+    FlagSpec(
+        "jwt-secret",
+        "string",
+        "Secret signing the admin tokens of every instance; env HoverflySecret (default: one kept in the store)",
+    ),
+    FlagSpec("token-expiration", "string", "Lifetime of an admin token, e.g. 24h or 30m", "24h"),
     _no("db", "string", "Authentication storage, memory or boltdb (deprecated)", "memory"),
     _no("db-path", "string", "BoltDB file used with -db boltdb (deprecated)"),
     FlagSpec("cors", "bool", "Answer CORS pre-flights on the proxy port and allow the origin of other requests"),
@@ -398,6 +405,43 @@ def _no_import_check(flags: ParsedFlags, env: Mapping[str, str]) -> bool:
     return env.get("SKIP_IMPORT_CHECK") == "true"
 
 
+def _auth_enabled(flags: ParsedFlags, env: Mapping[str, str]) -> bool:
+    return flags.switch("auth") or flags.switch("add") or env.get("HoverflyAuthEnabled") == "true"
+
+
+def _users(flags: ParsedFlags, env: Mapping[str, str]) -> tuple[User, ...]:
+    """The users of -auth: -username with -password or -password-hash, and $HoverflyAdmin/$HoverflyAdminPass.
+
+    Hoverfly also accepts an empty user name and password (anyone can then log in) and asks on the
+    terminal when no user is given; simproxy refuses to start instead (README, security).
+    """
+    if not _auth_enabled(flags, env):
+        return ()
+    users: list[User] = []
+    username, password, given_hash = flags.text("username"), flags.text("password"), flags.text("password-hash")
+    if username or password or given_hash:
+        if not username:
+            raise _fatal("-auth needs -username with -password or -password-hash")
+        if given_hash:
+            if not valid_hash(given_hash):
+                raise _fatal("-password-hash is not a bcrypt hash")
+            users.append(User(username, given_hash, admin=flags.switch("admin")))
+        elif password:
+            users.append(User(username, hash_password(password), admin=flags.switch("admin")))
+        else:
+            raise _fatal(f"-username {_quote(username)} needs -password or -password-hash")
+    env_user, env_password = env.get("HoverflyAdmin", ""), env.get("HoverflyAdminPass", "")
+    if env_user and env_password and env_user not in {u.username for u in users}:
+        users.append(User(env_user, hash_password(env_password)))
+    if not users:
+        raise _fatal("authentication is on but no user is given: set -username and -password (or -password-hash)")
+    return tuple(users)
+
+
+def _token_seconds(flags: ParsedFlags) -> int:
+    return max(int(_seconds(flags, "token-expiration")), 1)
+
+
 def _redis_url(flags: ParsedFlags, env: Mapping[str, str]) -> str:
     if "redis-url" in flags.given:
         return flags.text("redis-url")
@@ -434,8 +478,8 @@ _UNITS = {"": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
 def _seconds(flags: ParsedFlags, name: str) -> float:
     """A duration: ``30s``, ``500ms``, ``2m`` or plain seconds; above 0."""
     text = flags.text(name).strip()
-    match = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m)?", text)
-    value = float(match[1]) * {"ms": 0.001, "m": 60.0}.get(match[2] or "s", 1.0) if match else 0.0
+    match = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)?", text)
+    value = float(match[1]) * {"ms": 0.001, "m": 60.0, "h": 3600.0}.get(match[2] or "s", 1.0) if match else 0.0
     if value <= 0:
         raise _fatal(f"invalid value {_quote(text)} for flag -{name}: expected a duration such as 30s or 500ms")
     return value
@@ -491,6 +535,10 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             upstream_proxy=_upstream_proxy(flags, env),
             workers=_workers(flags, env),
             redis_url=_redis_url(flags, env),
+            auth=_auth_enabled(flags, env),
+            users=_users(flags, env),
+            jwt_secret=flags.text("jwt-secret") or env.get("HoverflySecret", ""),
+            token_seconds=_token_seconds(flags),
             redis_prefix=flags.text("redis-prefix"),
             response_body_files_path=flags.text("response-body-files-path"),
             templating_data_sources=flags.repeated("templating-data-source"),

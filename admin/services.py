@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from admin.settings import Settings
+from engine.auth import Authenticator
 from engine.matchers import MatcherRegistry
 from engine.middleware import MiddlewareRunner
 from engine.runtime import Runtime
@@ -19,3 +20,5 @@ class Services:
     """The worker's runner: ``PUT .../middleware`` tries a new middleware with it first."""
     ca_certificate: bytes = b""
     """The CA certificate (PEM) that clients trust to let simproxy intercept HTTPS."""
+    auth: Authenticator | None = None
+    """``-auth``: checks logins and tokens (None: authentication is off)."""

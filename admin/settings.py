@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from engine.auth import DEFAULT_TOKEN_SECONDS, User
 from engine.config import ActionSpec, MiddlewareSpec
 from engine.goregex import InvalidPattern, compile_go
 
@@ -72,6 +73,13 @@ class Settings:
     """``-journal-indexing-key`` values: journal indexes created at start."""
     journal_body_size_limit: int = 0
     """Bytes of a request or response body kept in the journal (0: no limit)."""
+    auth: bool = False
+    """``-auth``: the admin API (but health and login) and the proxy require credentials."""
+    users: tuple[User, ...] = field(default=(), repr=False)
+    """The users of ``-auth``, passwords as bcrypt hashes."""
+    jwt_secret: str = field(default="", repr=False)
+    """Signs admin tokens; empty: a secret kept in the store, shared by every instance on it."""
+    token_seconds: int = DEFAULT_TOKEN_SECONDS
     instance_id: str = ""
     """Set by the server at start: names this simproxy process (all its workers) in the metrics."""
 
@@ -86,6 +94,8 @@ class Settings:
         self._check_mode()
         self._check_store()
         self._check_body_files()
+        if self.auth and not self.users:
+            raise ValueError("authentication is on but no user is given")
 
     def _check_body_files(self) -> None:
         path = self.response_body_files_path

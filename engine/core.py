@@ -145,8 +145,8 @@ class Engine:
 
     def record(self, req: RequestDetails, wire: Wire, received: float, received_perf: float) -> None:
         """The proxy wrote ``wire`` for ``req``: journal it (latency includes any delay)."""
-        if wire.outcome == "relayed":
-            return  # outside the destination filter: Hoverfly neither journals nor counts it
+        if wire.outcome in ("relayed", "refused"):
+            return  # outside the destination filter, or no proxy credentials: not journaled or counted
         runtime = self.runtime
         seconds = time.perf_counter() - received_perf
         config = runtime.snapshot.config

@@ -4,7 +4,11 @@ EngineError
 ├── SimulationError   a simulation that cannot be compiled (admin answers 400, nothing stored)
 ├── ImportFailure     a simulation Hoverfly rejects at import time with 500 "An error occurred: ..."
 ├── UpstreamError     a forwarded request got no usable answer (the proxy answers Hoverfly's 502)
-└── CaptureConflict   captured pairs could not be stored: the simulation kept changing
+├── CaptureConflict   captured pairs could not be stored: the simulation kept changing
+└── AuthError         -auth refused someone (admin answers with the subclass's status)
+    ├── LoginRefused      wrong user name or password (401)
+    ├── TooManyAttempts   the fleet-wide lock-out after failed logins (429)
+    └── TokenRejected     a bearer token that is missing, forged, expired or logged out (401)
 """
 
 from __future__ import annotations
@@ -38,3 +42,19 @@ class UpstreamError(EngineError):
 
 class CaptureConflict(EngineError):
     """Every attempt to store captured pairs met a concurrent write of the simulation."""
+
+
+class AuthError(EngineError):
+    """Authentication refused a login, a token or proxy credentials."""
+
+
+class LoginRefused(AuthError):
+    """Wrong user name or password."""
+
+
+class TooManyAttempts(AuthError):
+    """Logins are locked: too many failed in the last 10 minutes (fleet-wide)."""
+
+
+class TokenRejected(AuthError):
+    """A bearer token that is missing, forged, expired, for an unknown user, or logged out."""

@@ -26,10 +26,11 @@ from typing import cast
 
 import httptools
 
+from engine.auth import Authenticator
 from engine.certs import LeafCertificates
 from engine.core import Engine, Outcome
 from engine.request import RequestDetails, canonical_header, request_path
-from engine.responses import Wire, plain_error
+from engine.responses import Wire, plain_error, proxy_auth_required
 from engine.tasks import TaskSet
 
 log = logging.getLogger(__name__)
@@ -69,8 +70,11 @@ class ProxyServer:
         max_body: int = MAX_BODY,
         tls: LeafCertificates | None = None,
         plain_http_tunneling: bool = False,
+        auth: Authenticator | None = None,
     ) -> None:
         self.engine = engine
+        self.auth = auth
+        """``-auth``: every request needs ``Proxy-Authorization`` (checked on the CONNECT for a tunnel)."""
         self.port = port
         self.max_body = max_body
         self.tls = tls
@@ -178,8 +182,17 @@ class ProxyProtocol(asyncio.Protocol):
         method = self.parser.get_method().decode("latin-1")
         keep_alive = self.parser.should_keep_alive()
         head_only = method == "HEAD"
+        auth, credentials = self.server.auth, None
+        checked = True
+        if auth is not None and self._tunnel is None:  # inside an accepted tunnel: checked on its CONNECT
+            credentials = self._header(b"proxy-authorization")
+            checked = auth.proxy_passed(credentials)
         if method == "CONNECT":
-            self._connect(self._url.decode("latin-1"))
+            authority = self._url.decode("latin-1")
+            if checked:
+                self._connect(authority)
+            else:
+                self._check_then_connect(credentials, authority)
             return
         try:
             request_or_error = self._build_request(method)
@@ -190,6 +203,10 @@ class ProxyProtocol(asyncio.Protocol):
             self._enqueue(request_or_error, keep_alive, head_only)
             return
         received = (request_or_error, time.time(), time.perf_counter())
+        if not checked:
+            checking = self._check_then_handle(credentials, request_or_error)
+            self._enqueue(asyncio.ensure_future(checking), keep_alive, head_only, received)
+            return
         try:
             outcome: Outcome = self.server.engine.handle(request_or_error)
         except Exception:
@@ -199,6 +216,39 @@ class ProxyProtocol(asyncio.Protocol):
             self._enqueue(outcome, keep_alive, head_only, received)
         else:
             self._enqueue(asyncio.ensure_future(outcome), keep_alive, head_only, received)
+
+    # -- proxy authentication (-auth) ------------------------------------------------------------
+
+    def _header(self, lower_name: bytes) -> str | None:
+        for name, value in self._headers:
+            if name.lower() == lower_name:
+                return value.decode("latin-1")
+        return None
+
+    async def _check_then_handle(self, credentials: str | None, req: RequestDetails) -> Wire:
+        auth = self.server.auth
+        denial = await auth.proxy_check(credentials) if auth is not None else None
+        if denial is not None:
+            return proxy_auth_required(denial)
+        outcome = self.server.engine.handle(req)
+        return outcome if isinstance(outcome, Wire) else await outcome
+
+    def _check_then_connect(self, credentials: str | None, authority: str) -> None:
+        transport, auth = self.transport, self.server.auth
+        if transport is None or auth is None:
+            return
+        transport.pause_reading()  # nothing of the tunnel is read before the answer
+
+        async def check() -> None:
+            denial = await auth.proxy_check(credentials)
+            if self.transport is None:
+                return
+            if denial is not None:
+                self._write(proxy_auth_required(denial), False, False)
+                return
+            self._connect(authority)  # it resumes reading once the tunnel is ready
+
+        self.server.tasks.spawn(check(), name="proxy-auth-connect")
 
     # -- request building ---------------------------------------------------------------------
 
@@ -214,7 +264,7 @@ class ProxyProtocol(asyncio.Protocol):
                 host = host or value
             elif lower == "content-encoding" and not encoding:
                 encoding = value
-            if lower not in _SKIPPED_HEADERS:
+            if lower not in _SKIPPED_HEADERS and not (lower == "proxy-authorization" and self.server.auth):
                 headers.setdefault(canonical_header(name), []).append(value)
         url = self._url
         if url[:7].lower() == b"http://" or url[:8].lower() == b"https://":

@@ -124,6 +124,17 @@ def compact(data: bytes) -> bytes:
     return bytes(memoryview(data))
 
 
+def proxy_auth_required(text: str) -> Wire:
+    """Hoverfly's 407 when ``-auth`` is on and the proxy credentials are missing or wrong; the
+    connection closes after it. Not journaled or counted (outcome ``refused``), as in Hoverfly."""
+    body = text.encode("utf-8")
+    head = status_line(407) + (
+        b"Content-Type: text/plain; charset=utf-8\r\nProxy-Authenticate: Basic realm=hoverfly\r\n"
+        b"Proxy-Connection: close\r\nContent-Length: %d\r\n" % len(body)
+    )
+    return Wire(head, body, keep_alive=False, status=407, outcome="refused")
+
+
 def plain_error(status: int, text: str, *, content_type: str = "text/plain", outcome: str = "error") -> Wire:
     """A plain-text response such as Hoverfly's 502 (``Content-Type: text/plain``, no charset)."""
     body = text.encode("utf-8", "surrogateescape")

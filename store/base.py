@@ -7,7 +7,7 @@ made from it, so every key of one simulation lives in one slot and Lua/MULTI wor
     P{T}:gen              generation counter; every write and every barrier bumps it. It never goes
                           back: when missing (Redis restarted empty) it starts again from the
                           server clock in microseconds, so a version is never reused
-    P{T}:doc:<name>       hash {v: generation of the last write, body: bytes}  (simulation, config, csv, ca)
+    P{T}:doc:<name>       hash {v: generation of the last write, body: bytes}  (simulation, config, csv, ca, auth)
     P{T}:workers          hash worker id -> last heartbeat (ms since the epoch)
     P{T}:acks             hash worker id -> highest generation that worker has applied
     P{T}:meta             hash {registry_since: ms of the first heartbeat this Redis has seen}
@@ -22,6 +22,8 @@ made from it, so every key of one simulation lives in one slot and Lua/MULTI wor
     P{T}:journal:index:<name>  hash index key -> entry id (the latest entry with that key)
     P{T}:logs             list of log records (JSON), oldest first
     P{T}:metrics:<instance>  hash metric field -> total, one per simproxy instance (see engine/metrics.py)
+    P{T}:auth:failures    hash {count, last}: failed logins fleet-wide and the ms of the last one
+    P{T}:revoked:<digest> a logged-out token (by its digest), expiring when the token would
     P{T}:events           pub/sub channel; messages are generations
 """
 
@@ -31,7 +33,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-DOCUMENTS = ("simulation", "config", "csv", "ca")
+DOCUMENTS = ("simulation", "config", "csv", "ca", "auth")
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,5 +167,18 @@ class Store(Protocol):
         """Every group as (request key, reports oldest first), groups in the order their first report came."""
 
     async def diff_clear(self) -> None: ...
+
+    async def login_locked(self, now_ms: int, window_ms: int, limit: int) -> bool:
+        """The fleet-wide lock-out: True when ``limit`` logins or more failed and the last one less than
+        ``window_ms`` ago (the lock then lasts from ``now_ms``); a last failure older than that clears
+        the count."""
+
+    async def login_failed(self, now_ms: int) -> None:
+        """Count a failed login at ``now_ms``."""
+
+    async def revoke_token(self, digest: str, until_ms: int, now_ms: int) -> None:
+        """Remember a logged-out token until ``until_ms`` (its expiry; it is refused anyway after)."""
+
+    async def token_revoked(self, digest: str) -> bool: ...
 
     async def aclose(self) -> None: ...

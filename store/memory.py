@@ -27,6 +27,8 @@ class MemoryStore:
         self._cache: OrderedDict[str, bytes] = OrderedDict()
         self._journal: OrderedDict[str, bytes] = OrderedDict()
         self._indexes: dict[str, dict[str, str]] = {}
+        self._login_failures = (0, 0)  # (count, ms of the last)
+        self._revoked: dict[str, int] = {}  # digest -> until (ms)
         self._logs: deque[bytes] = deque()
         self._metrics: dict[str, dict[str, float]] = {}
         self._closed = asyncio.Event()
@@ -196,6 +198,27 @@ class MemoryStore:
 
     async def sizes(self) -> tuple[int, int]:
         return len(self._journal), len(self._cache)
+
+    async def login_locked(self, now_ms: int, window_ms: int, limit: int) -> bool:
+        count, last = self._login_failures
+        if now_ms - last >= window_ms:
+            self._login_failures = (0, 0)
+            return False
+        if count >= limit:
+            self._login_failures = (count, now_ms)
+            return True
+        return False
+
+    async def login_failed(self, now_ms: int) -> None:
+        self._login_failures = (self._login_failures[0] + 1, now_ms)
+
+    async def revoke_token(self, digest: str, until_ms: int, now_ms: int) -> None:
+        self._revoked = {d: until for d, until in self._revoked.items() if until > now_ms}
+        if until_ms > now_ms:
+            self._revoked[digest] = until_ms
+
+    async def token_revoked(self, digest: str) -> bool:
+        return digest in self._revoked
 
     async def aclose(self) -> None:
         self._closed.set()

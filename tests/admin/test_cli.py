@@ -14,6 +14,7 @@ import sys
 import types
 from pathlib import Path
 
+import bcrypt
 import pytest
 
 from admin.cli import FLAGS_BY_NAME, HelpRequested, UsageError, VersionRequested, main, parse_args, usage_text
@@ -30,17 +31,17 @@ SUPPORTED = [
     "redis-url", "redis-prefix", "response-body-files-path", "response-body-files-allow-origin",
     "templating-data-source", "journal-indexing-key", "journal-body-size-limit", "tls-verification",
     "middleware", "enable-middleware-api", "post-serve-action", "plain-http-tunneling", "cert", "key", "cors",
-    "pac-file", "upstream-timeout", "middleware-timeout",
+    "pac-file", "upstream-timeout", "middleware-timeout", "auth", "add", "username", "password", "password-hash",
+    "admin", "jwt-secret", "token-expiration",
 ]  # fmt: skip
 UNSUPPORTED_WITH_VALUE = [
     "cert-name", "cert-org",
     "client-authentication-destination", "client-authentication-client-cert",
-    "client-authentication-client-key", "client-authentication-ca-cert", "username", "password",
-    "password-hash", "db", "db-path", "dev-cors-origin", "logs", "logs-output", "logs-file",
+    "client-authentication-client-key", "client-authentication-ca-cert", "db", "db-path", "dev-cors-origin",
+    "logs", "logs-output", "logs-file",
 ]  # fmt: skip
 UNSUPPORTED_BOOLEAN = [
-    "generate-ca-cert", "auth",
-    "add", "admin", "dev", "metrics", "log-no-color", "log-no-quotes",
+    "generate-ca-cert", "dev", "metrics", "log-no-color", "log-no-quotes",
 ]  # fmt: skip
 ALL_FLAGS = SUPPORTED + UNSUPPORTED_WITH_VALUE + UNSUPPORTED_BOOLEAN
 ENV_NAMES = [
@@ -337,17 +338,17 @@ def test_unsupported_flags_asking_for_the_default_are_accepted(args: tuple[str, 
     assert parse(*args, "-ap", "1234").admin_port == 1234
 
 
-@pytest.mark.parametrize("args", [("-db", "boltdb"), ("-logs-output=file",), ("-logs", "json"), ("-auth",)])
+@pytest.mark.parametrize("args", [("-db", "boltdb"), ("-logs-output=file",), ("-logs", "json"), ("-generate-ca-cert",)])
 def test_unsupported_flags_asking_for_more_are_rejected(args: tuple[str, ...]) -> None:
     assert error_of(*args).message.endswith("is not supported yet")
 
 
 def test_each_unsupported_flag_is_named_once() -> None:
-    error = error_of("-cert-name", "p", "-username=u", "-cert-name", "q", "-auth")
+    error = error_of("-cert-name", "p", "-dev-cors-origin=u", "-cert-name", "q", "-dev")
     assert error.message.splitlines() == [
         "flag -cert-name is not supported yet",
-        "flag -username is not supported yet",
-        "flag -auth is not supported yet",
+        "flag -dev-cors-origin is not supported yet",
+        "flag -dev is not supported yet",
     ]
 
 
@@ -394,7 +395,7 @@ def test_usage_lists_every_flag_sorted_with_defaults() -> None:
         '(default "info")',
         '(default "simproxy:")',
         '(default "hoverfly.proxy")',
-        "(default 1000)\n  -key string",
+        "(default 1000)\n  -jwt-secret string",
         "(default true)\n  -ap string",
     ]:
         assert expected in text
@@ -431,8 +432,8 @@ def test_main_syntax_error_prints_usage(capsys: pytest.CaptureFixture[str], clea
         (["-capture", "-diff"], "simproxy: Two or more modes supplied, check your flags\n"),
         (["-modify"], "simproxy: Modify mode chosen although middleware not supplied\n"),
         (
-            ["-auth", "-dev"],
-            "simproxy: flag -auth is not supported yet\nsimproxy: flag -dev is not supported yet\n",
+            ["-generate-ca-cert", "-dev"],
+            "simproxy: flag -generate-ca-cert is not supported yet\nsimproxy: flag -dev is not supported yet\n",
         ),
     ],
 )
@@ -573,3 +574,52 @@ def test_timeouts() -> None:
     assert parse("-upstream-timeout", "3").upstream_timeout == 3.0
     assert "expected a duration" in error_of("-upstream-timeout", "soon").message
     assert "expected a duration" in error_of("-middleware-timeout", "0s").message
+
+
+# --- authentication
+
+
+def test_auth_is_off_unless_asked_for() -> None:
+    settings = parse("-username", "u", "-password", "p")
+    assert (settings.auth, settings.users) == (False, ())
+
+
+@pytest.mark.parametrize("switch", [("-auth",), ("-add",)])
+def test_auth_with_a_user_keeps_only_a_bcrypt_hash_of_the_password(switch: tuple[str, ...]) -> None:
+    settings = parse(*switch, "-username", "admin", "-password", "s3cret")
+    assert settings.auth is True
+    (user,) = settings.users
+    assert user.username == "admin" and user.password_hash.startswith("$2b$10$")
+    assert "s3cret" not in repr(settings) and user.password_hash not in repr(settings)
+    assert bcrypt.checkpw(b"s3cret", user.password_hash.encode())
+
+
+def test_auth_takes_a_given_hash_and_hoverflys_environment() -> None:
+    given = bcrypt.hashpw(b"pw", bcrypt.gensalt(4)).decode()
+    settings = parse("-username", "a", "-password-hash", given, HoverflyAuthEnabled="true",
+                     HoverflyAdmin="ops", HoverflyAdminPass="pw2")  # fmt: skip
+    assert settings.auth is True
+    assert [(u.username, u.password_hash == given) for u in settings.users] == [("a", True), ("ops", False)]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("-auth",), "authentication is on but no user is given"),
+        (("-auth", "-username", "u"), "needs -password or -password-hash"),
+        (("-auth", "-password", "p"), "-auth needs -username"),
+        (("-auth", "-username", "u", "-password-hash", "not-a-hash"), "-password-hash is not a bcrypt hash"),
+    ],
+)
+def test_auth_without_a_usable_user_does_not_start(args: tuple[str, ...], message: str) -> None:
+    error = error_of(*args)
+    assert error.exit_code == 1 and message in error.message
+
+
+def test_the_token_secret_and_lifetime() -> None:
+    assert parse("-jwt-secret", "k1").jwt_secret == "k1"
+    assert parse(HoverflySecret="k2").jwt_secret == "k2"
+    assert parse().token_seconds == 86_400
+    assert parse("-token-expiration", "30m").token_seconds == 1_800
+    assert "k1" not in repr(parse("-jwt-secret", "k1"))
+    assert error_of("-token-expiration", "soon").exit_code == 1

@@ -15,7 +15,13 @@ import pytest
 
 from store import DOCUMENTS, Store, StoreUnavailable, Versions
 
-NEVER = Versions(0, {"simulation": 0, "config": 0, "csv": 0, "ca": 0})
+
+def _at(generation: int, **documents: int) -> Versions:
+    """The versions at ``generation``, every document not named at 0 (never written)."""
+    return Versions(generation, {name: documents.get(name, 0) for name in DOCUMENTS})
+
+
+NEVER = _at(0)
 
 
 async def _origin(first_bump: Awaitable[int | None]) -> int:
@@ -25,8 +31,8 @@ async def _origin(first_bump: Awaitable[int | None]) -> int:
     return generation - 1
 
 
-def test_the_documents_are_the_simulation_the_config_the_data_sources_and_the_ca() -> None:
-    assert DOCUMENTS == ("simulation", "config", "csv", "ca")
+def test_the_documents_are_the_simulation_the_config_the_data_sources_the_ca_and_the_auth_secret() -> None:
+    assert DOCUMENTS == ("simulation", "config", "csv", "ca", "auth")
 
 
 def test_a_fresh_store_is_at_generation_0_with_no_documents(store, run) -> None:
@@ -46,15 +52,15 @@ def test_each_write_bumps_the_generation_and_versions_the_document_with_it(store
         g = await _origin(store.write_document("simulation", b"sim-1"))
         assert await store.read_document("simulation") == (g + 1, b"sim-1")
         assert await store.read_document("config") is None
-        assert await store.read_versions() == Versions(g + 1, {"simulation": g + 1, "config": 0, "csv": 0, "ca": 0})
+        assert await store.read_versions() == _at(g + 1, simulation=g + 1)
 
         assert await store.write_document("config", b"cfg-1") == g + 2
-        assert await store.read_versions() == Versions(g + 2, {"simulation": g + 1, "config": g + 2, "csv": 0, "ca": 0})
+        assert await store.read_versions() == _at(g + 2, simulation=g + 1, config=g + 2)
 
         assert await store.write_document("simulation", b"sim-2") == g + 3
         assert await store.read_document("simulation") == (g + 3, b"sim-2")
         assert await store.read_document("config") == (g + 2, b"cfg-1")
-        assert await store.read_versions() == Versions(g + 3, {"simulation": g + 3, "config": g + 2, "csv": 0, "ca": 0})
+        assert await store.read_versions() == _at(g + 3, simulation=g + 3, config=g + 2)
 
     run(body())
 
@@ -79,12 +85,12 @@ def test_bump_generation_increments_without_touching_documents(store, run) -> No
     async def body() -> None:
         g = await _origin(store.bump_generation())
         assert await store.bump_generation() == g + 2
-        assert await store.read_versions() == Versions(g + 2, {"simulation": 0, "config": 0, "csv": 0, "ca": 0})
+        assert await store.read_versions() == _at(g + 2)
         assert await store.read_document("simulation") is None
 
         assert await store.write_document("simulation", b"s") == g + 3
         assert await store.bump_generation() == g + 4
-        assert await store.read_versions() == Versions(g + 4, {"simulation": g + 3, "config": 0, "csv": 0, "ca": 0})
+        assert await store.read_versions() == _at(g + 4, simulation=g + 3)
         assert await store.read_document("simulation") == (g + 3, b"s")
 
     run(body())
@@ -98,7 +104,7 @@ def test_compare_and_set_with_a_stale_version_changes_nothing(store, run) -> Non
         for stale in (0, g + 1, g + 3, g + 99):
             assert await store.write_document("simulation", b"lost", expected_version=stale) is None
         assert await store.read_document("simulation") == (g + 2, b"second")
-        assert await store.read_versions() == Versions(g + 2, {"simulation": g + 2, "config": 0, "csv": 0, "ca": 0})
+        assert await store.read_versions() == _at(g + 2, simulation=g + 2)
         # nothing was consumed by the failed attempts: the next write gets the very next generation
         assert await store.write_document("simulation", b"third", expected_version=g + 2) == g + 3
 
@@ -110,7 +116,7 @@ def test_compare_and_set_with_version_0_succeeds_only_if_never_written(store, ru
         g = await _origin(store.write_document("config", b"created", expected_version=0))
         assert await store.write_document("config", b"again", expected_version=0) is None
         assert await store.read_document("config") == (g + 1, b"created")
-        assert await store.read_versions() == Versions(g + 1, {"simulation": 0, "config": g + 1, "csv": 0, "ca": 0})
+        assert await store.read_versions() == _at(g + 1, config=g + 1)
 
     run(body())
 
@@ -123,7 +129,7 @@ def test_compare_and_set_checks_the_documents_own_version_not_the_generation(sto
         assert await store.write_document("config", b"c1", expected_version=0) == g + 3
         assert await store.write_document("simulation", b"s2", expected_version=g + 3) is None
         assert await store.write_document("simulation", b"s2", expected_version=g + 1) == g + 4
-        assert await store.read_versions() == Versions(g + 4, {"simulation": g + 4, "config": g + 3, "csv": 0, "ca": 0})
+        assert await store.read_versions() == _at(g + 4, simulation=g + 4, config=g + 3)
 
     run(body())
 
@@ -145,7 +151,7 @@ def test_a_write_through_one_handle_is_read_through_another(backend, run) -> Non
         g = await _origin(writer.write_document("simulation", b"shared"))
         assert await reader.read_document("simulation") == (g + 1, b"shared")
         assert await reader.bump_generation() == g + 2
-        assert await writer.read_versions() == Versions(g + 2, {"simulation": g + 1, "config": 0, "csv": 0, "ca": 0})
+        assert await writer.read_versions() == _at(g + 2, simulation=g + 1)
         # compare-and-set is judged against the shared document, whichever handle wrote it
         assert await reader.write_document("simulation", b"from-reader", expected_version=g + 1) == g + 3
         assert await writer.write_document("simulation", b"from-writer", expected_version=g + 1) is None
@@ -167,7 +173,7 @@ def test_concurrent_compare_and_set_on_one_version_lets_exactly_one_write_win(ba
         won = results[winners[0]]
         assert won is not None and won > 0
         assert await handles[0].read_document("simulation") == (won, f"writer-{winners[0]}".encode())
-        assert await handles[1].read_versions() == Versions(won, {"simulation": won, "config": 0, "csv": 0, "ca": 0})
+        assert await handles[1].read_versions() == _at(won, simulation=won)
 
     run(body())
 
@@ -242,9 +248,7 @@ def test_different_prefixes_share_nothing(backend, run) -> None:
             assert await other.worker_acks(0) == {}
             h = await _origin(other.bump_generation())  # its own counter, starting from scratch
             assert await other.write_document("simulation", b"other", expected_version=0) == h + 2
-            assert await mine.read_versions() == Versions(
-                g + 2, {"simulation": g + 1, "config": g + 2, "csv": 0, "ca": 0}
-            )
+            assert await mine.read_versions() == _at(g + 2, simulation=g + 1, config=g + 2)
         assert await mine.read_document("simulation") == (g + 1, b"mine")
 
     run(body())
@@ -569,5 +573,42 @@ def test_diff_reports_of_different_prefixes_are_separate(backend, run) -> None:
         await b.diff_clear()
         assert await a.diff_reports() == [("k", [b"a"])]
         assert await b.diff_reports() == []
+
+    run(body())
+
+
+def test_the_login_lock_out_counts_failures_and_expires(backend, run) -> None:
+    """Hoverfly's rule, fleet-wide: 3 failures lock logins until none has come for 10 minutes."""
+    first, second = backend.open(), backend.open()
+    window = 600_000
+
+    async def body() -> None:
+        assert await first.login_locked(1_000, window, 3) is False
+        for at in (1_000, 2_000):
+            await first.login_failed(at)
+        assert await second.login_locked(3_000, window, 3) is False  # two failures: not yet
+        await second.login_failed(3_000)
+        assert await first.login_locked(4_000, window, 3) is True  # the third, through another handle
+        # asking while locked keeps it locked for a whole window from then
+        assert await second.login_locked(3_000 + window, window, 3) is True
+        assert await first.login_locked(3_000 + 2 * window - 1, window, 3) is True
+        later = 3_000 + 3 * window
+        assert await first.login_locked(later, window, 3) is False  # quiet for a window: cleared
+        await first.login_failed(later)
+        assert await second.login_locked(later + 1, window, 3) is False  # counting from zero again
+
+    run(body())
+
+
+def test_a_revoked_token_is_known_to_every_handle_until_it_expires(backend, run) -> None:
+    first, second = backend.open(), backend.open()
+
+    async def body() -> None:
+        assert await second.token_revoked("abc") is False
+        await first.revoke_token("abc", until_ms=10**13 + 60_000, now_ms=10**13)
+        assert await second.token_revoked("abc") is True
+        assert await second.token_revoked("abd") is False
+        await first.revoke_token("old", until_ms=5, now_ms=10)  # already expired: nothing to keep
+        assert await second.token_revoked("old") is False
 
     run(body())

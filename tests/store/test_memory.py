@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from store import MemoryStore, Versions
+from store import MemoryStore
+from tests.store.test_contract import _at
 
 
 def test_the_stored_body_is_a_copy_of_what_was_written(run) -> None:
@@ -16,6 +17,6 @@ def test_the_stored_body_is_a_copy_of_what_was_written(run) -> None:
         assert doc == (1, b"original")
         assert doc is not None
         assert type(doc[1]) is bytes
-        assert await store.read_versions() == Versions(1, {"simulation": 1, "config": 0, "csv": 0, "ca": 0})
+        assert await store.read_versions() == _at(1, simulation=1)
 
     run(body())
