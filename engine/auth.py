@@ -101,7 +101,8 @@ class Authenticator:
     ) -> None:
         self.users = {user.username: user for user in users}
         self.token_seconds = token_seconds
-        self._secret = secret
+        # HS512 wants a key of 64 bytes at least: a short -jwt-secret is stretched to that length
+        self._secret = hashlib.sha512(secret).digest()
         self._store = store
         self._clock = clock
         self._proxy_passed: OrderedDict[str, float] = OrderedDict()
@@ -125,7 +126,13 @@ class Authenticator:
 
     def issue(self, user: User) -> str:
         now = int(self._clock())
-        claims = {"exp": now + self.token_seconds, "iat": now, "sub": user.username, "username": user.username}
+        claims = {
+            "exp": now + self.token_seconds,
+            "iat": now,
+            "sub": user.username,
+            "username": user.username,
+            "jti": secrets.token_hex(8),  # two tokens issued in one second differ: logging one out leaves the other
+        }
         return jwt.encode(claims, self._secret, algorithm=_ALGORITHM)
 
     async def verify(self, token: str) -> User:
@@ -136,15 +143,21 @@ class Authenticator:
         return user
 
     def _decode(self, token: str) -> User:
-        try:
+        try:  # the signature and its algorithm; the times against this authenticator's clock, below
             claims = jwt.decode(
                 token,
                 self._secret,
                 algorithms=[_ALGORITHM],
-                options={"require": ["exp", "iat"]},
+                options={"require": ["exp", "iat"], "verify_exp": False, "verify_iat": False, "verify_nbf": False},
             )
         except jwt.PyJWTError as exc:
             raise TokenRejected(f"invalid token: {exc}") from None
+        now = self._clock()
+        exp, iat, nbf = (_number(claims.get(name, 0)) for name in ("exp", "iat", "nbf"))
+        if exp <= now:
+            raise TokenRejected("invalid token: the token has expired")
+        if iat > now + 5 or nbf > now + 5:  # a few seconds of clock skew between pods
+            raise TokenRejected("invalid token: the token is not valid yet")
         user = self.users.get(str(claims.get("username", "")))
         if user is None:
             raise TokenRejected("invalid token: unknown user")
@@ -187,6 +200,12 @@ class Authenticator:
         while len(self._proxy_passed) > PROXY_PASS_LIMIT:
             self._proxy_passed.popitem(last=False)
         return None
+
+
+def _number(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TokenRejected("invalid token: exp, iat and nbf must be numbers")
+    return float(value)
 
 
 def _basic_credentials(value: str) -> tuple[str, str]:

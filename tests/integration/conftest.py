@@ -112,16 +112,23 @@ class Simproxy:
     # -- clients -------------------------------------------------------------------------------
 
     def admin(
-        self, method: str, path: str, body: Any = None, raw: bytes | None = None
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        raw: bytes | None = None,
+        headers: dict[str, str] | None = None,
     ) -> tuple[int, dict[str, str], bytes]:
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
         with contextlib.closing(http.client.HTTPConnection("127.0.0.1", self.admin_port, timeout=30)) as conn:
-            conn.request(method, path, body=data)
+            conn.request(method, path, body=data, headers=headers or {})
             resp = conn.getresponse()
             return resp.status, _headers(resp), resp.read()
 
-    def admin_json(self, method: str, path: str, body: Any = None, raw: bytes | None = None) -> tuple[int, Any]:
-        status, _, payload = self.admin(method, path, body, raw)
+    def admin_json(
+        self, method: str, path: str, body: Any = None, raw: bytes | None = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, Any]:
+        status, _, payload = self.admin(method, path, body, raw, headers)
         return status, json.loads(payload) if payload else None
 
     def proxy(
