@@ -42,7 +42,7 @@ async def import_with_files(
     """``import_simulation`` with the body files the flags allow: downloads first, then the pure import.
     ``known_actions``: the post-serve action names a response may give ("" stands for a fallback)."""
     allowed = settings.response_body_files_allow_origin
-    downloaded = await download_body_files(body_file_urls(incoming, allowed))
+    downloaded = await download_body_files(body_file_urls(incoming, allowed), allowed)
     return import_simulation(
         current,
         incoming,

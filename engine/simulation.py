@@ -16,7 +16,9 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from http.client import HTTPMessage
 from pathlib import Path
+from typing import IO
 
 import orjson
 
@@ -152,9 +154,24 @@ def _b64(data: bytes, where: str) -> bytes:
         raise ImportFailure(f"{where} bodyFile is not valid base64 although encodedBody is true") from exc
 
 
+def origin_allowed(url: str, origins: tuple[str, ...]) -> bool:
+    """Whether ``url`` lies under one of ``origins`` (``-response-body-files-allow-origin``).
+
+    Hoverfly checks a plain prefix, so ``http://files.test`` also lets in ``http://files.test.evil.net``
+    and ``http://files.test@evil.net``; here an origin without a trailing slash must be followed by
+    the end of the URL or by ``/``, ``?`` or ``#``.
+    """
+    for origin in origins:
+        if url.startswith(origin) and (
+            origin.endswith("/") or url[len(origin) : len(origin) + 1] in ("", "/", "?", "#")
+        ):
+            return True
+    return False
+
+
 def _read_body_file(name: str, files: _BodyFiles, where: str) -> bytes:
     if _URL.match(name):
-        if not name.startswith(files.allowed_origins) or not files.allowed_origins:
+        if not origin_allowed(name, files.allowed_origins):
             raise ImportFailure(
                 f"{where} bodyFile {name} is not allowed. "
                 "To allow this origin run simproxy with -response-body-files-allow-origin"
@@ -183,23 +200,46 @@ def body_file_urls(sim: Simulation, allowed_origins: tuple[str, ...]) -> set[str
         for p in sim.pairs
         if not p.response.body
         and _URL.match(p.response.body_file)
-        and allowed_origins
-        and p.response.body_file.startswith(allowed_origins)
+        and origin_allowed(p.response.body_file, allowed_origins)
     }
 
 
 DOWNLOAD_TIMEOUT = 10.0
 
 
-async def download_body_files(urls: set[str]) -> dict[str, bytes | str]:
-    """Fetch every URL (any HTTP status is accepted, as in Hoverfly); a failure maps to its reason."""
-    results = await asyncio.gather(*(asyncio.to_thread(_download, url, DOWNLOAD_TIMEOUT) for url in sorted(urls)))
-    return dict(zip(sorted(urls), results, strict=True))
+async def download_body_files(urls: set[str], allowed_origins: tuple[str, ...]) -> dict[str, bytes | str]:
+    """Fetch every URL (any HTTP status is accepted, as in Hoverfly); a failure maps to its reason.
+
+    A redirect is followed only to a URL that is allowed too: an allowed server cannot send the
+    download somewhere the flags do not allow (an internal address, say).
+    """
+    opener = urllib.request.build_opener(_AllowedRedirects(allowed_origins))
+    ordered = sorted(urls)
+    results = await asyncio.gather(*(asyncio.to_thread(_download, opener, url, DOWNLOAD_TIMEOUT) for url in ordered))
+    return dict(zip(ordered, results, strict=True))
 
 
-def _download(url: str, timeout: float) -> bytes | str:
+class _AllowedRedirects(urllib.request.HTTPRedirectHandler):
+    def __init__(self, allowed_origins: tuple[str, ...]) -> None:
+        self.allowed_origins = allowed_origins
+
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: IO[bytes],
+        code: int,
+        msg: str,
+        headers: HTTPMessage,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        if not origin_allowed(newurl, self.allowed_origins):
+            raise urllib.error.URLError(f"redirected to {newurl}, which is not an allowed origin")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _download(opener: urllib.request.OpenerDirector, url: str, timeout: float) -> bytes | str:
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as answer:
+        with opener.open(url, timeout=timeout) as answer:
             return bytes(answer.read())
     except urllib.error.HTTPError as exc:
         return bytes(exc.read())

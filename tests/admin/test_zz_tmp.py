@@ -1,0 +1,2 @@
+def test_x():
+    import admin.api  # noqa
