@@ -78,6 +78,7 @@ class Engine:
 
     async def aclose(self) -> None:
         await self.actions.aclose()
+        await self.forwarder.pac.aclose()
         await self.upstream.aclose()
         self.middleware.close()
 

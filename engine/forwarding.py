@@ -87,7 +87,7 @@ class Forwarder:
         if pac:
             host = _split_host(req.destination)[0]
             try:
-                proxy = self.pac.proxy_for(pac, outgoing_url(req), host)
+                proxy = await self.pac.proxy_for(pac, outgoing_url(req), host)
             except PacError as exc:
                 raise UpstreamError(str(exc)) from exc
         return await self.upstream.forward(req, proxy=proxy, mark=mark)

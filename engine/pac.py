@@ -2,20 +2,25 @@
 
 Hoverfly's rule (hoverfly-admin.md §7.10): ask ``FindProxyForURL`` for the request; the first entry
 decides: ``DIRECT`` connects directly, ``PROXY host:port`` goes through that proxy. A PAC file that
-does not parse or run fails the request with ``Unable to parse PAC file``. pypac runs the script
-(on duktape, with the standard PAC helpers); each PAC text is compiled once, answers are kept per
-URL (a script may look at the path).
+does not parse or run fails the request with ``Unable to parse PAC file``. The script runs in a
+child process of the worker (engine/pac_child.py, pypac on duktape with the standard PAC helpers):
+one that loops or waits on DNS for more than ``PAC_TIMEOUT`` seconds is killed and the request
+fails, while the worker goes on serving. Answers are kept per URL (a script may look at the path).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
+import os
+import sys
 from collections import OrderedDict
-
-from pypac.parser import MalformedPacError, PacComplexityError, PACFile, PyimportError
 
 from engine.errors import EngineError
 
 ANSWERS = 1000
+PAC_TIMEOUT = 5.0
 
 
 class PacError(EngineError):
@@ -23,34 +28,76 @@ class PacError(EngineError):
 
 
 class PacResolver:
-    """One worker's compiled PAC file and its recent answers."""
+    """One worker's PAC child process and its recent answers."""
 
-    def __init__(self) -> None:
+    def __init__(self, timeout: float = PAC_TIMEOUT) -> None:
+        self.timeout = timeout
         self._text = ""
-        self._pac: PACFile | None = None
         self._answers: OrderedDict[str, str] = OrderedDict()
+        self._child: asyncio.subprocess.Process | None = None
+        self._child_text: str | None = None
+        """The PAC text the child has compiled (None: a new child that has none)."""
+        self._lock = asyncio.Lock()
 
-    def proxy_for(self, pac: str, url: str, host: str) -> str:
+    async def proxy_for(self, pac: str, url: str, host: str) -> str:
         """The proxy URL for ``url`` (``http://h:p``), or "" to connect directly."""
         if pac != self._text:
-            self._text, self._pac = pac, None
+            self._text = pac
             self._answers.clear()
-            try:
-                self._pac = PACFile(pac)
-            except (MalformedPacError, PacComplexityError, PyimportError) as exc:
-                raise PacError(f"Unable to parse PAC file\n\n{exc}") from exc
-        if self._pac is None:
-            raise PacError("Unable to parse PAC file")
         answer = self._answers.get(url)
         if answer is None:
-            try:
-                result = str(self._pac.find_proxy_for_url(url, host))
-            except Exception as exc:  # the script itself failed (a JavaScript error)
-                raise PacError(f"Unable to parse PAC file\n\n{exc}") from exc
+            async with self._lock:  # one question at a time: the child answers in order
+                result = await self._ask(pac, url, host)
             answer = self._answers[url] = _first_proxy(result)
             while len(self._answers) > ANSWERS:
                 self._answers.popitem(last=False)
         return answer
+
+    async def _ask(self, pac: str, url: str, host: str) -> str:
+        child = await self._running_child()
+        assert child.stdin is not None and child.stdout is not None
+        question = {"pac": pac if pac != self._child_text else None, "url": url, "host": host}
+        try:
+            child.stdin.write(json.dumps(question).encode() + b"\n")
+            await child.stdin.drain()
+            line = await asyncio.wait_for(child.stdout.readline(), self.timeout)
+        except TimeoutError:
+            await self._stop_child()
+            raise PacError(f"Unable to parse PAC file\n\nthe script ran for more than {self.timeout:g} s") from None
+        except (OSError, ConnectionError) as exc:
+            await self._stop_child()
+            raise PacError(f"Unable to parse PAC file\n\n{exc}") from exc
+        if not line:
+            await self._stop_child()
+            raise PacError("Unable to parse PAC file\n\nthe PAC process ended")
+        self._child_text = pac
+        reply = json.loads(line)
+        if "error" in reply:
+            raise PacError(f"Unable to parse PAC file\n\n{reply['error']}")
+        return str(reply.get("answer", ""))
+
+    async def _running_child(self) -> asyncio.subprocess.Process:
+        if self._child is None or self._child.returncode is not None:
+            self._child = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "engine.pac_child",
+                str(os.getpid()),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+            )
+            self._child_text = None
+        return self._child
+
+    async def _stop_child(self) -> None:
+        child, self._child, self._child_text = self._child, None, None
+        if child is not None and child.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                child.kill()
+            await child.wait()
+
+    async def aclose(self) -> None:
+        await self._stop_child()
 
 
 def _first_proxy(result: str) -> str:

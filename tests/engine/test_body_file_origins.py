@@ -49,7 +49,7 @@ def test_a_symlink_out_of_the_folder_is_refused(tmp_path: Path) -> None:
 
 
 class _Files(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (the http.server API)
+    def do_GET(self) -> None:
         if self.path == "/ok/body":
             self._answer(200, b"the body")
         elif self.path == "/ok/moved":

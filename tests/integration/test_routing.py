@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import concurrent.futures
+import time
 from typing import Any
 
 from tests.integration.conftest import Simproxy, simulation
@@ -94,3 +96,21 @@ def test_pac_file_chooses_the_upstream_proxy(simproxy_factory: Any, upstream: Up
     assert sp.admin("PUT", "/api/v2/hoverfly/pac", raw=pac.encode())[0] == 200
     assert sp.admin_json("PUT", "/api/v2/hoverfly/pac", raw=b"") == (404, {"error": "Not found"})  # empty: unset
     assert sp.proxy(upstream.url("/direct-again"))[2] == b"real /direct-again"
+
+
+def test_a_pac_script_that_never_returns_fails_its_request_and_blocks_nothing(
+    simproxy_factory: Any, upstream: Upstream
+) -> None:
+    sp: Simproxy = simproxy_factory()
+    assert sp.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "capture"})[0] == 200
+    looping = b"function FindProxyForURL(url, host) { while (true) {} }"
+    assert sp.admin("PUT", "/api/v2/hoverfly/pac", raw=looping)[0] == 200
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        stuck = pool.submit(sp.proxy, upstream.url("/loops"))
+        time.sleep(0.5)
+        assert sp.admin("GET", "/api/v2/hoverfly/mode")[0] == 200  # the worker's event loop is free
+        assert not stuck.done()
+        status, _, body = stuck.result(timeout=30)
+    assert status == 502 and b"Unable to parse PAC file" in body and b"more than 5 s" in body
+    assert sp.admin("DELETE", "/api/v2/hoverfly/pac")[0] == 200
+    assert sp.proxy(upstream.url("/after"))[2] == b"real /after"  # and the next one goes through
