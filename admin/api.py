@@ -10,7 +10,7 @@ from sanic import Request, Sanic
 from sanic.exceptions import SanicException
 from sanic.response import HTTPResponse
 
-from admin import actions, auth, cache, datasources, diff, journal, logs, metrics, state
+from admin import actions, auth, cache, datasources, diff, journal, logs, metrics, openapi, state
 from admin import configuration as conf
 from admin import simulation as sim
 from admin.errors import ApiError
@@ -41,7 +41,7 @@ def create_app(settings: Settings) -> Sanic[Any, Any]:
     app = Sanic("simproxy", configure_logging=False)
     app.config.ACCESS_LOG = False
     app.config.MOTD = False
-    app.config.REQUEST_MAX_SIZE = 256 * 1024 * 1024
+    app.config.REQUEST_MAX_SIZE = settings.max_admin_body
     app.ctx.settings = settings
     _routes(app, settings)
     app.register_middleware(auth.require_token, "request")
@@ -54,6 +54,7 @@ def create_app(settings: Settings) -> Sanic[Any, Any]:
 def _routes(app: Sanic[Any, Any], settings: Settings) -> None:
     add = app.add_route
     add(conf.health, "/api/health", methods=["GET"], name="health")
+    add(openapi.get_openapi, "/api/v2/openapi.json", methods=["GET"], name="openapi")
     add(auth.login, "/api/token-auth", methods=["POST"], name="token_auth")
     add(auth.login_options, "/api/token-auth", methods=["OPTIONS"], name="token_auth_options")
     add(auth.refresh, "/api/refresh-token-auth", methods=["GET"], name="token_refresh")
@@ -178,6 +179,7 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
     proxy = ProxyServer(
         engine,
         port=settings.proxy_port,
+        limits=settings.proxy_limits,
         tls=LeafCertificates(ca),
         plain_http_tunneling=settings.plain_http_tunneling,
         auth=authenticator,

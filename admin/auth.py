@@ -21,7 +21,9 @@ from engine.auth import Authenticator, bearer_token
 from engine.errors import AuthError, LoginRefused, TokenRejected, TooManyAttempts
 
 OPEN_ROUTES = frozenset({("GET", "/api/health"), ("POST", "/api/token-auth")})
-DUMMY_TOKEN = jwt.encode({"sub": "1234567890", "name": "Dummy token", "admin": True}, "simproxy", algorithm="HS256")
+DUMMY_TOKEN = jwt.encode(
+    {"sub": "1234567890", "name": "Dummy token", "admin": True}, "simproxy: a token nothing checks", algorithm="HS256"
+)
 """Hoverfly's answer to a login when authentication is off: a fixed token that nothing checks."""
 
 

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from engine.auth import DEFAULT_TOKEN_SECONDS, User
 from engine.config import ActionSpec, MiddlewareSpec
 from engine.goregex import InvalidPattern, compile_go
+from engine.proxy import ProxyLimits
 
 MODES = ("simulate", "capture", "spy", "synthesize", "modify", "diff")
 LOG_LEVELS = ("panic", "fatal", "error", "warning", "info", "debug", "trace")
@@ -73,6 +74,10 @@ class Settings:
     """``-journal-indexing-key`` values: journal indexes created at start."""
     journal_body_size_limit: int = 0
     """Bytes of a request or response body kept in the journal (0: no limit)."""
+    proxy_limits: ProxyLimits = field(default_factory=ProxyLimits)
+    """What one client may hold of a worker on the proxy port (body and header sizes, timeouts)."""
+    max_admin_body: int = 128 * 1024 * 1024
+    """Bytes of an admin request body (413 beyond)."""
     auth: bool = False
     """``-auth``: the admin API (but health and login) and the proxy require credentials."""
     users: tuple[User, ...] = field(default=(), repr=False)

@@ -21,6 +21,7 @@ import time
 import zlib
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from email.utils import formatdate
 from typing import cast
 
@@ -36,6 +37,24 @@ from engine.tasks import TaskSet
 log = logging.getLogger(__name__)
 
 MAX_BODY = 64 * 1024 * 1024
+SWEEP_INTERVAL = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class ProxyLimits:
+    """What one client may hold of a worker: every buffer and wait on the proxy port is bounded."""
+
+    max_body: int = MAX_BODY
+    """Bytes of a request body (413 beyond)."""
+    max_head: int = 1024 * 1024
+    """Bytes of a request's target and headers together (431 beyond; Go's default, as in Hoverfly)."""
+    read_timeout: float = 60.0
+    """Seconds a request may take to arrive once it has begun (408 beyond): a slow client's limit."""
+    idle_timeout: float = 120.0
+    """Seconds a kept-alive connection may wait for its next request before it is closed."""
+    max_pipelined: int = 64
+    """Requests of one connection waiting for their answers before simproxy stops reading more."""
+
 
 Received = tuple[RequestDetails, float, float]
 """A request the engine processed: (request, wall-clock time received, perf_counter received)."""
@@ -67,7 +86,7 @@ class ProxyServer:
         engine: Engine,
         *,
         port: int,
-        max_body: int = MAX_BODY,
+        limits: ProxyLimits | None = None,
         tls: LeafCertificates | None = None,
         plain_http_tunneling: bool = False,
         auth: Authenticator | None = None,
@@ -76,7 +95,7 @@ class ProxyServer:
         self.auth = auth
         """``-auth``: every request needs ``Proxy-Authorization`` (checked on the CONNECT for a tunnel)."""
         self.port = port
-        self.max_body = max_body
+        self.limits = limits or ProxyLimits()
         self.tls = tls
         self.plain_http_tunneling = plain_http_tunneling
         self.date = HttpDate()
@@ -89,6 +108,15 @@ class ProxyServer:
         self._server = await loop.create_server(
             lambda: ProxyProtocol(self), host, self.port, reuse_port=True, backlog=2048
         )
+        self.tasks.spawn(self._sweep(), name="proxy-timeouts")
+
+    async def _sweep(self) -> None:
+        """Once a second: answer 408 to requests that take too long to arrive, close idle connections."""
+        while True:
+            await asyncio.sleep(SWEEP_INTERVAL)
+            now = time.monotonic()
+            for conn in list(self.connections):
+                conn.check_timeouts(now, self.limits)
 
     async def aclose(self) -> None:
         if self._server is not None:
@@ -109,6 +137,18 @@ class ProxyProtocol(asyncio.Protocol):
         self._headers: list[tuple[bytes, bytes]] = []
         self._body: list[bytes] = []
         self._body_size = 0
+        self._head_size = 0
+        """Bytes of the current request's target and headers so far."""
+        self._in_head = False
+        """The current request's headers are still arriving."""
+        self._head_reads = 0
+        """Bytes of the reads that ended inside the current head (a huge header spans many reads)."""
+        self._reading = False
+        """A request has begun and not yet arrived whole."""
+        self._served = 0
+        self._mark = (-1, False, 0.0)
+        """(requests served, reading, when the sweep first saw both so): how long nothing has moved."""
+        self._paused = False
         self._queue: deque[tuple[asyncio.Future[Wire] | Wire, bool, bool, Received | None]] = deque()
         self._draining = False
         self._closing = False
@@ -141,12 +181,20 @@ class ProxyProtocol(asyncio.Protocol):
             return
         try:
             self.parser.feed_data(data)
+            if self._in_head:  # httptools keeps a header that spans reads in memory: count what came
+                self._head_reads += len(data)
+                if self._head_reads > self.server.limits.max_head:
+                    self._fail(431, f"request target and headers larger than {self.server.limits.max_head} bytes")
         except httptools.HttpParserUpgrade:
             pass  # CONNECT: answered in on_message_complete
         except httptools.HttpParserError as exc:
-            self._fail(400, f"Bad Request: {exc}")
-        except _BodyTooLarge:
-            self._fail(413, f"request body larger than {self.server.max_body} bytes")
+            cause = exc.__context__  # what a callback raised: httptools reports it as a callback error
+            if isinstance(cause, _BodyTooLarge):
+                self._fail(413, f"request body larger than {self.server.limits.max_body} bytes")
+            elif isinstance(cause, _HeadTooLarge):
+                self._fail(431, f"request target and headers larger than {self.server.limits.max_head} bytes")
+            else:
+                self._fail(400, f"Bad Request: {exc}")
 
     def close(self) -> None:
         self._closing = True
@@ -160,25 +208,38 @@ class ProxyProtocol(asyncio.Protocol):
         self._headers = []
         self._body = []
         self._body_size = 0
+        self._head_size = 0
+        self._head_reads = 0
+        self._in_head = True
+        self._reading = True
 
     def on_url(self, url: bytes) -> None:
         self._url += url
+        self._head_size += len(url)
+        if self._head_size > self.server.limits.max_head:
+            raise _HeadTooLarge
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self._headers.append((name, value))
+        self._head_size += len(name) + len(value) + 4
+        if self._head_size > self.server.limits.max_head:
+            raise _HeadTooLarge
 
     def on_headers_complete(self) -> None:
+        self._in_head = False
         for name, value in self._headers:
             if name.lower() == b"expect" and value.lower() == b"100-continue" and self.transport is not None:
                 self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
 
     def on_body(self, body: bytes) -> None:
         self._body_size += len(body)
-        if self._body_size > self.server.max_body:
+        if self._body_size > self.server.limits.max_body:
             raise _BodyTooLarge
         self._body.append(body)
 
     def on_message_complete(self) -> None:
+        self._reading = False
+        self._served += 1
         method = self.parser.get_method().decode("latin-1")
         keep_alive = self.parser.should_keep_alive()
         head_only = method == "HEAD"
@@ -372,6 +433,9 @@ class ProxyProtocol(asyncio.Protocol):
             self._write(item, keep_alive, head_only, received)
             return
         self._queue.append((item, keep_alive, head_only, received))
+        if len(self._queue) >= self.server.limits.max_pipelined and self.transport is not None and not self._paused:
+            self._paused = True  # a client pipelining without reading its answers waits for them
+            self.transport.pause_reading()
         if not self._draining:
             self._draining = True
             self.server.tasks.spawn(self._drain(), name="proxy-drain")
@@ -390,6 +454,9 @@ class ProxyProtocol(asyncio.Protocol):
                 if self._queue:
                     self._queue.popleft()
                 self._write(wire, keep_alive, head_only, received)
+                if self._paused and len(self._queue) < self.server.limits.max_pipelined // 2 and self.transport:
+                    self._paused = False
+                    self.transport.resume_reading()
         finally:
             self._draining = False
 
@@ -411,8 +478,25 @@ class ProxyProtocol(asyncio.Protocol):
             self._closing = True
             transport.close()
 
+    def check_timeouts(self, now: float, limits: ProxyLimits) -> None:
+        """Called by the sweep: 408 for a request still arriving after ``read_timeout``; close after
+        ``idle_timeout`` without a request (a blind tunnel is left alone: it is not HTTP any more)."""
+        if self._closing or self.transport is None or self._relay is not None:
+            return
+        served, reading, since = self._mark
+        if (served, reading) != (self._served, self._reading):
+            self._mark = (self._served, self._reading, now)  # something moved since the last sweep
+        elif reading and now - since > limits.read_timeout:
+            self._fail(408, "Request Timeout: the request did not arrive in time")
+        elif not reading and not self._queue and now - since > limits.idle_timeout:
+            self.close()
+
     def _fail(self, status: int, text: str) -> None:
         self._write(plain_error(status, text + "\n"), False, False)
+
+
+class _HeadTooLarge(Exception):
+    pass
 
 
 class _BodyTooLarge(Exception):

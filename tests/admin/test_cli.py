@@ -17,7 +17,8 @@ from pathlib import Path
 import bcrypt
 import pytest
 
-from admin.cli import FLAGS_BY_NAME, HelpRequested, UsageError, VersionRequested, main, parse_args, usage_text
+from admin.cli import main, parse_args
+from admin.flags import FLAGS_BY_NAME, HelpRequested, UsageError, VersionRequested, usage_text
 from admin.settings import Settings
 from engine.config import ActionSpec, MiddlewareSpec
 from engine.version import VERSION
@@ -32,7 +33,8 @@ SUPPORTED = [
     "templating-data-source", "journal-indexing-key", "journal-body-size-limit", "tls-verification",
     "middleware", "enable-middleware-api", "post-serve-action", "plain-http-tunneling", "cert", "key", "cors",
     "pac-file", "upstream-timeout", "middleware-timeout", "auth", "add", "username", "password", "password-hash",
-    "admin", "jwt-secret", "token-expiration",
+    "admin", "jwt-secret", "token-expiration", "max-body-size", "max-header-size", "max-admin-body-size",
+    "read-timeout", "idle-timeout",
 ]  # fmt: skip
 UNSUPPORTED_WITH_VALUE = [
     "cert-name", "cert-org",
@@ -386,7 +388,7 @@ def test_usage_lists_every_flag_sorted_with_defaults() -> None:
     for expected in [
         '  -ap string\n    \tAdmin API port; env AdminPort (default "8888")\n',
         "  -pp string\n    \t",
-        '(default "8500")\n  -redis-prefix string',
+        '(default "8500")\n  -read-timeout string',
         "  -journal-size int\n    \t",
         "  -import value\n    \t",
         "  -v\tVerbose",
@@ -623,3 +625,15 @@ def test_the_token_secret_and_lifetime() -> None:
     assert parse("-token-expiration", "30m").token_seconds == 1_800
     assert "k1" not in repr(parse("-jwt-secret", "k1"))
     assert error_of("-token-expiration", "soon").exit_code == 1
+
+
+def test_the_limits_of_a_client_have_defaults_and_flags() -> None:
+    limits = parse().proxy_limits
+    assert (limits.max_body, limits.max_head, limits.read_timeout, limits.idle_timeout) == (64 << 20, 1 << 20, 60, 120)
+    assert parse().max_admin_body == 128 << 20
+    given = parse("-max-body-size", "2KB", "-max-header-size=512", "-read-timeout", "2s", "-idle-timeout", "500ms",
+                  "-max-admin-body-size", "1MB")  # fmt: skip
+    limits = given.proxy_limits
+    assert (limits.max_body, limits.max_head, limits.read_timeout, limits.idle_timeout) == (2048, 512, 2, 0.5)
+    assert given.max_admin_body == 1 << 20
+    assert error_of("-max-body-size", "0").exit_code == 1
