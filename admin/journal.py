@@ -65,8 +65,8 @@ async def get_journal(request: Request) -> HTTPResponse:
             to=parse_time(request.args.get("to", "")),
             sort=request.args.get("sort", ""),
         )
-    except ValueError as exc:  # a bad sort key or order: Hoverfly answers 500
-        raise ServerError(str(exc)) from exc
+    except ValueError as exc:  # a bad sort key or order: Hoverfly answers 500, a client error is a 400
+        raise BadRequest(str(exc)) from exc
     return json_response(
         {
             "journal": [entry_view(e) for e in page],

@@ -341,7 +341,7 @@ def _journal_paths() -> dict[str, Schema]:
     )
     return {
         "/api/v2/journal": {
-            "get": _op("Read the journal", page, {500: f"{disabled[500]} Also a bad `sort`."}, params=paging),
+            "get": _op("Read the journal", page, {400: "A bad `sort`."} | disabled, params=paging),
             "post": _op(
                 "Search the journal",
                 page,
