@@ -4,6 +4,7 @@ listeners that build the worker's store, runtime and proxy port."""
 from __future__ import annotations
 
 import logging
+import signal
 from typing import Any
 
 from sanic import Request, Sanic
@@ -30,6 +31,7 @@ from engine.records import Recorder
 from engine.runtime import Runtime
 from engine.upstream import Upstream, UpstreamOptions
 from store import StoreError, StoreUnavailable, open_store
+from store.lifeline import die_with_parent
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +134,8 @@ def _handle_error(request: Request, exc: Exception) -> HTTPResponse:
 
 async def _start_worker(app: Sanic[Any, Any]) -> None:
     settings: Settings = app.ctx.settings
+    if settings.main_pid:  # the main process may die by SIGKILL: then so does this worker, freeing the ports
+        die_with_parent(signal.SIGKILL, settings.main_pid)
     logging.basicConfig(
         level=_python_level(settings.log_level), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )

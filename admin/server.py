@@ -14,6 +14,7 @@ import socket
 import sys
 from dataclasses import replace
 from functools import partial
+from typing import Any
 
 from sanic import Sanic
 from sanic.worker.loader import AppLoader
@@ -21,6 +22,7 @@ from sanic.worker.loader import AppLoader
 from admin.api import create_app
 from admin.settings import Settings
 from admin.startup import StartupError, bootstrap, initial_config, load_data_sources, load_imports
+from admin.workers import Reviver
 from engine.matchers import MatcherRegistry
 from engine.runtime import Runtime
 from store import RedisStore, SimproxyError
@@ -32,7 +34,8 @@ log = logging.getLogger(__name__)
 def run(settings: Settings) -> int:
     """Serve until shut down; returns the process exit status."""
     private: RedisServer | None = None
-    settings = replace(settings, instance_id=f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}")
+    instance = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+    settings = replace(settings, instance_id=instance, main_pid=os.getpid())
     try:
         if settings.workers > 1 and not settings.redis_url:
             private = RedisServer().start()
@@ -70,6 +73,8 @@ async def _bootstrap_shared(settings: Settings) -> None:
 def _serve(settings: Settings) -> None:
     loader = AppLoader(factory=partial(create_app, settings))
     app = loader.load()
+    app.register_listener(_start_reviver, "main_process_ready")
+    app.register_listener(_stop_reviver, "main_process_stop")
     app.prepare(
         host=settings.listen_on_host,
         port=settings.admin_port,
@@ -78,3 +83,14 @@ def _serve(settings: Settings) -> None:
         access_log=False,
     )
     Sanic.serve(primary=app, app_loader=loader)
+
+
+def _start_reviver(app: Sanic[Any, Any]) -> None:
+    app.ctx.reviver = Reviver(app.manager)
+    app.ctx.reviver.start()
+
+
+def _stop_reviver(app: Sanic[Any, Any]) -> None:
+    reviver: Reviver | None = getattr(app.ctx, "reviver", None)
+    if reviver is not None:
+        reviver.stop()

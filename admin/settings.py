@@ -85,6 +85,8 @@ class Settings:
     jwt_secret: str = field(default="", repr=False)
     """Signs admin tokens; empty: a secret kept in the store, shared by every instance on it."""
     token_seconds: int = DEFAULT_TOKEN_SECONDS
+    main_pid: int = 0
+    """Set by the server at start: the main process, which every worker dies with."""
     instance_id: str = ""
     """Set by the server at start: names this simproxy process (all its workers) in the metrics."""
 

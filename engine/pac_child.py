@@ -10,13 +10,13 @@ when it changed); one per line on stdout, ``{"answer": "PROXY a:1; DIRECT"}`` or
 
 from __future__ import annotations
 
-import ctypes
 import json
-import os
 import signal
 import sys
 
 from pypac.parser import PACFile
+
+from store.lifeline import die_with_parent
 
 
 def serve() -> None:
@@ -36,17 +36,7 @@ def serve() -> None:
         sys.stdout.flush()
 
 
-def _die_with_parent(parent: int) -> None:
-    """A script looping forever never reads the end of stdin: let the kernel end this process when
-    the worker that started it dies, however it dies (Linux; elsewhere the worker's close kills it)."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # the worker died before the request above was made
-        os._exit(0)
-
-
 if __name__ == "__main__":
-    _die_with_parent(int(sys.argv[1]) if len(sys.argv) > 1 else os.getppid())
+    # a script looping forever never reads the end of stdin: die with the worker, however it dies
+    die_with_parent(signal.SIGKILL, int(sys.argv[1]) if len(sys.argv) > 1 else None)
     serve()

@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 
 MAX_BODY = 64 * 1024 * 1024
 SWEEP_INTERVAL = 1.0
+DRAIN_GRACE = 8.0
+"""Seconds a stopping worker waits for the answers of requests in flight (Sanic's manager waits 10)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,9 +120,14 @@ class ProxyServer:
             for conn in list(self.connections):
                 conn.check_timeouts(now, self.limits)
 
-    async def aclose(self) -> None:
+    async def aclose(self, grace: float = DRAIN_GRACE) -> None:
+        """Stop accepting, let requests in flight be answered (up to ``grace`` seconds), then close."""
         if self._server is not None:
             self._server.close()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        while any(conn.busy for conn in self.connections) and loop.time() < deadline:
+            await asyncio.sleep(0.05)
         for conn in list(self.connections):
             conn.close()
         await self.tasks.aclose()
@@ -477,6 +484,11 @@ class ProxyProtocol(asyncio.Protocol):
         if not keep:
             self._closing = True
             transport.close()
+
+    @property
+    def busy(self) -> bool:
+        """A request is being read or answered (a blind tunnel counts as busy while it is open)."""
+        return self.transport is not None and (self._reading or bool(self._queue) or self._relay is not None)
 
     def check_timeouts(self, now: float, limits: ProxyLimits) -> None:
         """Called by the sweep: 408 for a request still arriving after ``read_timeout``; close after

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -17,6 +16,7 @@ from pathlib import Path
 from types import TracebackType
 
 from store.errors import StoreUnavailable
+from store.lifeline import die_with_parent
 
 
 def find_redis_server() -> str:
@@ -69,7 +69,7 @@ class RedisServer:
         if self.port is None:
             args += ["--unixsocket", str(self.socket_path), "--unixsocketperm", "700"]
         self._process = subprocess.Popen(
-            args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
+            args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=die_with_parent
         )
         try:
             self._wait_until_serving(timeout)
@@ -134,15 +134,6 @@ class RedisServer:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
-
-
-def _die_with_parent() -> None:
-    """Linux: the private server gets SIGTERM if simproxy dies without stopping it."""
-    with contextlib.suppress(OSError, AttributeError):
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def free_port() -> int:
