@@ -14,6 +14,7 @@ leaves out gets a blind TCP tunnel; with ``-plain-http-tunneling`` a CONNECT to 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import logging
 import ssl
@@ -104,6 +105,8 @@ class ProxyServer:
         self.tasks = TaskSet()
         self.connections: set[ProxyProtocol] = set()
         self._server: asyncio.Server | None = None
+        self._quiet: asyncio.Event | None = None
+        """While stopping: set once no connection has an answer still to write."""
 
     async def start(self, host: str) -> None:
         loop = asyncio.get_running_loop()
@@ -111,6 +114,11 @@ class ProxyServer:
             lambda: ProxyProtocol(self), host, self.port, reuse_port=True, backlog=2048
         )
         self.tasks.spawn(self._sweep(), name="proxy-timeouts")
+
+    def note_answered(self) -> None:
+        """A connection wrote its last pending answer, or closed: a stop may be waiting for that."""
+        if self._quiet is not None and not any(conn.busy for conn in self.connections):
+            self._quiet.set()
 
     async def _sweep(self) -> None:
         """Once a second: answer 408 to requests that take too long to arrive, close idle connections."""
@@ -124,10 +132,10 @@ class ProxyServer:
         """Stop accepting, let requests in flight be answered (up to ``grace`` seconds), then close."""
         if self._server is not None:
             self._server.close()
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + grace
-        while any(conn.busy for conn in self.connections) and loop.time() < deadline:
-            await asyncio.sleep(0.05)
+        self._quiet = asyncio.Event()
+        self.note_answered()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._quiet.wait(), grace)
         for conn in list(self.connections):
             conn.close()
         await self.tasks.aclose()
@@ -172,6 +180,7 @@ class ProxyProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.server.connections.discard(self)
+        self.server.note_answered()
         self.transport = None
         if self._relay is not None:
             self._relay.close()
@@ -466,6 +475,7 @@ class ProxyProtocol(asyncio.Protocol):
                     self.transport.resume_reading()
         finally:
             self._draining = False
+            self.server.note_answered()
 
     def _write(self, wire: Wire, keep_alive: bool, head_only: bool, received: Received | None = None) -> None:
         transport = self.transport
@@ -487,8 +497,8 @@ class ProxyProtocol(asyncio.Protocol):
 
     @property
     def busy(self) -> bool:
-        """A request is being read or answered (a blind tunnel counts as busy while it is open)."""
-        return self.transport is not None and (self._reading or bool(self._queue) or self._relay is not None)
+        """Requests this connection received still wait for their answers."""
+        return self.transport is not None and bool(self._queue)
 
     def check_timeouts(self, now: float, limits: ProxyLimits) -> None:
         """Called by the sweep: 408 for a request still arriving after ``read_timeout``; close after

@@ -4,9 +4,8 @@ look-alike origin, no redirect elsewhere."""
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ import pytest
 from engine.simulation import download_body_files, origin_allowed
 from tests.engine.conftest import pair, simulation
 from tests.engine.test_simulation import failure
+from tests.serving import serving
 
 
 @pytest.mark.parametrize(
@@ -73,13 +73,8 @@ class _Files(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def files_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Files)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-    thread.join()
+    with serving(_Files) as base:
+        yield base
 
 
 def test_a_redirect_is_followed_only_to_an_allowed_url(files_server: str) -> None:

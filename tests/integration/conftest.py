@@ -192,6 +192,16 @@ def redis_server() -> Iterator[RedisServer]:
         yield server
 
 
+def wait_until(check: Any, timeout: float = 15.0, interval: float = 0.05) -> Any:
+    """Call ``check`` until it returns something true or ``timeout`` seconds pass; its last result."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result or time.monotonic() > deadline:
+            return result
+        time.sleep(interval)
+
+
 def simulation(*pairs: dict[str, Any], version: str = "v5.3") -> dict[str, Any]:
     return {"data": {"pairs": list(pairs)}, "meta": {"schemaVersion": version}}
 

@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
 
 from store.redisserver import RedisServer, free_port
-from tests.integration.conftest import Simproxy, pair, simulation
+from tests.integration.conftest import Simproxy, pair, simulation, wait_until
 
 pytestmark = pytest.mark.slow
-
-
-def _until(check: Any, timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result or time.monotonic() > deadline:
-            return result
-        time.sleep(0.1)
 
 
 def test_redis_outage_and_recovery(simproxy_factory: Any) -> None:
@@ -39,7 +29,7 @@ def test_redis_outage_and_recovery(simproxy_factory: Any) -> None:
         assert sp.proxy("http://h/up")[2] == b"before"
 
         redis = RedisServer(port=port).start()  # back, and empty
-        assert _until(lambda: sp.admin_json("GET", "/api/v2/service/mode")[0] == 200)
+        assert wait_until(lambda: sp.admin_json("GET", "/api/v2/service/mode")[0] == 200)
         put = sp.admin_json("PUT", "/api/v2/simulation", simulation(pair("/up", "after")))
         assert put[0] == 200, put
         assert {sp.proxy("http://h/up")[2] for _ in range(50)} == {b"after"}

@@ -12,18 +12,9 @@ from typing import Any
 
 import pytest
 
-from tests.integration.conftest import Simproxy, pair, simulation
+from tests.integration.conftest import Simproxy, pair, simulation, wait_until
 
 pytestmark = pytest.mark.slow
-
-
-def _until(check: Any, timeout: float) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result or time.monotonic() > deadline:
-            return result
-        time.sleep(0.05)
 
 
 def _refused(port: int) -> bool:
@@ -37,7 +28,7 @@ def test_a_killed_worker_is_replaced_and_serves_the_same_simulation(simproxy_fac
     assert sp.admin_json("PUT", "/api/v2/simulation", simulation(pair("/still", "here")))[0] == 200
     first, second = sp.proxy_listeners()
     os.kill(first, signal.SIGKILL)
-    replaced = _until(lambda: len(sp.proxy_listeners()) == 2 and first not in sp.proxy_listeners(), 20)
+    replaced = wait_until(lambda: len(sp.proxy_listeners()) == 2 and first not in sp.proxy_listeners(), 20)
     assert replaced, sp.proxy_listeners()
     assert second in sp.proxy_listeners()
     for _ in range(20):  # new connections reach both workers, the new one included
@@ -48,7 +39,7 @@ def test_a_killed_main_process_takes_its_workers_with_it(simproxy_factory: Any) 
     sp: Simproxy = simproxy_factory("-workers", "2")
     assert sp.process is not None and len(sp.proxy_listeners()) == 2
     sp.process.kill()
-    assert _until(lambda: _refused(sp.proxy_port) and _refused(sp.admin_port), 1.5)  # no orphan keeps the ports
+    assert wait_until(lambda: _refused(sp.proxy_port) and _refused(sp.admin_port), 1.5)  # no orphan keeps the ports
 
 
 def test_sigterm_lets_the_request_in_flight_finish_and_exits_0(simproxy_factory: Any) -> None:
