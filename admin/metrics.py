@@ -36,6 +36,11 @@ class _Totals:
         latency: dict[str, dict[int, float]] = {}
         sums: dict[str, float] = {}
         store_buckets: dict[int, float] = {}
+        dropped = CounterMetricFamily(
+            "simproxy_records_dropped",
+            "Journal entries, logs and cache entries given up while the store was unreachable",
+            labels=["kind"],
+        )
         for field, value in sorted(self.totals.items()):
             kind, *parts = field.split("|")
             if kind == "requests" and len(parts) == 2:
@@ -48,6 +53,8 @@ class _Totals:
                 sums[parts[0]] = value
             elif kind == "store_bucket" and parts:
                 store_buckets[int(parts[0])] = value
+            elif kind == "dropped" and parts:
+                dropped.add_metric(parts, value)
         yield requests
         yield pairs
         duration = HistogramMetricFamily(
@@ -64,6 +71,7 @@ class _Totals:
         errors = CounterMetricFamily("simproxy_store_errors", "Store operations of the request path that failed")
         errors.add_metric([], self.totals.get("store_errors", 0.0))
         yield errors
+        yield dropped
         yield GaugeMetricFamily("simproxy_journal_entries", "Journal entries kept (fleet-wide)", value=self.journal)
         yield GaugeMetricFamily("simproxy_cache_entries", "Match cache entries (fleet-wide)", value=self.cache)
 

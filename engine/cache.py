@@ -85,6 +85,8 @@ class MatchCache:
         self._aliases: OrderedDict[FastKey, str] = OrderedDict()
         self._views: dict[int, orjson.Fragment] = {}
         self.pending: dict[str, CacheEntry] = {}
+        self.dropped = 0
+        """Entries not mirrored because the store was away and newer ones filled the buffer."""
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -121,6 +123,8 @@ class MatchCache:
             self._alias(fast, entry.key)
         if mirror and self.mirrored:
             self.pending[entry.key] = entry
+            if len(self.pending) > 2 * self.capacity:  # the store is away: mirror the newest only
+                self.dropped += self.restore_pending({})
 
     def _alias(self, fast: FastKey, key: str) -> None:
         self._aliases[fast] = key
@@ -146,6 +150,14 @@ class MatchCache:
     def entries(self) -> list[CacheEntry]:
         """Every entry, least recently used first."""
         return list(self._entries.values())
+
+    def restore_pending(self, pending: dict[str, CacheEntry]) -> int:
+        """Put back entries a failed mirror took (newer ones win), at most ``capacity``; returns
+        how many were given up."""
+        merged = {**pending, **self.pending}
+        excess = max(len(merged) - self.capacity, 0)
+        self.pending = dict(list(merged.items())[excess:])
+        return excess
 
     def take_pending(self) -> dict[str, CacheEntry]:
         pending, self.pending = self.pending, {}

@@ -47,6 +47,10 @@ class MetricsBuffer:
         self._requests[tally] = self._requests.get(tally, 0) + 1
         self._latency[mode] = self._latency.get(mode, 0.0) + seconds
 
+    def dropped(self, kind: str, count: int) -> None:
+        """Records of ``kind`` given up while the store was away (their buffers are bounded)."""
+        self._add(f"dropped|{kind}", count)
+
     def store_call(self, seconds: float, failed: bool) -> None:
         self._add(f"store_bucket|{bisect_left(STORE_BUCKETS, seconds)}")
         self._add("store_sum", seconds)

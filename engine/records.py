@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import secrets
 from collections.abc import Sequence
+from typing import TypeVar
 
 from engine.journal import (
     IndexExpression,
@@ -24,6 +25,8 @@ from engine.request import RequestDetails
 from engine.responses import Wire
 from engine.templating import TemplateEngine
 from store import Store, StoreError
+
+T = TypeVar("T")
 
 Pending = tuple[str, RequestDetails, Wire, float, float, str]
 """(entry id, request, response, wall-clock time received, latency in ms, mode)."""
@@ -41,6 +44,9 @@ class Recorder:
         self._sequence = itertools.count(1)
         self._indexes: dict[str, IndexExpression] = {}
         self._templates = TemplateEngine()
+        self.dropped: dict[str, int] = {}
+        """Records given up while the store was away, by kind (``journal``, ``logs``): the buffers
+        keep the newest ``journal_size``/``logs_size`` only, what the store would keep anyway."""
 
     @property
     def journal_enabled(self) -> bool:
@@ -60,8 +66,12 @@ class Recorder:
         entry_id = f"{self._prefix}{next(self._sequence):x}"
         if self._indexes or self.body_limit:
             self._journal.append((entry_id, req, wire, received, latency_ms, mode))
+            if len(self._journal) > 2 * self.journal_size:  # the store is away: keep the newest
+                self._journal = self._keep("journal", self._journal, self.journal_size)
         else:
             self._encoded.append((entry_id, encode_record(entry_id, req, wire, mode, received, latency_ms)))
+            if len(self._encoded) > 2 * self.journal_size:
+                self._encoded = self._keep("journal", self._encoded, self.journal_size)
         return entry_id
 
     def amended(self, entry: JournalEntry) -> bytes:
@@ -71,6 +81,8 @@ class Recorder:
     def log(self, record: bytes) -> None:
         if self.logs_size:
             self._logs.append(record)
+            if len(self._logs) > 2 * self.logs_size:
+                self._logs = self._keep("logs", self._logs, self.logs_size)
 
     def use_indexes(self, names: Sequence[str]) -> None:
         """The journal indexes the fleet has (from the runtime config), compiled once each."""
@@ -102,12 +114,21 @@ class Recorder:
             try:
                 await store.journal_append(bodies, keys, self.journal_size)
             except StoreError:  # keep them (bounded) for the next flush; entries keep their ids
-                self._encoded = (bodies + self._encoded)[-self.journal_size :]
+                self._encoded = self._keep("journal", bodies + self._encoded, self.journal_size)
                 raise
         if self._logs:
             logs, self._logs = self._logs, []
             try:
                 await store.logs_append(logs, self.logs_size)
             except StoreError:
-                self._logs = (logs + self._logs)[-self.logs_size :]
+                self._logs = self._keep("logs", logs + self._logs, self.logs_size)
                 raise
+
+    def _keep(self, kind: str, records: list[T], limit: int) -> list[T]:
+        if len(records) > limit:
+            self.dropped[kind] = self.dropped.get(kind, 0) + len(records) - limit
+        return records[-limit:] if limit else []
+
+    def take_dropped(self) -> dict[str, int]:
+        dropped, self.dropped = self.dropped, {}
+        return dropped

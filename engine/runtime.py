@@ -384,6 +384,11 @@ class Runtime:
         them must still wait for that one, or an ack could overtake data not stored yet.
         """
         async with self._flush_lock:
+            for kind, count in self.records.take_dropped().items():  # counted first: the rest may fail
+                self.metrics.dropped(kind, count)
+            if self.cache.dropped:
+                self.metrics.dropped("cache", self.cache.dropped)
+                self.cache.dropped = 0
             if self.counts:
                 counts, self.counts = self.counts, {}
                 try:
@@ -395,7 +400,11 @@ class Runtime:
             if self.cache.pending:
                 pending = self.cache.take_pending()
                 entries = {key: self.cache.dump(entry) for key, entry in pending.items()}
-                await self.store.cache_put(entries, self.cache.capacity)
+                try:
+                    await self.store.cache_put(entries, self.cache.capacity)
+                except StoreError:
+                    self.cache.dropped += self.cache.restore_pending(pending)
+                    raise
             if self.records.pending:
                 await self.records.flush(self.store)
             if self.metrics:

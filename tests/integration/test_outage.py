@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import time
 from typing import Any
 
 import pytest
@@ -34,5 +36,27 @@ def test_redis_outage_and_recovery(simproxy_factory: Any) -> None:
         assert put[0] == 200, put
         assert {sp.proxy("http://h/up")[2] for _ in range(50)} == {b"after"}
         assert len(sp.proxy_listeners()) == 2  # no worker crashed
+    finally:
+        redis.stop()
+
+
+def test_records_made_while_redis_is_away_are_written_after_or_counted_as_dropped(simproxy_factory: Any) -> None:
+    port = free_port()
+    redis = RedisServer(port=port).start()
+    try:
+        sp: Simproxy = simproxy_factory("-workers", "2", "-redis-url", redis.url, "-journal-size", "5")
+        assert sp.admin_json("PUT", "/api/v2/simulation", simulation(pair("/during", "served")))[0] == 200
+        redis.stop()
+        for _ in range(30):
+            assert sp.proxy("http://h/during")[2] == b"served"
+        time.sleep(1.0)  # several flushes fail meanwhile
+        redis = RedisServer(port=port).start()  # back, and empty
+        assert wait_until(lambda: sp.admin_json("GET", "/api/v2/journal")[0] == 200)
+        assert wait_until(lambda: sp.admin_json("GET", "/api/v2/journal")[1]["total"] == 5)  # the newest, written
+        metrics = sp.admin("GET", "/metrics")[2].decode()
+        served = re.search(r'simproxy_requests_total\{mode="simulate",outcome="hit"\} (\d+)', metrics)
+        dropped = re.search(r'simproxy_records_dropped_total\{kind="journal"\} (\d+)', metrics)
+        assert served and int(float(served[1])) == 30  # counted while Redis was away, written after
+        assert dropped and int(float(dropped[1])) >= 30 - 2 * 2 * 5  # each worker buffers at most 2x the size
     finally:
         redis.stop()
