@@ -173,6 +173,7 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
         own_ports=frozenset({settings.proxy_port, settings.admin_port}),
         cors=settings.cors,
         middleware_timeout=settings.middleware_timeout,
+        max_pairs=settings.max_pairs,
     )
     given = load_ca(settings.cert, settings.key) if settings.cert else None
     ca = await fleet_ca(store, given, settings.ca_home)

@@ -306,6 +306,7 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
                 idle_timeout=_seconds(flags, "idle-timeout"),
             ),
             max_admin_body=_size(flags, "max-admin-body-size"),
+            max_pairs=flags.number("max-pairs"),
             redis_prefix=flags.text("redis-prefix"),
             response_body_files_path=flags.text("response-body-files-path"),
             templating_data_sources=flags.repeated("templating-data-source"),

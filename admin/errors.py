@@ -33,6 +33,10 @@ class Unprocessable(ApiError):
     status = 422
 
 
+class PayloadTooLarge(ApiError):
+    status = 413
+
+
 class ServerError(ApiError):
     status = 500
 

@@ -111,6 +111,9 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("token-expiration", "string", "Lifetime of an admin token, e.g. 24h or 30m", "24h"),
     FlagSpec("max-body-size", "size", "Largest proxied request body, e.g. 64MB (413 beyond)", "64MB"),
     FlagSpec("max-header-size", "size", "Largest proxied request target and headers (431 beyond)", "1MB"),
+    FlagSpec(
+        "max-pairs", "int", "Pairs a simulation may hold (imports beyond: 413; captures beyond: not stored)", "100000"
+    ),
     FlagSpec("max-admin-body-size", "size", "Largest admin request body, e.g. 128MB (413 beyond)", "128MB"),
     FlagSpec("read-timeout", "string", "Longest a proxied request may take to arrive (408 beyond)", "60s"),
     FlagSpec("idle-timeout", "string", "Longest a kept-alive proxy connection may wait for its next request", "120s"),

@@ -12,6 +12,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from engine.auth import DEFAULT_TOKEN_SECONDS, User
+from engine.capture import DEFAULT_MAX_PAIRS
 from engine.config import ActionSpec, MiddlewareSpec
 from engine.goregex import InvalidPattern, compile_go
 from engine.proxy import ProxyLimits
@@ -76,6 +77,8 @@ class Settings:
     """Bytes of a request or response body kept in the journal (0: no limit)."""
     proxy_limits: ProxyLimits = field(default_factory=ProxyLimits)
     """What one client may hold of a worker on the proxy port (body and header sizes, timeouts)."""
+    max_pairs: int = DEFAULT_MAX_PAIRS
+    """Pairs a simulation may hold: imports beyond are refused (413), captures beyond not stored."""
     max_admin_body: int = 128 * 1024 * 1024
     """Bytes of an admin request body (413 beyond)."""
     auth: bool = False
@@ -158,6 +161,8 @@ class Settings:
             raise ValueError("Listen-on-host must not be empty")
 
     def _check_sizes(self) -> None:
+        if self.max_pairs < 1:
+            raise ValueError(f"Max pairs must be at least 1, got {self.max_pairs}")
         if self.journal_size < 0:
             raise ValueError(f"Journal size must not be negative, got {self.journal_size}")
         if self.logs_size < 0:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from admin.errors import PayloadTooLarge
 from admin.settings import Settings
 from admin.simfile import parse_simulation
 from engine.codec import decode_simulation
@@ -43,7 +44,7 @@ async def import_with_files(
     ``known_actions``: the post-serve action names a response may give ("" stands for a fallback)."""
     allowed = settings.response_body_files_allow_origin
     downloaded = await download_body_files(body_file_urls(incoming, allowed), allowed)
-    return import_simulation(
+    result = import_simulation(
         current,
         incoming,
         check_duplicates=not settings.no_import_check,
@@ -52,6 +53,11 @@ async def import_with_files(
         downloaded=downloaded,
         known_actions=known_actions,
     )
+    if len(result.simulation.pairs) > settings.max_pairs:
+        raise PayloadTooLarge(
+            f"The simulation would hold {len(result.simulation.pairs)} pairs, more than -max-pairs {settings.max_pairs}"
+        )
+    return result
 
 
 async def load_imports(settings: Settings, registry: MatcherRegistry) -> ImportResult | None:

@@ -10,6 +10,7 @@ stored once and sequences are numbered without gaps.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -29,6 +30,10 @@ if TYPE_CHECKING:
     from engine.runtime import Runtime
 
 CAPTURE_ATTEMPTS = 50
+DEFAULT_MAX_PAIRS = 100_000
+"""Pairs a simulation may hold (``-max-pairs``): imports beyond it are refused, captures not stored."""
+
+log = logging.getLogger(__name__)
 _JSON = re.compile(r"[/+]json$")
 _XML = re.compile(r"[/+]xml$")
 _FORM = re.compile(r"form-\w+$")
@@ -165,8 +170,10 @@ class Captures:
     compare-and-set that is retried on a concurrent write, so nothing runs in the background.
     """
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, max_pairs: int = DEFAULT_MAX_PAIRS) -> None:
         self.runtime = runtime
+        self.max_pairs = max_pairs
+        """A capture into a simulation this large is answered but not stored (logged once a batch)."""
         self._waiting: list[_Pending] = []
         self._lock = asyncio.Lock()
 
@@ -198,13 +205,20 @@ class Captures:
             state = await store.state_get() if stateful else {}
             added: list[bool] = []
             starts: list[str] = []
+            full = False
             for pair, args, _ in batch:
+                if len(sim.pairs) >= self.max_pairs:
+                    added.append(False)
+                    full = True
+                    continue
                 merged = merge_capture(sim, pair, args, state)
                 added.append(merged is not None)
                 if merged is not None:
                     sim = merged.simulation
                     starts.extend(merged.sequence_starts)
                     state = {**state, **{k: "1" for k in merged.sequence_starts}}
+            if full:
+                log.warning("simulation holds -max-pairs %d pairs: captured pairs are not stored", self.max_pairs)
             if not any(added):
                 return added
             body = orjson.dumps({**storage_simulation(sim), "lineage": str(data.get("lineage", ""))})

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from engine.actions import ActionRunner, Served
 from engine.cache import CacheEntry, FastKey
+from engine.capture import DEFAULT_MAX_PAIRS
 from engine.cors import allow_origin, is_preflight, preflight
 from engine.errors import SimulationError
 from engine.forwarding import Forwarder
@@ -60,6 +61,7 @@ class Engine:
         own_ports: frozenset[int] = frozenset(),
         cors: bool = False,
         middleware_timeout: float = DEFAULT_MIDDLEWARE_TIMEOUT,
+        max_pairs: int = DEFAULT_MAX_PAIRS,
     ) -> None:
         self.runtime = runtime
         self.webserver = webserver
@@ -69,7 +71,13 @@ class Engine:
         self.middleware = MiddlewareRunner(self.upstream, timeout=middleware_timeout)
         self.actions = ActionRunner(self.upstream, runtime.store, runtime.records)
         self.forwarder = Forwarder(
-            runtime, self.upstream, self.middleware, webserver=webserver, own_ports=own_ports, rng=self.rng
+            runtime,
+            self.upstream,
+            self.middleware,
+            webserver=webserver,
+            own_ports=own_ports,
+            rng=self.rng,
+            max_pairs=max_pairs,
         )
         self._destinations: dict[str, GoRegex] = {}
         self._state_turn = asyncio.Lock()

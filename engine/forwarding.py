@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from engine.capture import Captures, captured_pair
+from engine.capture import DEFAULT_MAX_PAIRS, Captures, captured_pair
 from engine.diff import DiffReport, DiffRequest, compare_responses, encode_report, encode_request, report_timestamp
 from engine.errors import CaptureConflict, SimulationError, UpstreamError
 from engine.middleware import Exchange, MiddlewareError, MiddlewareRunner
@@ -62,6 +62,7 @@ class Forwarder:
         webserver: bool,
         own_ports: frozenset[int],
         rng: random.Random,
+        max_pairs: int = DEFAULT_MAX_PAIRS,
     ) -> None:
         self.runtime = runtime
         self.upstream = upstream
@@ -69,7 +70,7 @@ class Forwarder:
         self.webserver = webserver
         self.own_ports = own_ports
         self.rng = rng
-        self.captures = Captures(runtime)
+        self.captures = Captures(runtime, max_pairs)
         self.pac = PacResolver()
 
     def loops_back(self, req: RequestDetails) -> bool:

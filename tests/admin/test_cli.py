@@ -34,7 +34,7 @@ SUPPORTED = [
     "middleware", "enable-middleware-api", "post-serve-action", "plain-http-tunneling", "cert", "key", "cors",
     "pac-file", "upstream-timeout", "middleware-timeout", "auth", "add", "username", "password", "password-hash",
     "admin", "jwt-secret", "token-expiration", "max-body-size", "max-header-size", "max-admin-body-size",
-    "read-timeout", "idle-timeout",
+    "read-timeout", "idle-timeout", "max-pairs",
 ]  # fmt: skip
 UNSUPPORTED_WITH_VALUE = [
     "cert-name", "cert-org",

@@ -5,14 +5,16 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from tests.integration.conftest import Simproxy, pair, simulation
+from tests.integration.upstream import Upstream
 
 LIMITS = (
     "-max-body-size", "1KB", "-max-header-size", "2KB", "-read-timeout", "1s", "-idle-timeout", "2s",
-    "-max-admin-body-size", "4KB",
+    "-max-admin-body-size", "4KB", "-max-pairs", "3",
 )  # fmt: skip
 
 
@@ -92,3 +94,23 @@ def test_a_header_that_never_ends_is_cut_off_at_the_limit(limited: Simproxy) -> 
         while chunk := sock.recv(65536):
             answer += chunk
     assert answer.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
+
+
+def test_a_simulation_over_max_pairs_is_refused_whole(limited: Simproxy) -> None:
+    four = simulation(*(pair(f"/q{i}", "q") for i in range(4)))
+    status, body = limited.admin_json("PUT", "/api/v2/simulation", four)
+    assert status == 413 and "more than -max-pairs 3" in body["error"]
+    assert limited.admin_json("POST", "/api/v2/simulation", simulation(pair("/a", "a"), pair("/b", "b")))[0] == 200
+    status, body = limited.admin_json("POST", "/api/v2/simulation", simulation(pair("/c", "c")))
+    assert status == 413 and "would hold 4 pairs" in body["error"]
+    pairs = limited.admin_json("GET", "/api/v2/simulation")[1]["data"]["pairs"]
+    assert [p["request"]["path"][0]["value"] for p in pairs] == ["/p", "/a", "/b"]
+    limited.admin_json("PUT", "/api/v2/simulation", simulation(pair("/p", "ok")))  # as the other tests expect
+
+
+def test_captures_beyond_max_pairs_are_answered_but_not_stored(simproxy_factory: Any, upstream: Upstream) -> None:
+    sp: Simproxy = simproxy_factory("-capture", "-max-pairs", "2")
+    for name in ("one", "two", "three"):
+        assert sp.proxy(upstream.url(f"/{name}"))[2] == f"real /{name}".encode()
+    pairs = sp.admin_json("GET", "/api/v2/simulation")[1]["data"]["pairs"]
+    assert [p["request"]["path"][0]["value"] for p in pairs] == ["/one", "/two"]
