@@ -22,6 +22,9 @@ from store import redis_scripts as scripts
 from store.base import DOCUMENTS, Versions
 from store.errors import StoreError, StoreUnavailable
 
+SOCKET_TIMEOUT = 1.0
+"""Seconds a command may wait for the server's first reply byte (or a connection to open)."""
+
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -106,14 +109,16 @@ class RedisStore:
     def from_url(cls, url: str, prefix: str = "simproxy:") -> RedisStore:
         # One retry policy for every command: a pooled connection that died with a restarted server
         # is replaced transparently; only a server that stays away surfaces as StoreUnavailable.
-        retry = Retry(ExponentialBackoff(cap=0.25, base=0.01), retries=3)
+        # A server that accepts but does not answer (paused, overloaded) is given up on after a
+        # second, not retried: admin calls then answer 503 at once rather than hang with it.
+        retry = Retry(ExponentialBackoff(cap=0.25, base=0.01), retries=3, supported_errors=(RedisConnectionError,))
         client = aioredis.Redis.from_url(
             url,
-            socket_timeout=5,
-            socket_connect_timeout=2,
+            socket_timeout=SOCKET_TIMEOUT,
+            socket_connect_timeout=SOCKET_TIMEOUT,
             health_check_interval=10,
             retry=retry,
-            retry_on_error=[RedisConnectionError, RedisTimeoutError],
+            retry_on_error=[RedisConnectionError],
         )
         return cls(client, prefix)
 

@@ -43,6 +43,10 @@ class RedisServer:
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    @property
     def url(self) -> str:
         if self.port is not None:
             return f"redis://127.0.0.1:{self.port}/0"

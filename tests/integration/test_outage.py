@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import time
 from typing import Any
 
@@ -58,5 +60,28 @@ def test_records_made_while_redis_is_away_are_written_after_or_counted_as_droppe
         dropped = re.search(r'simproxy_records_dropped_total\{kind="journal"\} (\d+)', metrics)
         assert served and int(float(served[1])) == 30  # counted while Redis was away, written after
         assert dropped and int(float(dropped[1])) >= 30 - 2 * 2 * 5  # each worker buffers at most 2x the size
+    finally:
+        redis.stop()
+
+
+def test_a_redis_that_hangs_makes_admin_calls_fail_fast_and_the_proxy_serve_on(simproxy_factory: Any) -> None:
+    port = free_port()
+    redis = RedisServer(port=port).start()
+    try:
+        sp: Simproxy = simproxy_factory("-workers", "2", "-redis-url", redis.url)
+        assert sp.admin_json("PUT", "/api/v2/simulation", simulation(pair("/up", "before")))[0] == 200
+        assert redis.pid is not None
+        os.kill(redis.pid, signal.SIGSTOP)  # alive, accepting connections, answering nothing
+        try:
+            started = time.monotonic()
+            status, body = sp.admin_json("GET", "/api/v2/simulation")
+            waited = time.monotonic() - started
+            assert status == 503 and "error" in body
+            assert waited < 2.5, waited  # bounded by the store's timeout, not hanging with the store
+            for _ in range(20):
+                assert sp.proxy("http://h/up")[2] == b"before"
+        finally:
+            os.kill(redis.pid, signal.SIGCONT)
+        assert wait_until(lambda: sp.admin_json("GET", "/api/v2/simulation")[0] == 200)
     finally:
         redis.stop()
