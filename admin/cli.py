@@ -342,6 +342,9 @@ def _report(error: UsageError) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point: parse ``sys.argv[1:]`` and ``os.environ``, then run the server."""
     args = sys.argv[1:] if argv is None else argv
+    if args and args[0] == "fleet":
+        run_fleet: Callable[[Sequence[str], Mapping[str, str]], int] = importlib.import_module("admin.fleet").run_fleet
+        return run_fleet(args[1:], os.environ)
     try:
         settings = parse_args(args, os.environ)
     except UsageError as error:

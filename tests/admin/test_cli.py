@@ -637,3 +637,10 @@ def test_the_limits_of_a_client_have_defaults_and_flags() -> None:
     assert (limits.max_body, limits.max_head, limits.read_timeout, limits.idle_timeout) == (2048, 512, 2, 0.5)
     assert given.max_admin_body == 1 << 20
     assert error_of("-max-body-size", "0").exit_code == 1
+
+
+@pytest.mark.parametrize("argv", [["fleet"], ["fleet", "x"], ["fleet", "0"], ["fleet", "2", "-no-such-flag"]])
+def test_fleet_refuses_a_bad_count_or_bad_flags_before_starting_anything(argv: list[str], capsys: Any) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "usage: simproxy fleet N" in err or "flag provided but not defined: -no-such-flag" in err
