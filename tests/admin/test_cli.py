@@ -640,7 +640,9 @@ def test_the_limits_of_a_client_have_defaults_and_flags() -> None:
 
 
 @pytest.mark.parametrize("argv", [["fleet"], ["fleet", "x"], ["fleet", "0"], ["fleet", "2", "-no-such-flag"]])
-def test_fleet_refuses_a_bad_count_or_bad_flags_before_starting_anything(argv: list[str], capsys: Any) -> None:
+def test_fleet_refuses_a_bad_count_or_bad_flags_before_starting_anything(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "usage: simproxy fleet N" in err or "flag provided but not defined: -no-such-flag" in err
