@@ -60,4 +60,4 @@ class Reviver:
 
 def _died_abnormally(process: Any) -> bool:
     exitcode = process.exitcode
-    return exitcode is not None and exitcode not in _CLEAN_EXITS and not process.is_alive()
+    return exitcode is not None and exitcode not in _CLEAN_EXITS  # an exit code: the process has ended

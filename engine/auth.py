@@ -137,12 +137,13 @@ class Authenticator:
 
     async def verify(self, token: str) -> User:
         """The user a token stands for; ``TokenRejected`` when it is forged, expired or logged out."""
-        user = self._decode(token)
+        user, _ = self._decode(token)
         if await self._store.token_revoked(_digest(token)):
             raise TokenRejected("the token was logged out")
         return user
 
-    def _decode(self, token: str) -> User:
+    def _decode(self, token: str) -> tuple[User, float]:
+        """The user of a token that is genuine and in date, and when it expires (epoch seconds)."""
         try:  # the signature and its algorithm; the times against this authenticator's clock, below
             claims = jwt.decode(
                 token,
@@ -161,14 +162,12 @@ class Authenticator:
         user = self.users.get(str(claims.get("username", "")))
         if user is None:
             raise TokenRejected("invalid token: unknown user")
-        return user
+        return user, exp
 
     async def logout(self, token: str) -> None:
         """Refuse ``token`` from now on, fleet-wide (until it would have expired anyway)."""
-        self._decode(token)
-        claims = jwt.decode(token, options={"verify_signature": False})
-        now_ms = int(self._clock() * 1000)
-        await self._store.revoke_token(_digest(token), int(claims["exp"]) * 1000, now_ms)
+        _, exp = self._decode(token)
+        await self._store.revoke_token(_digest(token), int(exp * 1000), int(self._clock() * 1000))
         self._proxy_passed.pop(f"Bearer {token}", None)
 
     # -- the proxy --------------------------------------------------------------------------------

@@ -124,7 +124,7 @@ class MatchCache:
         if mirror and self.mirrored:
             self.pending[entry.key] = entry
             if len(self.pending) > 2 * self.capacity:  # the store is away: mirror the newest only
-                self.dropped += self.restore_pending({})
+                self.restore_pending({})
 
     def _alias(self, fast: FastKey, key: str) -> None:
         self._aliases[fast] = key
@@ -151,13 +151,17 @@ class MatchCache:
         """Every entry, least recently used first."""
         return list(self._entries.values())
 
-    def restore_pending(self, pending: dict[str, CacheEntry]) -> int:
-        """Put back entries a failed mirror took (newer ones win), at most ``capacity``; returns
-        how many were given up."""
+    def restore_pending(self, pending: dict[str, CacheEntry]) -> None:
+        """Put back entries a failed mirror took (newer ones win), keeping at most ``capacity``;
+        what is given up is counted in ``dropped``."""
         merged = {**pending, **self.pending}
         excess = max(len(merged) - self.capacity, 0)
         self.pending = dict(list(merged.items())[excess:])
-        return excess
+        self.dropped += excess
+
+    def take_dropped(self) -> int:
+        dropped, self.dropped = self.dropped, 0
+        return dropped
 
     def take_pending(self) -> dict[str, CacheEntry]:
         pending, self.pending = self.pending, {}

@@ -200,7 +200,7 @@ class ProxyProtocol(asyncio.Protocol):
             if self._in_head:  # httptools keeps a header that spans reads in memory: count what came
                 self._head_reads += len(data)
                 if self._head_reads > self.server.limits.max_head:
-                    self._fail(431, f"request target and headers larger than {self.server.limits.max_head} bytes")
+                    self._fail_head()
         except httptools.HttpParserUpgrade:
             pass  # CONNECT: answered in on_message_complete
         except httptools.HttpParserError as exc:
@@ -208,7 +208,7 @@ class ProxyProtocol(asyncio.Protocol):
             if isinstance(cause, _BodyTooLarge):
                 self._fail(413, f"request body larger than {self.server.limits.max_body} bytes")
             elif isinstance(cause, _HeadTooLarge):
-                self._fail(431, f"request target and headers larger than {self.server.limits.max_head} bytes")
+                self._fail_head()
             else:
                 self._fail(400, f"Bad Request: {exc}")
 
@@ -512,6 +512,9 @@ class ProxyProtocol(asyncio.Protocol):
             self._fail(408, "Request Timeout: the request did not arrive in time")
         elif not reading and not self._queue and now - since > limits.idle_timeout:
             self.close()
+
+    def _fail_head(self) -> None:
+        self._fail(431, f"request target and headers larger than {self.server.limits.max_head} bytes")
 
     def _fail(self, status: int, text: str) -> None:
         self._write(plain_error(status, text + "\n"), False, False)

@@ -386,9 +386,8 @@ class Runtime:
         async with self._flush_lock:
             for kind, count in self.records.take_dropped().items():  # counted first: the rest may fail
                 self.metrics.dropped(kind, count)
-            if self.cache.dropped:
-                self.metrics.dropped("cache", self.cache.dropped)
-                self.cache.dropped = 0
+            if dropped := self.cache.take_dropped():
+                self.metrics.dropped("cache", dropped)
             if self.counts:
                 counts, self.counts = self.counts, {}
                 try:
@@ -403,7 +402,7 @@ class Runtime:
                 try:
                     await self.store.cache_put(entries, self.cache.capacity)
                 except StoreError:
-                    self.cache.dropped += self.cache.restore_pending(pending)
+                    self.cache.restore_pending(pending)
                     raise
             if self.records.pending:
                 await self.records.flush(self.store)
