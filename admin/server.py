@@ -7,6 +7,7 @@ no ``-redis-url`` it starts a private redis-server on a Unix socket and stops it
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import os
 import secrets
@@ -82,7 +83,14 @@ def _serve(settings: Settings) -> None:
         motd=False,
         access_log=False,
     )
-    Sanic.serve(primary=app, app_loader=loader)
+    try:
+        Sanic.serve(primary=app, app_loader=loader)
+    except OSError as exc:  # Sanic binds the admin port here, in the main process
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        raise StartupError(
+            f"the admin port {settings.listen_on_host}:{settings.admin_port} is already in use"
+        ) from None
 
 
 def _start_reviver(app: Sanic[Any, Any]) -> None:

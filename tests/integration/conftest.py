@@ -6,7 +6,9 @@ import contextlib
 import http.client
 import json
 import os
+import random
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -190,6 +192,26 @@ def upstream() -> Iterator[Upstream]:
 def redis_server() -> Iterator[RedisServer]:
     with RedisServer(port=free_port()) as server:
         yield server
+
+
+def free_port_block(count: int) -> int:
+    """The first of ``count`` consecutive free loopback ports, below the kernel's ephemeral range.
+
+    Only one port of a block can be had from the kernel (bind to port 0), and the others may be
+    taken by an outgoing connection before a server binds them: ports under 32768 (Linux's first
+    ephemeral port) are only ever taken by a bind.
+    """
+    rng = random.Random()
+    for _ in range(200):
+        first = rng.randrange(20000, 32000 - count)
+        with contextlib.ExitStack() as stack:
+            try:
+                for port in range(first, first + count):
+                    stack.enter_context(socket.socket()).bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return first
+    raise RuntimeError(f"no {count} consecutive free ports between 20000 and 32000")
 
 
 def wait_until(check: Any, timeout: float = 15.0, interval: float = 0.05) -> Any:

@@ -12,13 +12,13 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import orjson
 import pytest
 
 from benchmarks.procs import listeners
-from store.redisserver import free_port
-from tests.integration.conftest import ROOT, wait_until
+from tests.integration.conftest import ROOT, free_port_block, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -31,16 +31,18 @@ def _call(port: int, method: str, path: str, body: bytes | None = None) -> tuple
 
 
 @pytest.fixture
-def fleet() -> Iterator[tuple[subprocess.Popen[bytes], int, int]]:
-    admin, proxy = free_port(), free_port()
-    while proxy in range(admin, admin + 3):  # the instances take admin, admin + 1 and admin + 2
-        proxy = free_port()
+def fleet(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int, int]]:
+    block = free_port_block(4)  # the instances take admin, admin + 1 and admin + 2
+    admin, proxy = block, block + 3
     command = [sys.executable, "-m", "admin", "fleet", "3", "-workers", "2", "-ap", str(admin), "-pp", str(proxy),
                "-journal-size", "5000"]  # fmt: skip
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    log = tmp_path / "fleet.log"
+    with log.open("wb") as err:
+        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err)
     try:
         up = wait_until(lambda: all(_healthy(admin + i) for i in range(3)), timeout=60, interval=0.2)
-        assert up, "the fleet did not start"
+        if not up:
+            pytest.fail(f"the fleet did not start:\n{log.read_text(errors='replace')[:3000]}")
         yield process, admin, proxy
     finally:
         if process.poll() is None:
@@ -50,8 +52,6 @@ def fleet() -> Iterator[tuple[subprocess.Popen[bytes], int, int]]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
 
 
 def _healthy(port: int) -> bool:

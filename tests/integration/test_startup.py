@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from benchmarks.procs import descendants
+from store.redisserver import free_port
 from tests.integration.conftest import ROOT, Simproxy, _cmdline, pair, simulation
 
 
@@ -131,3 +132,19 @@ def _status(pid: int) -> str:
         return Path(f"/proc/{pid}/status").read_text().lower()
     except OSError:
         return "zombie"
+
+
+def test_an_admin_port_in_use_stops_the_start_with_status_1_and_says_which() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "admin", "-ap", str(port), "-pp", str(free_port())],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert result.returncode == 1
+    assert f"the admin port 127.0.0.1:{port} is already in use" in result.stderr
