@@ -280,6 +280,7 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             disable_cache=flags.switch("disable-cache"),
             log_level=log_level,
             no_import_check=_no_import_check(flags, env),
+            join_fleet=flags.switch("join-fleet"),
             tls_verification=flags.switch("tls-verification"),
             middleware=_middleware(flags),
             post_serve_actions=_post_serve_actions(flags),

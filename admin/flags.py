@@ -69,6 +69,12 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("workers", "int", "Worker processes sharing one store; env SIMPROXY_WORKERS", "1"),
     FlagSpec("redis-url", "string", "Shared store: redis://, rediss:// or unix:// URL; env SIMPROXY_REDIS_URL"),
     FlagSpec("redis-prefix", "string", "Prefix of every Redis key", "simproxy:"),
+    FlagSpec(
+        "join-fleet",
+        "bool",
+        "On a shared store, apply -import, data sources and mode flags only when they differ from the last start-up"
+        " applied there (a pod that restarts or scales out joins the fleet without resetting it)",
+    ),
     FlagSpec("middleware", "string", "Middleware: a URL, or a binary and a script path separated by a space"),
     FlagSpec("enable-middleware-api", "bool", "Allow PUT /api/v2/hoverfly/middleware"),
     FlagSpec(

@@ -40,6 +40,8 @@ class Settings:
     disable_cache: bool = False
     log_level: str = "info"
     no_import_check: bool = False
+    join_fleet: bool = False
+    """``-join-fleet``: the start-up writes only what differs from the last start-up on the store."""
     upstream_proxy: str = ""
     tls_verification: bool = True
     """Verify the certificates of the real services that requests are forwarded to."""
@@ -128,6 +130,7 @@ class Settings:
             "capture_on_miss",
             "disable_cache",
             "no_import_check",
+            "join_fleet",
             "tls_verification",
             "enable_middleware_api",
         )

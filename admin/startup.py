@@ -5,12 +5,15 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from pathlib import Path
+
+import orjson
 
 from admin.errors import PayloadTooLarge
 from admin.settings import Settings
 from admin.simfile import parse_simulation
-from engine.codec import decode_simulation
+from engine.codec import decode_simulation, export_simulation
 from engine.config import ModeArguments, RuntimeConfig
 from engine.journal import index_key
 from engine.matchers import MatcherRegistry
@@ -104,13 +107,26 @@ async def load_data_sources(settings: Settings) -> dict[str, list[list[str]]]:
 
 async def bootstrap(runtime: Runtime, settings: Settings, *, wait: bool = True) -> None:
     """Write the flags' configuration (when none exists yet, or the flags ask for more than the
-    defaults) and the imported simulation into the shared store."""
+    defaults) and the imported simulation into the shared store.
+
+    With ``-join-fleet`` on a shared store, nothing is written when the store's last start-up came
+    from the same imports, data sources and flags: the fleet already had them, and may have changed
+    since (a new simulation, another mode, state mid-sequence), which a pod that restarts or scales
+    out must not undo. A different start-up (a new ConfigMap, other flags: a rollout) is applied.
+    """
     imported = await load_imports(settings, runtime.registry)
     sources = await load_data_sources(settings)
+    wanted = initial_config(settings)
+    if settings.journal_indexing_keys:
+        wanted = wanted.with_journal_indexes(tuple(dict.fromkeys(index_key(k) for k in settings.journal_indexing_keys)))
+    digest = _startup_digest(imported, sources, wanted)
+    if settings.join_fleet and runtime.store.shared:
+        last = await runtime.store.read_document("startup")
+        if last is not None and last[1] == digest:
+            return
     if sources:
         current = await runtime.fresh_csv()
         await runtime.write_csv({**current.tables, **sources}, expected=None, wait=wait)
-    wanted = initial_config(settings)
     if imported is not None:
         lineage = new_lineage()
         compiled = compile_simulation(imported.simulation, runtime.registry)
@@ -118,11 +134,21 @@ async def bootstrap(runtime: Runtime, settings: Settings, *, wait: bool = True) 
         await runtime.store.cache_clear()
         await reset_sequences(runtime.store, imported.sequence_keys)
         wanted = wanted.preloading(lineage)  # Hoverfly preloads the cache after a start-up import
-    if settings.journal_indexing_keys:
-        wanted = wanted.with_journal_indexes(tuple(dict.fromkeys(index_key(k) for k in settings.journal_indexing_keys)))
     existing = await runtime.store.read_document("config")
     if existing is None or wanted != RuntimeConfig():
         await runtime.write_config(wanted, expected=None, wait=wait)
+    await runtime.store.write_document("startup", digest)
+
+
+def _startup_digest(imported: ImportResult | None, sources: dict[str, list[list[str]]], config: RuntimeConfig) -> bytes:
+    """What a start-up writes, as a digest: two start-ups with the same digest write the same things."""
+    what = {
+        "simulation": export_simulation(imported.simulation) if imported is not None else None,
+        "sequences": imported.sequence_keys if imported is not None else (),
+        "csv": sources,
+        "config": config.to_json(),
+    }
+    return hashlib.sha256(orjson.dumps(what, option=orjson.OPT_SORT_KEYS)).hexdigest().encode()
 
 
 async def reset_sequences(store: Store, keys: tuple[str, ...]) -> None:

@@ -33,7 +33,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-DOCUMENTS = ("simulation", "config", "csv", "ca", "auth")
+DOCUMENTS = ("simulation", "config", "csv", "ca", "auth", "startup")
 
 
 @dataclass(frozen=True, slots=True)

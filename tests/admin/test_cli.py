@@ -29,7 +29,7 @@ SUPPORTED = [
     "ap", "pp", "listen-on-host", "webserver", "import", "destination", "dest", "capture", "spy",
     "synthesize", "modify", "diff", "capture-on-miss", "journal-size", "logs-size", "cache-size",
     "disable-cache", "log-level", "v", "version", "no-import-check", "upstream-proxy", "workers",
-    "redis-url", "redis-prefix", "response-body-files-path", "response-body-files-allow-origin",
+    "redis-url", "redis-prefix", "join-fleet", "response-body-files-path", "response-body-files-allow-origin",
     "templating-data-source", "journal-indexing-key", "journal-body-size-limit", "tls-verification",
     "middleware", "enable-middleware-api", "post-serve-action", "plain-http-tunneling", "cert", "key", "cors",
     "pac-file", "upstream-timeout", "middleware-timeout", "auth", "add", "username", "password", "password-hash",

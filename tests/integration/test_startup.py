@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from benchmarks.procs import descendants
-from store.redisserver import free_port
+from store.redisserver import RedisServer, free_port
 from tests.integration.conftest import ROOT, Simproxy, _cmdline, pair, simulation
 
 
@@ -148,3 +148,33 @@ def test_an_admin_port_in_use_stops_the_start_with_status_1_and_says_which() -> 
         )
     assert result.returncode == 1
     assert f"the admin port 127.0.0.1:{port} is already in use" in result.stderr
+
+
+def test_join_fleet_leaves_a_running_fleet_alone_unless_the_start_up_changed(
+    simproxy_factory: Any, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    first_file = _write(tmp_path / "first.json", simulation(pair("/v", "first")))
+    second_file = _write(tmp_path / "second.json", simulation(pair("/v", "second")))
+    shared = ("-redis-url", redis_server.url, "-redis-prefix", "join-fleet:", "-join-fleet")
+    pod = simproxy_factory(*shared, "-import", first_file)
+    assert pod.proxy("http://svc.test/v")[2] == b"first"
+    # the run goes on: a new simulation, another mode, state
+    pod.admin_json("PUT", "/api/v2/simulation", simulation(pair("/v", "changed at run time")))
+    pod.admin_json("PUT", "/api/v2/hoverfly/mode", {"mode": "spy"})
+    pod.admin_json("PUT", "/api/v2/state", {"state": {"stage": "2"}})
+
+    same = simproxy_factory(*shared, "-import", first_file)  # a pod scaled out with the same start-up
+    for sp in (pod, same):
+        assert sp.proxy("http://svc.test/v")[2] == b"changed at run time"
+        assert sp.admin_json("GET", "/api/v2/hoverfly/mode")[1]["mode"] == "spy"
+        assert sp.admin_json("GET", "/api/v2/state")[1]["state"] == {"stage": "2"}
+
+    rollout = simproxy_factory(*shared, "-import", second_file)  # a new ConfigMap: applied
+    for sp in (pod, rollout):
+        assert sp.proxy("http://svc.test/v")[2] == b"second"
+        assert sp.admin_json("GET", "/api/v2/hoverfly/mode")[1]["mode"] == "simulate"
+
+    # without the flag, every start applies its import, as Hoverfly does
+    pod.admin_json("PUT", "/api/v2/simulation", simulation(pair("/v", "changed again")))
+    plain = simproxy_factory("-redis-url", redis_server.url, "-redis-prefix", "join-fleet:", "-import", second_file)
+    assert plain.proxy("http://svc.test/v")[2] == b"second"

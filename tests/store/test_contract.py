@@ -31,8 +31,8 @@ async def _origin(first_bump: Awaitable[int | None]) -> int:
     return generation - 1
 
 
-def test_the_documents_are_the_simulation_the_config_the_data_sources_the_ca_and_the_auth_secret() -> None:
-    assert DOCUMENTS == ("simulation", "config", "csv", "ca", "auth")
+def test_the_documents_are_the_simulation_config_data_sources_ca_auth_secret_and_last_start_up() -> None:
+    assert DOCUMENTS == ("simulation", "config", "csv", "ca", "auth", "startup")
 
 
 def test_a_fresh_store_is_at_generation_0_with_no_documents(store, run) -> None:
