@@ -1,0 +1,56 @@
+"""``kustomize build`` for the tests: kubectl's built-in kustomize, from Debian when it is missing."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+KUSTOMIZE = ROOT / "deploy" / "kubernetes"
+
+
+@functools.cache
+def kubectl() -> str:
+    """A kubectl with kustomize built in (any since 1.14): the one on PATH, else Debian's, installed.
+
+    The install needs root (CI and the project's machines run as root); elsewhere it says what to do.
+    """
+    found = shutil.which("kubectl")
+    if found:
+        return found
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        raise RuntimeError("the deploy tests need kubectl: install Debian's kubernetes-client package")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    install = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "kubernetes-client"]
+    if subprocess.run(install, env=env, capture_output=True).returncode != 0:
+        subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, check=True)
+        subprocess.run(install, env=env, capture_output=True, check=True)
+    found = shutil.which("kubectl")
+    if not found:
+        raise RuntimeError("kubernetes-client installed no kubectl")
+    return found
+
+
+def render(kustomization: str) -> list[dict[str, Any]]:
+    """The objects ``kubectl kustomize deploy/kubernetes/<kustomization>`` prints."""
+    result = subprocess.run(
+        [kubectl(), "kustomize", str(KUSTOMIZE / kustomization)], capture_output=True, text=True, timeout=120
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"kustomize failed on {kustomization}:\n{result.stderr}")
+    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+
+
+def one(objects: list[dict[str, Any]], kind: str, name: str = "") -> dict[str, Any]:
+    """The single object of ``kind`` named ``name``, or ``name`` plus a generator's hash suffix."""
+    pattern = re.compile(rf"{re.escape(name)}(-[a-z0-9]{{10}})?")
+    found = [o for o in objects if o["kind"] == kind and pattern.fullmatch(o["metadata"]["name"])]
+    assert len(found) == 1, f"{len(found)} {kind} objects named {name!r}*"
+    return found[0]
