@@ -194,3 +194,28 @@ def test_the_rendered_deployment_runs_a_fleet_that_serves_its_configmap_simulati
     # a stop: SIGTERM drains and exits 0 within the grace period
     assert first.stop() == 0
     assert second.probe(second.container["readinessProbe"]["httpGet"]) == 200
+
+
+def test_the_sample_dashboard_queries_only_metrics_that_simproxy_exposes(simproxy_factory: Any) -> None:
+    dashboard = json.loads((ROOT / "deploy" / "grafana" / "simproxy-dashboard.json").read_text())
+    queried = {
+        name
+        for panel in dashboard["panels"]
+        for target in panel["targets"]
+        for name in re.findall(r"\bsimproxy_[a-z_]+", target["expr"])
+    }
+    assert len(queried) >= 8
+    sp = simproxy_factory("-cache-size", "10")
+    sp.admin_json(
+        "PUT",
+        "/api/v2/simulation",
+        {"data": {"pairs": [{"request": {}, "response": {"status": 200}}]}, "meta": {"schemaVersion": "v5"}},
+    )
+    assert sp.proxy("http://svc.test/any")[0] == 200
+    status, _, text = sp.admin("GET", "/metrics")
+    assert status == 200
+    # declared (a labelled counter has no sample before its first count, e.g. records dropped)
+    suffixes = {"histogram": ("_bucket", "_sum", "_count")}
+    declared = re.findall(r"^# TYPE (\S+) (\S+)$", text.decode(), re.M)
+    exposed = {name + suffix for name, kind in declared for suffix in suffixes.get(kind, ("",))}
+    assert queried <= exposed, sorted(queried - exposed)
