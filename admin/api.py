@@ -4,6 +4,7 @@ listeners that build the worker's store, runtime and proxy port."""
 from __future__ import annotations
 
 import logging
+import os
 import signal
 from typing import Any
 
@@ -11,7 +12,7 @@ from sanic import Request, Sanic
 from sanic.exceptions import SanicException
 from sanic.response import HTTPResponse
 
-from admin import actions, auth, cache, datasources, diff, journal, logs, metrics, openapi, state
+from admin import actions, auth, cache, datasources, diff, journal, live, logs, metrics, openapi, state
 from admin import configuration as conf
 from admin import simulation as sim
 from admin.errors import ApiError
@@ -98,6 +99,8 @@ def _routes(app: Sanic[Any, Any], settings: Settings) -> None:
         add(conf.get_cors, f"{base}/cors", methods=["GET"], name=f"{ns}_cors")
         add(conf.get_middleware, f"{base}/middleware", methods=["GET"], name=f"{ns}_middleware")
         add(conf.get_ca_certificate, f"{base}/ca-cert", methods=["GET"], name=f"{ns}_ca_cert")
+        add(live.get_traffic, f"{base}/traffic", methods=["GET"], name=f"{ns}_traffic")
+        add(live.get_workers, f"{base}/workers", methods=["GET"], name=f"{ns}_workers")
         if settings.enable_middleware_api:  # Hoverfly registers the PUT only then (else: 404)
             add(conf.put_middleware, f"{base}/middleware", methods=["PUT"], name=f"{ns}_middleware_put")
         add(actions.get_actions, f"{base}/post-serve-action", methods=["GET"], name=f"{ns}_actions_get")
@@ -157,6 +160,8 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
         webserver=settings.webserver,
         records=recorder,
         instance=settings.instance_id,
+        # "<instance>/<pid>": the dashboard groups the live workers by instance
+        worker_id=f"{settings.instance_id}/{os.getpid()}" if settings.instance_id else None,
     )
     if not settings.redis_url:
         await bootstrap(runtime, settings)  # the in-process store starts empty in this worker

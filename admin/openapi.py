@@ -504,16 +504,46 @@ def _config_paths(base: str) -> dict[str, Schema]:
 # -- the document --------------------------------------------------------------------------------
 
 
+def _live_paths(base: str) -> dict[str, Schema]:
+    """What the fleet does now (admin/live.py): Hoverfly's API has no view of it; the dashboard reads it."""
+    series = _object(
+        {"mode": _string(), "outcome": _string("hit, miss, forwarded or error."), "requests": _array(_integer())},
+        "*",
+    )
+    traffic = _object(
+        {"start": _integer("First second (epoch)."), "end": _integer("Last second."), "series": _array(series)}, "*"
+    )
+    worker = _object({"id": _string(), "pid": _nullable(_integer(), "Its process id."), "lastSeen": _string()}, "*")
+    workers = _object(
+        {"instances": _array(_object({"id": _string(), "workers": _array(worker)}, "*")), "workers": _integer()}, "*"
+    )
+    seconds = _query("seconds", "How many seconds back, 1 to 900 (default 60).", _integer())
+    return {
+        f"{base}/traffic": {
+            "get": _op(
+                "Read the fleet's requests per second",
+                _ok("Requests per second by mode and outcome, one number a second, oldest first.", traffic),
+                {400: "`seconds` is not a whole number from 1 to 900."},
+                params=(seconds,),
+            )
+        },
+        f"{base}/workers": {"get": _op("List the live workers", _ok("Live workers by instance.", workers))},
+    }
+
+
 def _groups() -> list[tuple[str, dict[str, Schema]]]:
     config: dict[str, Schema] = {}
+    live: dict[str, Schema] = {}
     for ns in NAMESPACES:
         config |= _config_paths(f"/api/v2/{ns}")
+        live |= _live_paths(f"/api/v2/{ns}")
     return [
         ("general", _general_paths()),
         ("simulation", _simulation_paths()),
         ("journal", _journal_paths()),
         ("records", _record_paths()),
         ("configuration", config),
+        ("fleet", live),
     ]
 
 

@@ -345,6 +345,15 @@ class Runtime:
             return [self.cache.dump(entry) for entry in self.cache.entries()]
         return list((await self.store.cache_entries()).values())
 
+    async def traffic(self, seconds: int) -> tuple[int, dict[int, dict[str, float]]]:
+        """(the last second, {second: {"<mode>|<outcome>": requests}}) over the last ``seconds``."""
+        now = self._clock_ms() // 1000
+        return now, await self.store.traffic_read(now - seconds + 1, now)
+
+    async def workers(self) -> dict[str, int]:
+        """{worker id: last heartbeat in epoch ms} of the fleet's live workers."""
+        return await self.store.worker_heartbeats(self._clock_ms() - ALIVE_WINDOW_MS)
+
     async def sizes(self) -> tuple[int, int]:
         """(journal entries, match cache entries), fleet-wide."""
         journal, cache = await self.store.sizes()
@@ -408,9 +417,12 @@ class Runtime:
                 await self.records.flush(self.store)
             if self.metrics:
                 taken = self.metrics.take()
+                # the fleet's requests per second by mode and outcome (the dashboard's chart)
+                requests = {field[9:]: n for field, n in taken.items() if field.startswith("requests|")}
+                traffic = (self._clock_ms() // 1000, requests) if requests else None
                 started = time.perf_counter()
                 try:
-                    await self.store.metrics_add(self.instance, taken)
+                    await self.store.metrics_add(self.instance, taken, traffic)
                 except StoreError:
                     self.metrics.restore(taken)
                     self.metrics.store_call(time.perf_counter() - started, failed=True)

@@ -33,6 +33,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+TRAFFIC_KEEP_S = 900
+"""Seconds of per-second traffic the store keeps (the dashboard's chart reads the last minutes)."""
 DOCUMENTS = ("simulation", "config", "csv", "ca", "auth", "startup")
 
 
@@ -150,8 +152,17 @@ class Store(Protocol):
 
     async def logs_append(self, records: Sequence[bytes], limit: int) -> None: ...
 
-    async def metrics_add(self, instance: str, increments: Mapping[str, float]) -> None:
-        """Add to an instance's metric totals (one round trip)."""
+    async def metrics_add(
+        self, instance: str, increments: Mapping[str, float], traffic: tuple[int, Mapping[str, float]] | None = None
+    ) -> None:
+        """Add to an instance's metric totals, and ``traffic`` (epoch second, counts) to the
+        fleet's per-second traffic, kept ``TRAFFIC_KEEP_S`` seconds (one round trip)."""
+
+    async def traffic_read(self, since: int, until: int) -> dict[int, dict[str, float]]:
+        """The fleet's per-second traffic in epoch seconds ``since``..``until``: {second: {name: count}}."""
+
+    async def worker_heartbeats(self, alive_since_ms: int) -> dict[str, int]:
+        """{worker id: its last heartbeat in epoch ms} of the workers alive since ``alive_since_ms``."""
 
     async def metrics_read(self, instance: str) -> dict[str, float]: ...
 

@@ -9,7 +9,7 @@ import asyncio
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Mapping, Sequence
 
-from store.base import DOCUMENTS, Versions
+from store.base import DOCUMENTS, TRAFFIC_KEEP_S, Versions
 
 
 class MemoryStore:
@@ -31,6 +31,7 @@ class MemoryStore:
         self._revoked: dict[str, int] = {}  # digest -> until (ms)
         self._logs: deque[bytes] = deque()
         self._metrics: dict[str, dict[str, float]] = {}
+        self._traffic: dict[int, dict[str, float]] = {}
         self._closed = asyncio.Event()
 
     async def ping(self) -> None:
@@ -188,10 +189,25 @@ class MemoryStore:
     async def logs_records(self) -> list[bytes]:
         return list(self._logs)
 
-    async def metrics_add(self, instance: str, increments: Mapping[str, float]) -> None:
+    async def metrics_add(
+        self, instance: str, increments: Mapping[str, float], traffic: tuple[int, Mapping[str, float]] | None = None
+    ) -> None:
         totals = self._metrics.setdefault(instance, {})
         for field, amount in increments.items():
             totals[field] = totals.get(field, 0) + amount
+        if traffic is not None:
+            second, counts = traffic
+            bucket = self._traffic.setdefault(second, {})
+            for name, amount in counts.items():
+                bucket[name] = bucket.get(name, 0) + amount
+            for old in [s for s in self._traffic if s <= second - TRAFFIC_KEEP_S]:
+                del self._traffic[old]
+
+    async def traffic_read(self, since: int, until: int) -> dict[int, dict[str, float]]:
+        return {second: dict(counts) for second, counts in self._traffic.items() if since <= second <= until}
+
+    async def worker_heartbeats(self, alive_since_ms: int) -> dict[str, int]:
+        return {wid: seen for wid, (seen, _) in self._workers.items() if seen >= alive_since_ms}
 
     async def metrics_read(self, instance: str) -> dict[str, float]:
         return dict(self._metrics.get(instance, {}))

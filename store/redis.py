@@ -19,7 +19,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.typing import EncodableT, FieldT
 
 from store import redis_scripts as scripts
-from store.base import DOCUMENTS, Versions
+from store.base import DOCUMENTS, TRAFFIC_KEEP_S, Versions
 from store.errors import StoreError, StoreUnavailable
 
 SOCKET_TIMEOUT = 1.0
@@ -91,6 +91,7 @@ class RedisStore:
         self._logs = f"{base}logs"
         self._diff = f"{base}diff"
         self._metrics_prefix = f"{base}metrics:"
+        self._traffic_prefix = f"{base}traffic:"
         self._login_failures = f"{base}auth:failures"
         self._revoked_prefix = f"{base}revoked:"
         self._closed = False
@@ -382,13 +383,44 @@ class RedisStore:
             await pipe.execute()
 
     @_translate
-    async def metrics_add(self, instance: str, increments: Mapping[str, float]) -> None:
-        if not increments:
+    async def metrics_add(
+        self, instance: str, increments: Mapping[str, float], traffic: tuple[int, Mapping[str, float]] | None = None
+    ) -> None:
+        if not increments and traffic is None:
             return
         async with self._client.pipeline(transaction=False) as pipe:
             for field, amount in increments.items():
                 pipe.hincrbyfloat(self._metrics_prefix + instance, field, amount)
+            if traffic is not None:
+                # one hash a minute, fields "<second of the minute>|<name>": a read of the last
+                # minutes is a few HGETALLs, and each minute expires as a whole
+                second, counts = traffic
+                key = f"{self._traffic_prefix}{second // 60}"
+                for name, amount in counts.items():
+                    pipe.hincrbyfloat(key, f"{second % 60}|{name}", amount)
+                pipe.expire(key, TRAFFIC_KEEP_S + 60)
             await pipe.execute()
+
+    @_translate
+    async def traffic_read(self, since: int, until: int) -> dict[int, dict[str, float]]:
+        minutes = range(max(since, until - TRAFFIC_KEEP_S) // 60, until // 60 + 1)
+        async with self._client.pipeline(transaction=False) as pipe:
+            for minute in minutes:
+                pipe.hgetall(f"{self._traffic_prefix}{minute}")
+            hashes = await pipe.execute()
+        out: dict[int, dict[str, float]] = {}
+        for minute, raw in zip(minutes, hashes, strict=True):
+            for field, amount in raw.items():
+                offset, _, name = _text(field).partition("|")
+                second = minute * 60 + int(offset)
+                if since <= second <= until:
+                    out.setdefault(second, {})[name] = float(amount)
+        return out
+
+    @_translate
+    async def worker_heartbeats(self, alive_since_ms: int) -> dict[str, int]:
+        seen = await self._client.hgetall(self._workers)
+        return {_text(k): int(v) for k, v in seen.items() if int(v) >= alive_since_ms}
 
     @_translate
     async def metrics_read(self, instance: str) -> dict[str, float]:
