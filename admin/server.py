@@ -11,10 +11,13 @@ import errno
 import logging
 import os
 import secrets
+import signal
 import socket
 import sys
+import threading
 from dataclasses import replace
 from functools import partial
+from types import FrameType
 from typing import Any
 
 from sanic import Sanic
@@ -23,7 +26,7 @@ from sanic.worker.loader import AppLoader
 from admin.api import create_app
 from admin.settings import Settings
 from admin.startup import StartupError, bootstrap, initial_config, load_data_sources, load_imports
-from admin.workers import Reviver
+from admin.workers import Reviver, StoppedBeforeReady
 from engine.matchers import MatcherRegistry
 from engine.runtime import Runtime
 from store import RedisStore, SimproxyError
@@ -37,6 +40,8 @@ def run(settings: Settings) -> int:
     private: RedisServer | None = None
     instance = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
     settings = replace(settings, instance_id=instance, main_pid=os.getpid())
+    for sig in (signal.SIGTERM, signal.SIGINT):  # until Sanic's manager (then the Reviver) takes them
+        signal.signal(sig, _stop_before_ready)
     try:
         if settings.workers > 1 and not settings.redis_url:
             private = RedisServer().start()
@@ -46,6 +51,8 @@ def run(settings: Settings) -> int:
         else:
             asyncio.run(_check_start_files(settings))  # fail before any worker starts
         _serve(settings)
+    except StoppedBeforeReady:
+        log.info("stopped before every worker was ready")
     except (StartupError, SimproxyError, OSError) as exc:
         print(f"simproxy: {exc}", file=sys.stderr)
         return 1
@@ -53,6 +60,10 @@ def run(settings: Settings) -> int:
         if private is not None:
             private.stop()
     return 0
+
+
+def _stop_before_ready(signum: int, frame: FrameType | None) -> None:
+    raise StoppedBeforeReady
 
 
 async def _check_start_files(settings: Settings) -> None:
@@ -83,6 +94,11 @@ def _serve(settings: Settings) -> None:
         motd=False,
         access_log=False,
     )
+    # From here Sanic's code runs: a stop is noted (not raised into it) until its manager takes the
+    # signals over; the Reviver then ends the start if one was noted.
+    app.ctx.stop_requested = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda signum, frame: app.ctx.stop_requested.set())
     try:
         Sanic.serve(primary=app, app_loader=loader)
     except OSError as exc:  # Sanic binds the admin port here, in the main process
@@ -95,7 +111,7 @@ def _serve(settings: Settings) -> None:
 
 def _start_reviver(app: Sanic[Any, Any]) -> None:
     app.ctx.reviver = Reviver(app.manager)
-    app.ctx.reviver.start()
+    app.ctx.reviver.start(app.ctx.stop_requested)
 
 
 def _stop_reviver(app: Sanic[Any, Any]) -> None:

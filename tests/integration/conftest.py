@@ -42,7 +42,6 @@ class Simproxy:
         self.flags = flags
         self.workers = int(flags[flags.index("-workers") + 1]) if "-workers" in flags else 1
         self.process: subprocess.Popen[bytes] | None = None
-        self.started_at = 0.0
 
     def start(self, timeout: float = 30.0) -> Simproxy:
         try:
@@ -67,7 +66,6 @@ class Simproxy:
             try:
                 status, _, _ = self.admin("GET", "/api/health")
                 if status == 200 and self._proxy_listening() and len(self.proxy_listeners()) >= self.workers:
-                    self.started_at = time.monotonic()
                     return self
             except OSError:
                 pass
@@ -92,12 +90,7 @@ class Simproxy:
     def stop(self) -> None:
         if self.process is None:
             return
-        # A SIGTERM that lands in Sanic's main process within a moment of its start is lost (see
-        # README, known issues): give it that moment, and send a second one if the first is lost.
-        settle = self.started_at + 1.0 - time.monotonic()
-        if settle > 0 and self.process.poll() is None:
-            time.sleep(settle)
-        for sig, wait in ((signal.SIGTERM, 5), (signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+        for sig, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, 10)):
             if self.process.poll() is not None:
                 break
             self.process.send_signal(sig)

@@ -7,12 +7,16 @@ import concurrent.futures
 import os
 import signal
 import socket
+import subprocess
+import sys
 import time
 from typing import Any
 
 import pytest
 
-from tests.integration.conftest import Simproxy, pair, simulation, wait_until
+from benchmarks.procs import descendants
+from store.redisserver import free_port
+from tests.integration.conftest import ROOT, Simproxy, pair, simulation, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -55,3 +59,24 @@ def test_sigterm_lets_the_request_in_flight_finish_and_exits_0(simproxy_factory:
         sp.process.send_signal(signal.SIGTERM)
         assert in_flight.result(timeout=20)[::2] == (200, b"finished")
     assert sp.process.wait(timeout=20) == 0
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_while_the_workers_start_ends_the_start_and_exits_0(sig: signal.Signals) -> None:
+    admin, proxy = free_port(), free_port()
+    command = [sys.executable, "-m", "admin", "-workers", "2", "-ap", str(admin), "-pp", str(proxy)]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        # the admin port is bound by the main process before any worker runs: stop right then
+        def bound() -> bool:
+            with socket.socket() as probe:
+                return probe.connect_ex(("127.0.0.1", admin)) == 0
+
+        assert wait_until(bound, timeout=30, interval=0.01)
+        process.send_signal(sig)
+        assert process.wait(timeout=20) == 0
+        assert not descendants(process.pid)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
