@@ -12,7 +12,7 @@ from sanic import Request, Sanic
 from sanic.exceptions import SanicException
 from sanic.response import HTTPResponse
 
-from admin import actions, auth, cache, datasources, diff, journal, live, logs, metrics, openapi, state
+from admin import actions, auth, cache, datasources, diff, journal, live, logs, metrics, openapi, page, state
 from admin import configuration as conf
 from admin import simulation as sim
 from admin.errors import ApiError
@@ -46,6 +46,7 @@ def create_app(settings: Settings) -> Sanic[Any, Any]:
     app.config.MOTD = False
     app.config.REQUEST_MAX_SIZE = settings.max_admin_body
     app.ctx.settings = settings
+    app.ctx.dashboard = page.load_assets()
     _routes(app, settings)
     app.register_middleware(auth.require_token, "request")
     app.error_handler.add(Exception, _handle_error)
@@ -57,6 +58,9 @@ def create_app(settings: Settings) -> Sanic[Any, Any]:
 def _routes(app: Sanic[Any, Any], settings: Settings) -> None:
     add = app.add_route
     add(conf.health, "/api/health", methods=["GET"], name="health")
+    add(page.index, "/", methods=["GET"], name="page_root")
+    add(page.index, "/dashboard", methods=["GET"], name="page_dashboard")
+    add(page.asset, "/dashboard/<name>", methods=["GET"], name="page_asset")
     add(openapi.get_openapi, "/api/v2/openapi.json", methods=["GET"], name="openapi")
     add(auth.login, "/api/token-auth", methods=["POST"], name="token_auth")
     add(auth.login_options, "/api/token-auth", methods=["OPTIONS"], name="token_auth_options")

@@ -15,6 +15,7 @@ import orjson
 from sanic import Request
 from sanic.response import HTTPResponse
 
+from admin import page
 from admin.errors import ApiError
 from admin.responses import empty_response, json_response, services
 from engine.auth import Authenticator, bearer_token
@@ -45,6 +46,8 @@ async def require_token(request: Request) -> None:
     """Request middleware: with ``-auth``, a valid bearer token or 401 (the open routes excepted)."""
     auth: Authenticator | None = services(request).auth
     if auth is None or request.method == "OPTIONS" or (request.method, request.path) in OPEN_ROUTES:
+        return
+    if request.method == "GET" and request.path in page.OPEN_PATHS:  # the page's own files, no data
         return
     token = bearer_token(request.headers.get("authorization"))
     if token is None:

@@ -20,7 +20,10 @@ from admin.settings import Settings
 from engine.version import VERSION
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
-OPEN = {("get", "/api/health"), ("post", "/api/token-auth"), ("options", "/api/token-auth")}
+OPEN = {("get", "/api/health"), ("post", "/api/token-auth"), ("options", "/api/token-auth")} | {
+    ("get", path)
+    for path in ("/", "/dashboard", "/dashboard/{name}")  # the page's files hold no data
+}
 ERROR_SCHEMA = {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}}
 SANIC_PARAM = re.compile(r"<([^:>]+)(?::[^>]*)?>")
 TEMPLATE_PARAM = re.compile(r"\{([^}]+)\}")

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import functools
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from tests.system import debian_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 KUSTOMIZE = ROOT / "deploy" / "kubernetes"
@@ -18,24 +18,8 @@ KUSTOMIZE = ROOT / "deploy" / "kubernetes"
 
 @functools.cache
 def kubectl() -> str:
-    """A kubectl with kustomize built in (any since 1.14): the one on PATH, else Debian's, installed.
-
-    The install needs root (CI and the project's machines run as root); elsewhere it says what to do.
-    """
-    found = shutil.which("kubectl")
-    if found:
-        return found
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        raise RuntimeError("the deploy tests need kubectl: install Debian's kubernetes-client package")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "kubernetes-client"]
-    if subprocess.run(install, env=env, capture_output=True).returncode != 0:
-        subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, check=True)
-        subprocess.run(install, env=env, capture_output=True, check=True)
-    found = shutil.which("kubectl")
-    if not found:
-        raise RuntimeError("kubernetes-client installed no kubectl")
-    return found
+    """A kubectl with kustomize built in (any since 1.14): the one on PATH, else Debian's."""
+    return debian_tool("kubectl", "kubernetes-client")
 
 
 def render(kustomization: str) -> list[dict[str, Any]]:

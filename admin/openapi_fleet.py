@@ -1,0 +1,55 @@
+"""The OpenAPI description of simproxy's own routes: the fleet views and the dashboard page."""
+
+from __future__ import annotations
+
+from admin.openapi_build import Schema, array, integer, nullable, object_, ok, op, query, string, text
+
+PAGE_PATHS = ("/", "/dashboard", "/dashboard/{name}")
+"""The page and its files: they hold no data and answer without a token, even with ``-auth``."""
+
+
+def live_paths(base: str) -> dict[str, Schema]:
+    """What the fleet does now (admin/live.py): Hoverfly's API has no view of it; the dashboard reads it."""
+    series = object_(
+        {"mode": string(), "outcome": string("hit, miss, forwarded or error."), "requests": array(integer())},
+        "*",
+    )
+    traffic = object_(
+        {"start": integer("First second (epoch)."), "end": integer("Last second."), "series": array(series)}, "*"
+    )
+    worker = object_({"id": string(), "pid": nullable(integer(), "Its process id."), "lastSeen": string()}, "*")
+    workers = object_(
+        {"instances": array(object_({"id": string(), "workers": array(worker)}, "*")), "workers": integer()}, "*"
+    )
+    seconds = query("seconds", "How many seconds back, 1 to 900 (default 60).", integer())
+    return {
+        f"{base}/traffic": {
+            "get": op(
+                "Read the fleet's requests per second",
+                ok("Requests per second by mode and outcome, one number a second, oldest first.", traffic),
+                {400: "`seconds` is not a whole number from 1 to 900."},
+                params=(seconds,),
+            )
+        },
+        f"{base}/workers": {"get": op("List the live workers", ok("Live workers by instance.", workers))},
+    }
+
+
+def page_paths() -> dict[str, Schema]:
+    html = text("The dashboard page (HTML).", "text/html")
+    name = {
+        "name": "name",
+        "in": "path",
+        "required": True,
+        "description": "A file of the page.",
+        "schema": string(enum=["index.html", "app.js", "app.css"]),
+    }
+    asset = {
+        "description": "The file.",
+        "content": {m: {"schema": string()} for m in ("text/javascript", "text/css", "text/html")},
+    }
+    return {
+        "/": {"get": op("The dashboard", html)},
+        "/dashboard": {"get": op("The dashboard", html)},
+        "/dashboard/{name}": {"get": op("A file of the dashboard", asset, {404: "No such file."}, params=(name,))},
+    }
