@@ -25,26 +25,32 @@ class ClientError(Exception):
     """What the tool would print and exit with: the server's ``error`` message, or the raw body."""
 
 
+def _exchange(port: int, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> tuple[int, bytes]:
+    """One request on a new connection; a gzip body comes back decoded, as both tools' HTTP stacks do."""
+    with contextlib.closing(http.client.HTTPConnection("127.0.0.1", port, timeout=30)) as conn:
+        conn.request(method, path, body=body, headers={"Accept-Encoding": "gzip", **headers})
+        resp = conn.getresponse()
+        payload = resp.read()
+        if resp.getheader("Content-Encoding") == "gzip":
+            payload = gzip.decompress(payload)
+        return resp.status, payload
+
+
 class Hoverctl:
     def __init__(self, port: int) -> None:
         self.port = port
         self.token = ""
 
     def _do(self, method: str, path: str, body: bytes | None = None, accept: str = "") -> tuple[int, bytes]:
-        headers = {"User-Agent": "Go-http-client/1.1", "Accept-Encoding": "gzip"}
+        headers = {"User-Agent": "Go-http-client/1.1"}
         if accept:
             headers["Accept"] = accept
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
-        with contextlib.closing(http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)) as conn:
-            conn.request(method, path, body=body, headers=headers)
-            resp = conn.getresponse()
-            payload = resp.read()
-            if resp.getheader("Content-Encoding") == "gzip":  # Go's transport undoes it unseen
-                payload = gzip.decompress(payload)
-        if resp.status == 401:
+        status, payload = _exchange(self.port, method, path, body, headers)
+        if status == 401:
             raise ClientError("Hoverfly requires authentication")
-        return resp.status, payload
+        return status, payload
 
     def _ok(self, method: str, path: str, body: bytes | None = None, accept: str = "") -> Any:
         status, payload = self._do(method, path, body, accept)
@@ -184,21 +190,16 @@ class JavaClient:
         self.token = token  # HOVERFLY_AUTH_TOKEN
 
     def _call(self, method: str, path: str, doc: Any = None) -> Any:
-        headers = {"User-Agent": "okhttp/4.12.0", "Accept-Encoding": "gzip"}
+        headers = {"User-Agent": "okhttp/4.12.0"}
         body = None
         if doc is not None:
             body = json.dumps(doc).encode()
             headers["Content-Type"] = "application/json; charset=utf-8"
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
-        with contextlib.closing(http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)) as conn:
-            conn.request(method, path, body=body, headers=headers)
-            resp = conn.getresponse()
-            payload = resp.read()
-            if resp.getheader("Content-Encoding") == "gzip":  # OkHttp undoes it unseen
-                payload = gzip.decompress(payload)
-        if not 200 <= resp.status < 300:
-            raise ClientError(f"Unexpected response (code={resp.status}, message={payload.decode(errors='replace')})")
+        status, payload = _exchange(self.port, method, path, body, headers)
+        if not 200 <= status < 300:
+            raise ClientError(f"Unexpected response (code={status}, message={payload.decode(errors='replace')})")
         return json.loads(payload) if payload.strip() else None
 
     def healthy(self) -> bool:
