@@ -204,10 +204,12 @@ function journalMatches(entry) {
 }
 
 let journalEntries = [];
+let journalTotal = 0;
 
 function renderJournal(view) {
   journalEntries = view.journal || [];
-  $("journal-total").textContent = `(${view.total} entries)`;
+  journalTotal = view.total;
+  $("journal-total").textContent = `(${journalTotal} entries)`;
   const body = $("journal").tBodies[0];
   body.replaceChildren();
   for (const entry of journalEntries.filter(journalMatches).slice(0, 100)) {
@@ -423,7 +425,8 @@ $("logout").addEventListener("click", logout);
 $("mode-select").addEventListener("change", showModeArguments);
 $("mode-form").addEventListener("submit", switchMode);
 $("destination-form").addEventListener("submit", saveDestination);
-$("journal-filter").addEventListener("input", () => renderJournal({ journal: journalEntries, total: journalEntries.length }));
+$("journal-filter").addEventListener("input", () => renderJournal({ journal: journalEntries, total: journalTotal }));
+$("journal-filter").addEventListener("change", () => renderJournal({ journal: journalEntries, total: journalTotal }));
 $("journal-filter").addEventListener("submit", (event) => event.preventDefault());
 $("journal-clear").addEventListener("click", clearJournal);
 $("sim-upload").addEventListener("click", uploadSimulation);
