@@ -59,6 +59,14 @@ def test_the_page_shows_the_fleet_live_and_changes_it(
         "/health",
     ]
 
+    # download: the export, as a file
+    downloads = tmp_path / "downloads"
+    browser.execute_cdp_cmd("Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)})
+    browser.find_element(By.ID, "sim-download").click()
+    exported = downloads / "simulation.json"
+    _until(browser, lambda: exported.exists() and exported.stat().st_size > 0)
+    assert [p["response"]["body"] for p in json.loads(exported.read_text())["data"]["pairs"]] == ["[]", "ok"]
+
     # traffic through the proxy: counters, hit ratio, journal and unmatched requests follow
     for _ in range(10):
         assert sp.proxy("http://shop.test/orders")[0] == 200
