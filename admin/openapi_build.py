@@ -85,8 +85,8 @@ def body(schema: Schema, description: str, *, required: bool = True, media: tupl
     return {"description": description, "required": required, "content": {m: {"schema": schema} for m in media}}
 
 
-def path_param(name: str, description: str) -> Schema:
-    return {"name": name, "in": "path", "required": True, "description": description, "schema": string()}
+def path_param(name: str, description: str, schema: Schema | None = None) -> Schema:
+    return {"name": name, "in": "path", "required": True, "description": description, "schema": schema or string()}
 
 
 def query(name: str, description: str, schema: Schema | None = None) -> Schema:

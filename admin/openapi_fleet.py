@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from admin.openapi_build import Schema, array, integer, nullable, object_, ok, op, query, string, text
+from admin.openapi_build import Schema, array, integer, nullable, object_, ok, op, path_param, query, string, text
+from admin.page import ASSETS
 
 PAGE_PATHS = ("/", "/dashboard", "/dashboard/{name}")
 """The page and its files: they hold no data and answer without a token, even with ``-auth``."""
@@ -37,17 +38,9 @@ def live_paths(base: str) -> dict[str, Schema]:
 
 def page_paths() -> dict[str, Schema]:
     html = text("The dashboard page (HTML).", "text/html")
-    name = {
-        "name": "name",
-        "in": "path",
-        "required": True,
-        "description": "A file of the page.",
-        "schema": string(enum=["index.html", "app.js", "app.css"]),
-    }
-    asset = {
-        "description": "The file.",
-        "content": {m: {"schema": string()} for m in ("text/javascript", "text/css", "text/html")},
-    }
+    name = path_param("name", "A file of the page.", string(enum=list(ASSETS)))
+    media = dict.fromkeys(content_type.split(";")[0] for content_type in ASSETS.values())
+    asset = {"description": "The file.", "content": {m: {"schema": string()} for m in media}}
     return {
         "/": {"get": op("The dashboard", html)},
         "/dashboard": {"get": op("The dashboard", html)},

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 """Upper bounds in seconds of ``simproxy_request_duration_seconds``; +Inf is implied."""
 STORE_BUCKETS = (0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1.0)
+REQUESTS = "requests|"
+"""Prefix of the request counters' field names: ``requests|<mode>|<outcome>``."""
 MAX_PAIRS = 200
 """Distinct pair names counted per worker; the rest are counted as ``other`` (bounded cardinality)."""
 
@@ -60,7 +62,7 @@ class MetricsBuffer:
     def take(self) -> dict[str, float]:
         requests, self._requests = self._requests, {}
         for (mode, outcome, bucket, pair), count in requests.items():
-            self._add(f"requests|{mode}|{outcome}", count)
+            self._add(f"{REQUESTS}{mode}|{outcome}", count)
             self._add(f"latency_bucket|{mode}|{bucket}", count)
             if pair:
                 self._add(f"pair_hits|{pair}", count)
@@ -69,6 +71,11 @@ class MetricsBuffer:
             self._add(f"latency_sum|{mode}", seconds)
         taken, self.pending = self.pending, {}
         return taken
+
+    @staticmethod
+    def request_counts(taken: Mapping[str, float]) -> dict[str, float]:
+        """The requests among ``taken`` increments, as {"<mode>|<outcome>": count}."""
+        return {field[len(REQUESTS) :]: n for field, n in taken.items() if field.startswith(REQUESTS)}
 
     def restore(self, taken: Mapping[str, float]) -> None:
         for field, amount in taken.items():

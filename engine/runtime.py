@@ -418,7 +418,7 @@ class Runtime:
             if self.metrics:
                 taken = self.metrics.take()
                 # the fleet's requests per second by mode and outcome (the dashboard's chart)
-                requests = {field[9:]: n for field, n in taken.items() if field.startswith("requests|")}
+                requests = MetricsBuffer.request_counts(taken)
                 traffic = (self._clock_ms() // 1000, requests) if requests else None
                 started = time.perf_counter()
                 try:

@@ -197,11 +197,12 @@ class MemoryStore:
             totals[field] = totals.get(field, 0) + amount
         if traffic is not None:
             second, counts = traffic
+            if second not in self._traffic:  # a new second: forget the ones past the keep window
+                for old in [s for s in self._traffic if s <= second - TRAFFIC_KEEP_S]:
+                    del self._traffic[old]
             bucket = self._traffic.setdefault(second, {})
             for name, amount in counts.items():
                 bucket[name] = bucket.get(name, 0) + amount
-            for old in [s for s in self._traffic if s <= second - TRAFFIC_KEEP_S]:
-                del self._traffic[old]
 
     async def traffic_read(self, since: int, until: int) -> dict[int, dict[str, float]]:
         return {second: dict(counts) for second, counts in self._traffic.items() if since <= second <= until}

@@ -214,7 +214,6 @@ function renderJournal(view) {
   body.replaceChildren();
   for (const entry of journalEntries.filter(journalMatches).slice(0, 100)) {
     const row = body.insertRow();
-    row.dataset.id = entry.id;
     cell(row, (entry.timeStarted || "").replace("T", " ").slice(0, 23));
     cell(row, entry.mode);
     cell(row, entry.request.method);
@@ -425,8 +424,9 @@ $("logout").addEventListener("click", logout);
 $("mode-select").addEventListener("change", showModeArguments);
 $("mode-form").addEventListener("submit", switchMode);
 $("destination-form").addEventListener("submit", saveDestination);
-$("journal-filter").addEventListener("input", () => renderJournal({ journal: journalEntries, total: journalTotal }));
-$("journal-filter").addEventListener("change", () => renderJournal({ journal: journalEntries, total: journalTotal }));
+for (const event of ["input", "change"]) {  // typing in the text fields; choosing a method
+  $("journal-filter").addEventListener(event, () => renderJournal({ journal: journalEntries, total: journalTotal }));
+}
 $("journal-filter").addEventListener("submit", (event) => event.preventDefault());
 $("journal-clear").addEventListener("click", clearJournal);
 $("sim-upload").addEventListener("click", uploadSimulation);
