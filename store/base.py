@@ -131,7 +131,8 @@ class Store(Protocol):
         self, entries: Sequence[tuple[str, bytes]], index_keys: Mapping[str, Mapping[str, str]], limit: int
     ) -> None:
         """Append (id, entry) pairs in order, point each index's keys at their entries, and drop the
-        oldest entries beyond ``limit`` (one atomic step)."""
+        oldest entries beyond ``limit`` (one atomic step). An in-process store keeps the entries as
+        given: they should be exact-size copies (``orjson.dumps`` hands back 4 KB buffers)."""
 
     async def journal_amend(self, entry_id: str, entry: bytes) -> bool:
         """Replace a stored entry; False (nothing written) when there is none with that id."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Mapping, Sequence
+from itertools import islice
 
 from store.base import DOCUMENTS, TRAFFIC_KEEP_S, Versions
 
@@ -25,7 +26,9 @@ class MemoryStore:
         self._state_version = 0
         self._diff: dict[str, list[bytes]] = {}  # insertion order: groups in first-seen order
         self._cache: OrderedDict[str, bytes] = OrderedDict()
-        self._journal: OrderedDict[str, bytes] = OrderedDict()
+        # a plain dict: insertion-ordered, and cheaper than OrderedDict's linked nodes per entry;
+        # the slots its deletions leave at the front are reclaimed when it next grows
+        self._journal: dict[str, bytes] = {}
         self._indexes: dict[str, dict[str, str]] = {}
         self._login_failures = (0, 0)  # (count, ms of the last)
         self._revoked: dict[str, int] = {}  # digest -> until (ms)
@@ -141,12 +144,11 @@ class MemoryStore:
         self, entries: Sequence[tuple[str, bytes]], index_keys: Mapping[str, Mapping[str, str]], limit: int
     ) -> None:
         journal = self._journal
-        # kept until dropped: copies of exact size (encoders hand over bytes with spare capacity)
-        journal.update((entry_id, bytes(memoryview(body))) for entry_id, body in entries)
+        journal.update(entries)
         for index, keys in index_keys.items():
             self._indexes.setdefault(index, {}).update(keys)
-        for _ in range(len(journal) - limit):
-            journal.popitem(last=False)
+        if (excess := len(journal) - limit) > 0:  # drop the oldest, in C: this runs on every flush
+            deque(map(journal.pop, list(islice(journal, excess))), maxlen=0)
 
     async def journal_amend(self, entry_id: str, entry: bytes) -> bool:
         if entry_id not in self._journal:
