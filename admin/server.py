@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import multiprocessing
 import os
 import secrets
 import signal
@@ -30,6 +31,7 @@ from admin.workers import Reviver, StoppedBeforeReady
 from engine.matchers import MatcherRegistry
 from engine.runtime import Runtime
 from store import RedisStore, SimproxyError
+from store.lifeline import Reaper
 from store.redisserver import RedisServer
 
 log = logging.getLogger(__name__)
@@ -85,8 +87,10 @@ async def _bootstrap_shared(settings: Settings) -> None:
 def _serve(settings: Settings) -> None:
     loader = AppLoader(factory=partial(create_app, settings))
     app = loader.load()
+    app.register_listener(_start_reaper, "main_process_start")
     app.register_listener(_start_reviver, "main_process_ready")
     app.register_listener(_stop_reviver, "main_process_stop")
+    app.register_listener(_stop_reaper, "main_process_stop")
     app.prepare(
         host=settings.listen_on_host,
         port=settings.admin_port,
@@ -107,6 +111,19 @@ def _serve(settings: Settings) -> None:
         raise StartupError(
             f"the admin port {settings.listen_on_host}:{settings.admin_port} is already in use"
         ) from None
+
+
+def _start_reaper(app: Sanic[Any, Any]) -> None:
+    """Sanic's shared-state manager is a process of multiprocessing's, not of simproxy's: the workers
+    die with the main process, it would not (lifeline.Reaper ends it if the main process is killed)."""
+    managers = [p.pid for p in multiprocessing.active_children() if p.name.startswith("SyncManager") and p.pid]
+    app.ctx.reaper = Reaper(managers)
+
+
+def _stop_reaper(app: Sanic[Any, Any]) -> None:
+    reaper: Reaper | None = getattr(app.ctx, "reaper", None)
+    if reaper is not None:
+        reaper.close()
 
 
 def _start_reviver(app: Sanic[Any, Any]) -> None:

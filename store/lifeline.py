@@ -1,6 +1,11 @@
 """Tie a child process's life to its parent's (Linux): no orphan keeps ports, files or CPU.
 
 Used by every process simproxy starts: Sanic's workers, the private redis-server, the PAC child.
+A process started by a library, where simproxy cannot ask it to die with its parent (Sanic's
+shared-state manager), is given a ``Reaper`` instead: a small process that ends it when simproxy's
+main process dies without a chance to stop it (SIGKILL, the OOM killer).
+
+Run as ``python -m store.lifeline PARENT PID:START...``: the reaper's own entry point.
 """
 
 from __future__ import annotations
@@ -9,6 +14,10 @@ import contextlib
 import ctypes
 import os
 import signal
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
 
 PR_SET_PDEATHSIG = 1
 
@@ -23,3 +32,52 @@ def die_with_parent(sig: int = signal.SIGTERM, parent: int | None = None) -> Non
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, sig)
         if parent is not None and os.getppid() != parent:
             os.kill(os.getpid(), sig)
+
+
+def start_time(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks since boot), to tell it from a later process given the same
+    pid; None when there is no such process, or only its zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    return None if fields[0] == "Z" else int(fields[19])  # state, then starttime: fields 3 and 22 of proc(5)
+
+
+class Reaper:
+    """Ends ``pids`` if this process dies before calling ``close``.
+
+    The reaper reads a pipe only this process holds: the kernel closes it when this process dies,
+    however it dies, and the reaper then terminates each pid that is still the process it was.
+    ``close`` is the normal stop: the reaper sees its parent alive and leaves the pids alone.
+    """
+
+    def __init__(self, pids: Sequence[int]) -> None:
+        targets = [f"{pid}:{started}" for pid in pids if (started := start_time(pid)) is not None]
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "store.lifeline", str(os.getpid()), *targets],
+            stdin=subprocess.PIPE,
+            start_new_session=True,  # a terminal's Ctrl+C is for simproxy, which stops the pids itself
+        )
+
+    def close(self) -> None:
+        if self._process.stdin is not None:
+            self._process.stdin.close()
+        self._process.wait(timeout=10)
+
+
+def _reap(argv: Sequence[str]) -> int:
+    parent, targets = int(argv[0]), [tuple(int(part) for part in arg.split(":")) for arg in argv[1:]]
+    sys.stdin.buffer.read()  # until end of file: the parent closed the pipe, or died
+    if os.getppid() == parent:
+        return 0  # a normal stop: the parent ends its helpers itself
+    for pid, started in targets:
+        if start_time(pid) == started:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_reap(sys.argv[1:]))

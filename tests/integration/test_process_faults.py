@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from benchmarks.procs import descendants
+from store.lifeline import start_time
 from store.redisserver import free_port
 from tests.integration.conftest import ROOT, Simproxy, pair, simulation, wait_until
 
@@ -42,8 +43,15 @@ def test_a_killed_worker_is_replaced_and_serves_the_same_simulation(simproxy_fac
 def test_a_killed_main_process_takes_its_workers_with_it(simproxy_factory: Any) -> None:
     sp: Simproxy = simproxy_factory("-workers", "2")
     assert sp.process is not None and len(sp.proxy_listeners()) == 2
+    started = {(pid, start_time(pid)) for pid in descendants(sp.process.pid)}
+    assert len(started) >= 3  # the workers and Sanic's shared-state manager, at least
     sp.process.kill()
     assert wait_until(lambda: _refused(sp.proxy_port) and _refused(sp.admin_port), 1.5)  # no orphan keeps the ports
+
+    def left() -> set[tuple[int, int | None]]:
+        return {(pid, start) for pid, start in started if start_time(pid) == start}
+
+    assert wait_until(lambda: not left(), 5), left()  # nor lingers idle
 
 
 def test_sigterm_lets_the_request_in_flight_finish_and_exits_0(simproxy_factory: Any) -> None:
@@ -51,7 +59,6 @@ def test_sigterm_lets_the_request_in_flight_finish_and_exits_0(simproxy_factory:
     slow = pair("/slow", "finished")
     slow["response"]["fixedDelay"] = 1500
     assert sp.admin_json("PUT", "/api/v2/simulation", simulation(slow))[0] == 200
-    time.sleep(1.0)  # past Sanic's start-up moment, when a SIGTERM can be lost (README, known issues)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         in_flight = pool.submit(sp.proxy, "http://h/slow")
         time.sleep(0.4)
