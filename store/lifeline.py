@@ -5,7 +5,7 @@ A process started by a library, where simproxy cannot ask it to die with its par
 shared-state manager), is given a ``Reaper`` instead: a small process that ends it when simproxy's
 main process dies without a chance to stop it (SIGKILL, the OOM killer).
 
-Run as ``python -m store.lifeline PARENT PID:START...``: the reaper's own entry point.
+Run as ``python -m store.lifeline PID:START...``: the reaper's own entry point.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 PR_SET_PDEATHSIG = 1
+_NORMAL_STOP = b"stop"
 
 
 def die_with_parent(sig: int = signal.SIGTERM, parent: int | None = None) -> None:
@@ -50,27 +51,26 @@ class Reaper:
 
     The reaper reads a pipe only this process holds: the kernel closes it when this process dies,
     however it dies, and the reaper then terminates each pid that is still the process it was.
-    ``close`` is the normal stop: the reaper sees its parent alive and leaves the pids alone.
+    ``close`` is the normal stop: it writes a word before closing, and the reaper leaves the pids
+    alone. (Asking for the parent's pid instead is a race: a dying process's files are closed
+    before its children are given to another parent.)
     """
 
     def __init__(self, pids: Sequence[int]) -> None:
         targets = [f"{pid}:{started}" for pid in pids if (started := start_time(pid)) is not None]
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "store.lifeline", str(os.getpid()), *targets],
+            [sys.executable, "-m", "store.lifeline", *targets],
             stdin=subprocess.PIPE,
             start_new_session=True,  # a terminal's Ctrl+C is for simproxy, which stops the pids itself
         )
 
     def close(self) -> None:
-        if self._process.stdin is not None:
-            self._process.stdin.close()
-        self._process.wait(timeout=10)
+        self._process.communicate(_NORMAL_STOP, timeout=10)  # writes, closes the pipe, waits
 
 
 def _reap(argv: Sequence[str]) -> int:
-    parent, targets = int(argv[0]), [tuple(int(part) for part in arg.split(":")) for arg in argv[1:]]
-    sys.stdin.buffer.read()  # until end of file: the parent closed the pipe, or died
-    if os.getppid() == parent:
+    targets = [tuple(int(part) for part in arg.split(":")) for arg in argv]
+    if sys.stdin.buffer.read() == _NORMAL_STOP:  # read until end of file: the parent closed the pipe, or died
         return 0  # a normal stop: the parent ends its helpers itself
     for pid, started in targets:
         if start_time(pid) == started:
