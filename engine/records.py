@@ -22,7 +22,7 @@ from engine.journal import (
     record_entry,
 )
 from engine.request import RequestDetails
-from engine.responses import Wire
+from engine.responses import Wire, compact
 from engine.templating import TemplateEngine
 from store import Store, StoreError
 
@@ -30,14 +30,6 @@ T = TypeVar("T")
 
 Pending = tuple[str, RequestDetails, Wire, float, float, str]
 """(entry id, request, response, wall-clock time received, latency in ms, mode)."""
-
-
-def exact(encoded: bytes) -> bytes:
-    """An exact-size copy of what ``orjson.dumps`` returned: its bytes keep a 4 KB buffer, and the
-    in-process store keeps entries as given. Copied at once, while that buffer is in the CPU's
-    cache and free to be reused by the next request's encoding (a copy at the flush, 5 ms later,
-    read up to a megabyte of buffers gone cold: a sixth of the journal's samples under py-spy)."""
-    return bytes(memoryview(encoded))
 
 
 class Recorder:
@@ -81,14 +73,17 @@ class Recorder:
                 self._journal = self._keep("journal", self._journal, self.journal_size)
         else:
             self._ids.append(entry_id)
-            self._bodies.append(exact(encode_record(entry_id, req, wire, mode, received, latency_ms)))
+            # the in-process store keeps entries as given: compacted here, while orjson's 4 KB buffer
+            # is hot and free for the next request (a copy at the flush, 5 ms later, read up to a
+            # megabyte of cold buffers: a sixth of the journal's samples under py-spy)
+            self._bodies.append(compact(encode_record(entry_id, req, wire, mode, received, latency_ms)))
             if len(self._ids) > 2 * self.journal_size:
                 self._keep_encoded(self._ids, self._bodies)
         return entry_id
 
     def amended(self, entry: JournalEntry) -> bytes:
         """The stored form of an entry written again (a post-serve action's record added)."""
-        return exact(encode_entry(entry, self.body_limit))
+        return compact(encode_entry(entry, self.body_limit))
 
     def log(self, record: bytes) -> None:
         if self.logs_size:
@@ -120,7 +115,7 @@ class Recorder:
             entries = [self.entry(p) for p in taken]
             bodies = [
                 *zip(ids, bodies_, strict=True),
-                *((e.id, exact(encode_entry(e, self.body_limit))) for e in entries),
+                *((e.id, compact(encode_entry(e, self.body_limit))) for e in entries),
             ]
             keys = {
                 name: {key: e.id for key, e in build_index(expr, entries).items()}
