@@ -115,10 +115,7 @@ class Simproxy:
         headers: dict[str, str] | None = None,
     ) -> tuple[int, dict[str, str], bytes]:
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-        with contextlib.closing(http.client.HTTPConnection("127.0.0.1", self.admin_port, timeout=30)) as conn:
-            conn.request(method, path, body=data, headers=headers or {})
-            resp = conn.getresponse()
-            return resp.status, _headers(resp), resp.read()
+        return call(self.admin_port, method, path, data, headers)
 
     def admin_json(
         self, method: str, path: str, body: Any = None, raw: bytes | None = None, headers: dict[str, str] | None = None
@@ -129,10 +126,18 @@ class Simproxy:
     def proxy(
         self, url: str, method: str = "GET", body: bytes | None = None, headers: dict[str, str] | None = None
     ) -> tuple[int, dict[str, str], bytes]:
-        with contextlib.closing(http.client.HTTPConnection("127.0.0.1", self.proxy_port, timeout=30)) as conn:
-            conn.request(method, url, body=body, headers=headers or {})
-            resp = conn.getresponse()
-            return resp.status, _headers(resp), resp.read()
+        return call(self.proxy_port, method, url, body, headers)
+
+
+def call(
+    port: int, method: str, target: str, body: bytes | None = None, headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    """One request on a new connection to 127.0.0.1:``port`` (new connections are what the kernel
+    spreads over the workers listening there): status, headers (see ``_headers``) and body."""
+    with contextlib.closing(http.client.HTTPConnection("127.0.0.1", port, timeout=30)) as conn:
+        conn.request(method, target, body=body, headers=headers or {})
+        resp = conn.getresponse()
+        return resp.status, _headers(resp), resp.read()
 
 
 def _headers(resp: http.client.HTTPResponse) -> dict[str, str]:

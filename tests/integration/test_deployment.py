@@ -9,8 +9,6 @@ Kubernetes and Docker would ask (probes, HEALTHCHECK) is asked of it.
 from __future__ import annotations
 
 import base64
-import contextlib
-import http.client
 import json
 import os
 import re
@@ -28,7 +26,7 @@ import pytest
 from benchmarks.procs import listeners
 from store.redisserver import RedisServer, free_port
 from tests.deploy.render import one, render
-from tests.integration.conftest import ROOT, wait_until
+from tests.integration.conftest import ROOT, call, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -116,10 +114,8 @@ class Pod:
             return 0
 
     def call(self, port: int, method: str, path: str, body: Any = None) -> tuple[int, bytes]:
-        with contextlib.closing(http.client.HTTPConnection("127.0.0.1", port, timeout=30)) as conn:
-            conn.request(method, path, body=None if body is None else json.dumps(body))
-            resp = conn.getresponse()
-            return resp.status, resp.read()
+        status, _, payload = call(port, method, path, None if body is None else json.dumps(body).encode())
+        return status, payload
 
     def stop(self) -> int | None:
         if self.process is None:
@@ -173,10 +169,7 @@ def test_the_rendered_deployment_runs_a_fleet_that_serves_its_configmap_simulati
 
     # the ConfigMap's simulation answers through the proxy port
     greeting = (200, b'{"greeting": "hello from simproxy"}')
-    with contextlib.closing(http.client.HTTPConnection("127.0.0.1", first.proxy_port, timeout=30)) as conn:
-        conn.request("GET", "http://orders.internal/api/greeting")
-        resp = conn.getresponse()
-        assert (resp.status, resp.read()) == greeting
+    assert call(first.proxy_port, "GET", "http://orders.internal/api/greeting")[::2] == greeting
 
     # the run changes the state; a second pod (scaled out) joins without resetting it
     assert first.call(first.admin_port, "PUT", "/api/v2/state", {"state": {"stage": "load"}})[0] == 200
@@ -184,10 +177,7 @@ def test_the_rendered_deployment_runs_a_fleet_that_serves_its_configmap_simulati
     pods.append(second)
     second.start()
     assert json.loads(second.call(second.admin_port, "GET", "/api/v2/state")[1])["state"] == {"stage": "load"}
-    with contextlib.closing(http.client.HTTPConnection("127.0.0.1", second.proxy_port, timeout=30)) as conn:
-        conn.request("GET", "http://orders.internal/api/greeting")
-        resp = conn.getresponse()
-        assert (resp.status, resp.read()) == greeting
+    assert call(second.proxy_port, "GET", "http://orders.internal/api/greeting")[::2] == greeting
     journal = json.loads(second.call(second.admin_port, "GET", "/api/v2/journal")[1])
     assert journal["total"] == 2  # one journal for the fleet
 

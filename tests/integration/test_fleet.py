@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
-import http.client
 import os
 import re
 import signal
@@ -18,16 +16,9 @@ import orjson
 import pytest
 
 from benchmarks.procs import listeners
-from tests.integration.conftest import ROOT, free_port_block, wait_until
+from tests.integration.conftest import ROOT, call, free_port_block, wait_until
 
 pytestmark = pytest.mark.slow
-
-
-def _call(port: int, method: str, path: str, body: bytes | None = None) -> tuple[int, bytes]:
-    with contextlib.closing(http.client.HTTPConnection("127.0.0.1", port, timeout=30)) as conn:
-        conn.request(method, path, body=body)
-        resp = conn.getresponse()
-        return resp.status, resp.read()
 
 
 @pytest.fixture
@@ -56,7 +47,7 @@ def fleet(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int, int]]:
 
 def _healthy(port: int) -> bool:
     try:
-        return _call(port, "GET", "/api/health")[0] == 200
+        return call(port, "GET", "/api/health")[0] == 200
     except OSError:
         return False
 
@@ -74,13 +65,11 @@ def test_a_fleet_of_three_shares_one_simulation_state_and_journal(
     ]  # fmt: skip
     hello = {"request": {"path": [{"matcher": "exact", "value": "/hello"}]}, "response": {"status": 200, "body": "hi"}}
     doc = {"data": {"pairs": [hello, *flip]}, "meta": {"schemaVersion": "v5"}}
-    assert _call(admin + 1, "PUT", "/api/v2/simulation", orjson.dumps(doc))[0] == 200  # through one instance
-    assert _call(admin + 2, "PUT", "/api/v2/state", b'{"state": {"side": "a"}}')[0] == 200
+    assert call(admin + 1, "PUT", "/api/v2/simulation", orjson.dumps(doc))[0] == 200  # through one instance
+    assert call(admin + 2, "PUT", "/api/v2/state", b'{"state": {"side": "a"}}')[0] == 200
 
     def through_proxy(path: str) -> bytes:
-        with contextlib.closing(http.client.HTTPConnection("127.0.0.1", proxy, timeout=30)) as conn:
-            conn.request("GET", f"http://svc.test{path}")  # a new connection each: spread by the kernel
-            return conn.getresponse().read()
+        return call(proxy, "GET", f"http://svc.test{path}")[2]  # a new connection each: spread by the kernel
 
     with concurrent.futures.ThreadPoolExecutor(16) as pool:
         answers = Counter(pool.map(through_proxy, ["/hello"] * 2_900))
@@ -89,11 +78,11 @@ def test_a_fleet_of_three_shares_one_simulation_state_and_journal(
     assert flips == [b"a", b"b"] * 50
 
     for i in range(3):  # every instance sees the whole fleet's journal and counters
-        status, body = _call(admin + i, "GET", "/api/v2/journal?limit=1")
+        status, _, body = call(admin + i, "GET", "/api/v2/journal?limit=1")
         assert status == 200 and orjson.loads(body)["total"] == 3_000
-        usage = orjson.loads(_call(admin + i, "GET", "/api/v2/hoverfly/usage")[1])
+        usage = orjson.loads(call(admin + i, "GET", "/api/v2/hoverfly/usage")[2])
         assert usage["metrics"]["counters"]["simulate"] == 3_000
-        metrics = _call(admin + i, "GET", "/metrics")[1].decode()
+        metrics = call(admin + i, "GET", "/metrics")[2].decode()
         served = re.search(r'simproxy_requests_total\{mode="simulate",outcome="hit"\} ([0-9.e+]+)', metrics)
         assert served and float(served[1]) > 0, f"instance {i} served nothing"  # the kernel spread them
     os.kill(process.pid, signal.SIGTERM)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import http.client
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -111,11 +109,7 @@ def test_concurrent_requests_take_each_step_of_a_sequence_exactly_once(
     assert instances[1].admin_json("GET", "/api/v2/state")[1] == {"state": {"sequence:1": "1"}}
 
     def one(i: int) -> bytes:
-        sp = instances[i % 2]
-        conn = http.client.HTTPConnection("127.0.0.1", sp.proxy_port, timeout=30)
-        with contextlib.closing(conn):
-            conn.request("GET", "http://svc/next")
-            return conn.getresponse().read()
+        return instances[i % 2].proxy("http://svc/next")[2]
 
     with ThreadPoolExecutor(max_workers=steps) as pool:
         bodies = Counter(pool.map(one, range(steps)))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import http.client
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -30,11 +28,7 @@ def test_rows_added_by_templates_on_two_instances_are_all_kept(simproxy_factory:
     )
 
     def add(i: int) -> int:
-        sp = (a, b)[i % 2]
-        conn = http.client.HTTPConnection("127.0.0.1", sp.proxy_port, timeout=30)
-        with contextlib.closing(conn):
-            conn.request("GET", f"http://h/add?row=guest{i}")
-            return int(conn.getresponse().read())
+        return int((a, b)[i % 2].proxy(f"http://h/add?row=guest{i}")[2])
 
     with ThreadPoolExecutor(max_workers=20) as pool:
         counts = sorted(pool.map(add, range(40)))
