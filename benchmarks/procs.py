@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from store.lifeline import proc_stat
+
 
 def descendants(pid: int) -> list[int]:
     """Every process started by ``pid``, children first."""
@@ -53,6 +55,8 @@ def cpu_seconds(pids: list[int]) -> float:
     """User + system CPU time the processes have used so far (time a hypervisor stole is not in it)."""
     total = 0
     for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        fields = proc_stat(pid)
+        if fields is None:
+            raise ProcessLookupError(pid)
         total += int(fields[11]) + int(fields[12])  # utime, stime: fields 14 and 15 of proc(5)
     return total / os.sysconf("SC_CLK_TCK")

@@ -35,15 +35,21 @@ def die_with_parent(sig: int = signal.SIGTERM, parent: int | None = None) -> Non
             os.kill(os.getpid(), sig)
 
 
-def start_time(pid: int) -> int | None:
-    """When ``pid`` started (clock ticks since boot), to tell it from a later process given the same
-    pid; None when there is no such process, or only its zombie."""
+def proc_stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (so the process state is ``[0]`` and
+    field N of proc(5) is ``[N - 3]``); None when there is no such process."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    fields = stat.rsplit(")", 1)[1].split()
-    return None if fields[0] == "Z" else int(fields[19])  # state, then starttime: fields 3 and 22 of proc(5)
+    return stat.rsplit(")", 1)[1].split()  # the name, in parentheses, may hold spaces and ")"
+
+
+def start_time(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks since boot), to tell it from a later process given the same
+    pid; None when there is no such process, or only its zombie."""
+    fields = proc_stat(pid)
+    return None if fields is None or fields[0] == "Z" else int(fields[19])  # starttime: field 22 of proc(5)
 
 
 class Reaper:
