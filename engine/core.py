@@ -38,6 +38,11 @@ from store import StoreError
 log = logging.getLogger(__name__)
 
 Outcome = Wire | Coroutine[Any, Any, Wire]
+
+Received = tuple[RequestDetails, float, float, bytes | None, bytes]
+"""What the proxy knows of a request it answers: the request, the wall-clock time it was received,
+``perf_counter`` then, the bytes it came in when they held exactly that request (the journal keeps
+them; None otherwise), and the encoded ``http_request.Arrival``."""
 Probe = tuple[FastKey, str]
 """A match-cache lookup that found nothing: (fast key, md5 key), to store the result under."""
 STATE_ATTEMPTS = 50
@@ -152,22 +157,25 @@ class Engine:
             expected = await expected
         return await self.forwarder.diff(snap, req, expected)
 
-    def record(self, req: RequestDetails, wire: Wire, received: float, received_perf: float) -> None:
-        """The proxy wrote ``wire`` for ``req``: journal it (latency includes any delay)."""
+    def record(self, wire: Wire, received: Received) -> None:
+        """The proxy wrote ``wire`` for a request: journal it (latency includes any delay)."""
         if wire.outcome in ("relayed", "refused"):
             return  # outside the destination filter, or no proxy credentials: not journaled or counted
+        req, received_at, received_perf, raw, arrival = received
         runtime = self.runtime
+        records = runtime.records
         seconds = time.perf_counter() - received_perf
         config = runtime.snapshot.config
         mode = config.mode
         runtime.metrics.request(mode, wire.outcome, seconds, wire.pair)
-        entry_id = (
-            runtime.records.record(req, wire, received, seconds * 1000, mode) if runtime.records.journal_size else ""
-        )
+        sequence = 0
+        if records.journal_size:
+            sequence = records.record(req, wire, received_at, seconds * 1000, mode, raw, arrival)
         if wire.post_serve_action and wire.outcome == "hit" and mode in _ACTION_MODES:
             action = config.action(wire.post_serve_action)
             if action is not None:  # the response is out: the action cannot delay it
-                served = Served(wire.post_serve_action, req, wire, entry_id, received, seconds * 1000, mode)
+                entry_id = records.entry_id(sequence) if sequence else ""
+                served = Served(wire.post_serve_action, req, wire, entry_id, received_at, seconds * 1000, mode)
                 self.actions.schedule(action, served)
 
     def _simulate(

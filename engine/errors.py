@@ -4,6 +4,7 @@ EngineError
 ├── SimulationError   a simulation that cannot be compiled (admin answers 400, nothing stored)
 ├── ImportFailure     a simulation Hoverfly rejects at import time with 500 "An error occurred: ..."
 ├── UpstreamError     a forwarded request got no usable answer (the proxy answers Hoverfly's 502)
+├── RequestRejected   a request the proxy cannot serve (no Host, addressed to the proxy itself)
 ├── CaptureConflict   captured pairs could not be stored: the simulation kept changing
 └── AuthError         -auth refused someone (admin answers with the subclass's status)
     ├── LoginRefused      wrong user name or password (401)
@@ -38,6 +39,15 @@ class ImportFailure(EngineError):
 
 class UpstreamError(EngineError):
     """The request could not be sent or its response not read; the text says why."""
+
+
+class RequestRejected(EngineError):
+    """A request the proxy answers with ``status`` and the plain-text ``text``, as Hoverfly does."""
+
+    def __init__(self, status: int, text: str) -> None:
+        super().__init__(text.strip())
+        self.status = status
+        self.text = text
 
 
 class CaptureConflict(EngineError):

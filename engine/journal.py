@@ -13,16 +13,19 @@ import re
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from engine.codec import sniff_content_type
 from engine.errors import SimulationError
+from engine.journal_packed import MARK as PACKED
+from engine.journal_packed import Packable, read_entry, unpack_entry
 from engine.matchers import CompiledMatcher
 from engine.request import RequestDetails, lower_keys
-from engine.responses import Wire
+from engine.responses import Wire, split_journal_parts
 from engine.templating import CsvTables, NoJournal, RenderContext, Template, TemplateEngine, Variables
+from store import JournalRecord
 
 DEFAULT_LIMIT = 500
 """``limit`` when absent or not a positive integer (admin-api.md; Hoverfly's code says 25)."""
@@ -222,10 +225,10 @@ def encode_record(
     as epoch seconds (``decode_entry`` reads both forms). Text that is not valid UTF-8 falls back
     to ``encode_entry``'s careful form.
     """
-    parts = wire.journal
-    if parts is not None:
-        texts = (req.method, req.scheme, req.destination, req.path, req.body, parts[0])
-        maps = (req.query, req.headers, req.form, parts[1])
+    if wire.journal is not None:
+        body, headers = (orjson.Fragment(part) for part in split_journal_parts(wire.journal))
+        texts = (req.method, req.scheme, req.destination, req.path, req.body, body)
+        maps = (req.query, req.headers, req.form, headers)
         try:
             return orjson.dumps([entry_id, wire.status, mode, received, latency_ms, None, texts, maps])
         except orjson.JSONEncodeError:
@@ -241,7 +244,14 @@ def record_entry(
     return JournalEntry(entry_id, req, wire.status, wire.headers, wire.raw_body, mode, moment, latency_ms)
 
 
-def decode_entry(raw: bytes) -> JournalEntry:
+def decode_entry(raw: JournalRecord) -> JournalEntry:
+    """An entry in any stored form: ``encode_entry``'s JSON, or ``engine.journal_packed``'s packed
+    bytes or (from the in-process store) its tuple."""
+    if isinstance(raw, tuple) or raw[:1] == PACKED:
+        e = read_entry(cast(Packable, raw) if isinstance(raw, tuple) else unpack_entry(raw))
+        return JournalEntry(
+            e.id, e.request, e.status, e.response_headers, e.response_body, e.mode, e.received, e.latency_ms
+        )
     id_, status, mode, started, latency, action, texts, maps = orjson.loads(raw)
     method, scheme, destination, path, body, resp_body = (_u(t) for t in texts)
     query, headers, form = (_unpairs(m) for m in maps[:3])

@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gzip
 import logging
 import ssl
 import time
-import zlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,8 +28,10 @@ import httptools
 
 from engine.auth import Authenticator
 from engine.certs import LeafCertificates
-from engine.core import Engine, Outcome
-from engine.request import RequestDetails, canonical_header, request_path
+from engine.core import Engine, Outcome, Received
+from engine.errors import RequestRejected
+from engine.http_request import Arrival, build_request
+from engine.request import RequestDetails
 from engine.responses import Wire, plain_error, proxy_auth_required
 from engine.tasks import TaskSet
 
@@ -59,9 +59,7 @@ class ProxyLimits:
     """Requests of one connection waiting for their answers before simproxy stops reading more."""
 
 
-Received = tuple[RequestDetails, float, float]
 """A request the engine processed: (request, wall-clock time received, perf_counter received)."""
-_SKIPPED_HEADERS = frozenset({"host", "transfer-encoding"})
 
 
 class HttpDate:
@@ -95,6 +93,8 @@ class ProxyServer:
         auth: Authenticator | None = None,
     ) -> None:
         self.engine = engine
+        self.keeps_reads = engine.runtime.records.journal_enabled
+        """The journal is on: a read that holds exactly one request is kept with it (``Received``)."""
         self.auth = auth
         """``-auth``: every request needs ``Proxy-Authorization`` (checked on the CONNECT for a tunnel)."""
         self.port = port
@@ -169,6 +169,14 @@ class ProxyProtocol(asyncio.Protocol):
         self._closing = False
         self._tunnel: tuple[str, str] | None = None
         """Inside a CONNECT tunnel: (the CONNECT authority, the scheme of the requests inside)."""
+        self._arrival = Arrival(server.engine.webserver, server.auth is not None, own_port=server.port)
+        self._arrival_key = self._arrival.encode()
+        self._chunk = b""
+        """The bytes of the read being parsed."""
+        self._chunk_fresh = False
+        """That read began with a new request (none was half-read before it)."""
+        self._chunk_requests = 0
+        """Requests begun in that read."""
         self._relay: asyncio.StreamWriter | None = None
         """A blind tunnel's connection to the real host: bytes go through untouched."""
 
@@ -195,6 +203,8 @@ class ProxyProtocol(asyncio.Protocol):
             return
         if self._closing:
             return
+        if self.server.keeps_reads:
+            self._chunk, self._chunk_fresh, self._chunk_requests = data, not self._reading, 0
         try:
             self.parser.feed_data(data)
             if self._in_head:  # httptools keeps a header that spans reads in memory: count what came
@@ -220,6 +230,7 @@ class ProxyProtocol(asyncio.Protocol):
     # -- httptools callbacks ---------------------------------------------------------------------
 
     def on_message_begin(self) -> None:
+        self._chunk_requests += 1
         self._url = b""
         self._headers = []
         self._body = []
@@ -279,7 +290,8 @@ class ProxyProtocol(asyncio.Protocol):
         if isinstance(request_or_error, Wire):
             self._enqueue(request_or_error, keep_alive, head_only)
             return
-        received = (request_or_error, time.time(), time.perf_counter())
+        raw = self._whole_read() if self.server.keeps_reads else None
+        received = (request_or_error, time.time(), time.perf_counter(), raw, self._arrival_key)
         if not checked:
             checking = self._check_then_handle(credentials, request_or_error)
             self._enqueue(asyncio.ensure_future(checking), keep_alive, head_only, received)
@@ -293,6 +305,16 @@ class ProxyProtocol(asyncio.Protocol):
             self._enqueue(outcome, keep_alive, head_only, received)
         else:
             self._enqueue(asyncio.ensure_future(outcome), keep_alive, head_only, received)
+
+    def _whole_read(self) -> bytes | None:
+        """The read that held exactly the request just parsed, or None (split over reads, pipelined
+        with others, or a chunked body: the read's bytes are then not the request's)."""
+        if not self._chunk_fresh or self._chunk_requests != 1:
+            return None
+        data = self._chunk
+        if data.find(b"\r\n\r\n") + 4 + self._body_size != len(data):
+            return None
+        return data
 
     # -- proxy authentication (-auth) ------------------------------------------------------------
 
@@ -330,51 +352,10 @@ class ProxyProtocol(asyncio.Protocol):
     # -- request building ---------------------------------------------------------------------
 
     def _build_request(self, method: str) -> RequestDetails | Wire:
-        headers: dict[str, list[str]] = {}
-        host = ""
-        encoding = ""
-        for raw_name, raw_value in self._headers:
-            name = raw_name.decode("latin-1")
-            value = raw_value.decode("utf-8", "surrogateescape")
-            lower = name.lower()
-            if lower == "host":
-                host = host or value
-            elif lower == "content-encoding" and not encoding:
-                encoding = value
-            if lower not in _SKIPPED_HEADERS and not (lower == "proxy-authorization" and self.server.auth):
-                headers.setdefault(canonical_header(name), []).append(value)
-        url = self._url
-        if url[:7].lower() == b"http://" or url[:8].lower() == b"https://":
-            parsed = httptools.parse_url(url)
-            scheme = parsed.schema.decode("latin-1").lower()
-            authority = parsed.host.decode("ascii" if parsed.host.isascii() else "utf-8")
-            if parsed.port is not None:
-                authority = f"{authority}:{parsed.port}"
-            raw_path, raw_query = parsed.path or b"", parsed.query or b""
-        elif self._tunnel is not None:
-            scheme, authority = self._tunnel[1], host or self._tunnel[0]
-            raw_path, _, raw_query = url.partition(b"?")
-            raw_query = raw_query.partition(b"#")[0]
-        else:
-            if not host:
-                return plain_error(400, "Cannot handle requests without Host header, e.g., HTTP 1.0\n")
-            if not self.server.engine.webserver and _port_of(host) == self.server.port:
-                return plain_error(500, "This is a proxy server. Does not respond to non-proxy requests.\n")
-            scheme, authority = "http", host
-            raw_path, _, raw_query = url.partition(b"?")
-            raw_query = raw_query.partition(b"#")[0]
-        body = b"".join(self._body)
-        if encoding.strip().lower() == "gzip" and body:
-            body = _gunzip(body)
-        return RequestDetails.build(
-            method=method,
-            scheme="http" if self.server.engine.webserver else scheme,
-            destination=authority,
-            path=request_path(raw_path.decode("utf-8", "surrogateescape")),
-            raw_query=raw_query.decode("utf-8", "surrogateescape"),
-            body=body.decode("utf-8", "surrogateescape"),
-            headers=headers,
-        )
+        try:
+            return build_request(method, self._url, self._headers, b"".join(self._body), self._arrival)
+        except RequestRejected as exc:
+            return plain_error(exc.status, exc.text)
 
     # -- CONNECT ---------------------------------------------------------------------------------
 
@@ -400,6 +381,10 @@ class ProxyProtocol(asyncio.Protocol):
     def _enter_tunnel(self, authority: str, scheme: str) -> None:
         self.parser = httptools.HttpRequestParser(self)
         self._tunnel = (authority, scheme)
+        self._arrival = Arrival(
+            self._arrival.webserver, self._arrival.strip_proxy_authorization, authority, scheme, self.server.port
+        )
+        self._arrival_key = self._arrival.encode()
 
     async def _start_tls(self, transport: asyncio.Transport, authority: str, host: str) -> None:
         assert self.server.tls is not None
@@ -482,7 +467,7 @@ class ProxyProtocol(asyncio.Protocol):
         if transport is None or self._closing:
             return
         if received is not None:
-            self.server.engine.record(received[0], wire, received[1], received[2])
+            self.server.engine.record(wire, received)
         keep = keep_alive and wire.keep_alive
         parts = [wire.head, b"Date: ", self.server.date.value(), b"\r\n"]
         if not keep:
@@ -536,18 +521,3 @@ def _split_authority(authority: str) -> tuple[str, int]:
     else:
         host, _, port = authority.rpartition(":") if ":" in authority else (authority, "", "")
     return host, int(port) if port.isdigit() else 443
-
-
-def _port_of(host: str) -> int | None:
-    """The port of a ``Host`` value (``h``, ``h:80``, ``[::1]:80``), or None when it names none."""
-    _, sep, port = host.rpartition(":")
-    if not sep or not port.isdigit() or host.endswith("]"):
-        return None
-    return int(port)
-
-
-def _gunzip(body: bytes) -> bytes:
-    try:
-        return gzip.decompress(body)
-    except (OSError, EOFError, zlib.error):
-        return body  # Hoverfly matches the raw body when it cannot be gunzipped

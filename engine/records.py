@@ -1,15 +1,17 @@
 """What every worker writes about the traffic it served: journal entries and log records.
 
-The request path only appends a tuple to a buffer; the runtime's flush (every few milliseconds,
-and before every ack) builds the entries, computes their index keys and stores them in one
-round trip, so a journal read after a barrier sees every response already sent, fleet-wide.
+The request path only appends a tuple to a buffer (or, when the request's bytes could not be
+kept, encodes the entry at once); the runtime's flush (every few milliseconds, and before every
+ack) packs and indexes the entries and stores them in one round trip, so a journal read after a
+barrier sees every response already sent, fleet-wide.
 """
 
 from __future__ import annotations
 
 import itertools
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from operator import itemgetter
 from typing import TypeVar
 
 from engine.journal import (
@@ -21,12 +23,14 @@ from engine.journal import (
     encode_record,
     record_entry,
 )
+from engine.journal_packed import Packable, pack_entry
 from engine.request import RequestDetails
 from engine.responses import Wire, compact
 from engine.templating import TemplateEngine
-from store import Store, StoreError
+from store import JournalRecord, Store, StoreError
 
 T = TypeVar("T")
+_SEQUENCE = itemgetter(1)
 
 Pending = tuple[str, RequestDetails, Wire, float, float, str]
 """(entry id, request, response, wall-clock time received, latency in ms, mode)."""
@@ -37,15 +41,21 @@ class Recorder:
         self.journal_size = journal_size
         self.logs_size = logs_size
         self.body_limit = body_limit
+        self._buffered_max = 2 * journal_size
+        """Entries buffered at most (the store being away), per buffer."""
+        self._packable: list[Packable] = []
+        self._encoded: list[tuple[int, bytes]] = []
+        """(sequence number, JSON form) of entries whose bytes the proxy could not keep."""
         self._journal: list[Pending] = []
-        # entries encoded on the request path, as two flat lists: ids and bytes are not tracked by
-        # the garbage collector, where a tuple per request would be (and examined by it until the flush)
-        self._ids: list[str] = []
-        self._bodies: list[bytes] = []
+        """Entries waiting for the flush with their request, to be indexed or cut to the body limit."""
+        self._unstored: list[tuple[str, JournalRecord]] = []
+        """Entries the store was away for, as ``journal_append`` takes them."""
         self._logs: list[bytes] = []
         self._prefix = secrets.token_hex(4)
         self._sequence = itertools.count(1)
         self._indexes: dict[str, IndexExpression] = {}
+        self._packs = not body_limit
+        """Entries may be packed: no index and no body limit (those need the request at the flush)."""
         self._templates = TemplateEngine()
         self.dropped: dict[str, int] = {}
         """Records given up while the store was away, by kind (``journal``, ``logs``): the buffers
@@ -57,29 +67,50 @@ class Recorder:
 
     @property
     def pending(self) -> bool:
-        return bool(self._journal or self._ids or self._logs)
+        return bool(self._packable or self._encoded or self._journal or self._unstored or self._logs)
 
-    def record(self, req: RequestDetails, wire: Wire, received: float, latency_ms: float, mode: str) -> str:
-        """Called on the request path; returns the entry's id ("" with the journal off). Without
-        indexes or a body limit the entry is encoded at once (about 2 us): holding requests for the
-        flush instead keeps them alive long enough to make the garbage collector's work grow with
-        the traffic."""
+    def entry_id(self, sequence: int) -> str:
+        """The id of the entry ``record`` numbered ``sequence``."""
+        return f"{self._prefix}{sequence:x}"
+
+    def record(
+        self,
+        req: RequestDetails,
+        wire: Wire,
+        received: float,
+        latency_ms: float,
+        mode: str,
+        raw: bytes | None = None,
+        arrival: bytes = b"",
+    ) -> int:
+        """Called on the request path; returns the entry's sequence number (0 with the journal off).
+
+        ``raw``: the bytes the request came in, when they held exactly it. Then (and with the
+        response's journal part at hand, no index and no body limit) the entry is only a tuple until
+        the flush packs it. Otherwise it is encoded as JSON at once (holding requests for the flush
+        keeps them alive long enough to make the garbage collector's work grow with the traffic),
+        or, for indexes and a body limit, held with its request after all."""
         if not self.journal_size:
-            return ""
-        entry_id = f"{self._prefix}{next(self._sequence):x}"
-        if self._indexes or self.body_limit:
-            self._journal.append((entry_id, req, wire, received, latency_ms, mode))
-            if len(self._journal) > 2 * self.journal_size:  # the store is away: keep the newest
+            return 0
+        sequence = next(self._sequence)
+        if raw is not None and self._packs and wire.journal is not None:
+            self._packable.append(
+                (self._prefix, sequence, raw, arrival, wire.journal, wire.status, received, latency_ms, mode)
+            )
+            if len(self._packable) > self._buffered_max:  # the store is away: keep the newest
+                self._packable = self._keep("journal", self._packable, self.journal_size)
+        elif not self._packs:
+            self._journal.append((self.entry_id(sequence), req, wire, received, latency_ms, mode))
+            if len(self._journal) > self._buffered_max:
                 self._journal = self._keep("journal", self._journal, self.journal_size)
         else:
-            self._ids.append(entry_id)
-            # the in-process store keeps entries as given: compacted here, while orjson's 4 KB buffer
-            # is hot and free for the next request (a copy at the flush, 5 ms later, read up to a
-            # megabyte of cold buffers: a sixth of the journal's samples under py-spy)
-            self._bodies.append(compact(encode_record(entry_id, req, wire, mode, received, latency_ms)))
-            if len(self._ids) > 2 * self.journal_size:
-                self._keep_encoded(self._ids, self._bodies)
-        return entry_id
+            # the in-process store keeps entries as given: compacted here, while orjson's 4 KB
+            # buffer is hot and free for the next request
+            entry_id = self.entry_id(sequence)
+            self._encoded.append((sequence, compact(encode_record(entry_id, req, wire, mode, received, latency_ms))))
+            if len(self._encoded) > self._buffered_max:
+                self._encoded = self._keep("journal", self._encoded, self.journal_size)
+        return sequence
 
     def amended(self, entry: JournalEntry) -> bytes:
         """The stored form of an entry written again (a post-serve action's record added)."""
@@ -97,10 +128,12 @@ class Recorder:
             self.index(name)
         for name in [n for n in self._indexes if n not in names]:
             del self._indexes[name]
+        self._packs = not self._indexes and not self.body_limit
 
     def index(self, name: str) -> IndexExpression:
         if name not in self._indexes:
             self._indexes[name] = compile_index(name, self._templates)
+            self._packs = False
         return self._indexes[name]
 
     def entry(self, pending: Pending) -> JournalEntry:
@@ -109,14 +142,15 @@ class Recorder:
 
     async def flush(self, store: Store) -> None:
         """Store what was buffered; on a store error the records are kept for the next flush."""
-        if self._journal or self._ids:
+        if self._packable or self._encoded or self._journal or self._unstored:
             taken, self._journal = self._journal, []
-            ids, bodies_, self._ids, self._bodies = self._ids, self._bodies, [], []
             entries = [self.entry(p) for p in taken]
             bodies = [
-                *zip(ids, bodies_, strict=True),
+                *self._unstored,
+                *self._take_recorded(store.shared),
                 *((e.id, compact(encode_entry(e, self.body_limit))) for e in entries),
             ]
+            self._unstored = []
             keys = {
                 name: {key: e.id for key, e in build_index(expr, entries).items()}
                 for name, expr in self._indexes.items()
@@ -124,7 +158,7 @@ class Recorder:
             try:
                 await store.journal_append(bodies, keys, self.journal_size)
             except StoreError:  # keep them (bounded) for the next flush; entries keep their ids
-                self._keep_encoded([i for i, _ in bodies] + self._ids, [b for _, b in bodies] + self._bodies)
+                self._unstored = self._keep("journal", bodies, self.journal_size)
                 raise
         if self._logs:
             logs, self._logs = self._logs, []
@@ -134,9 +168,20 @@ class Recorder:
                 self._logs = self._keep("logs", logs + self._logs, self.logs_size)
                 raise
 
-    def _keep_encoded(self, ids: list[str], bodies: list[bytes]) -> None:
-        self._ids = self._keep("journal", ids, self.journal_size)
-        self._bodies = bodies[len(bodies) - len(self._ids) :]
+    def _take_recorded(self, pack: bool) -> list[tuple[str, JournalRecord]]:
+        """The packable and the encoded entries as (id, stored form), in the order they came; the
+        packable ones packed for a shared store, kept as tuples for the in-process one."""
+        packable, encoded, self._packable, self._encoded = self._packable, self._encoded, [], []
+        # one pass in C for the common case, with no Python code run per entry
+        ids = map(f"{self._prefix}%x".__mod__, map(_SEQUENCE, packable))
+        kept: Iterable[JournalRecord] = map(pack_entry, packable) if pack else packable
+        stored: list[tuple[str, JournalRecord]] = list(zip(ids, kept, strict=True))
+        if encoded:
+            numbered = [(p[1], entry) for p, entry in zip(packable, stored, strict=True)]
+            numbered += ((sequence, (self.entry_id(sequence), body)) for sequence, body in encoded)
+            numbered.sort(key=itemgetter(0))
+            stored = [entry for _, entry in numbered]
+        return stored
 
     def _keep(self, kind: str, records: list[T], limit: int) -> list[T]:
         if len(records) > limit:

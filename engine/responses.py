@@ -39,9 +39,9 @@ class Wire:
     """The response headers as the journal records them (no Date, no framing headers added)."""
     content: bytes | None = None
     """The unframed body when ``body`` is chunk-encoded (the journal records the content)."""
-    journal: tuple[orjson.Fragment, orjson.Fragment] | None = None
+    journal: bytes | None = None
     """The response body and headers as the journal stores them, encoded once with the wire
-    (None when the body is not UTF-8 text: the journal then takes its careful path)."""
+    (``journal_parts``; None when the body is not UTF-8 text: the journal then takes its careful path)."""
     outcome: str = "hit"
     """For the metrics: ``hit`` (a pair answered), ``miss`` (no pair matched) or ``error``."""
     pair: str = ""
@@ -72,9 +72,7 @@ def render_response(resp: Response, path: str, pair: str = "") -> RenderedRespon
     )
 
 
-def _render(
-    resp: Response, *, canonical: bool, pair: str, journal: tuple[orjson.Fragment, orjson.Fragment] | None
-) -> Wire:
+def _render(resp: Response, *, canonical: bool, pair: str, journal: bytes | None) -> Wire:
     lines = [status_line(resp.status)]
     lower = {name.lower() for name, _ in resp.headers}
     for name, values in resp.headers:
@@ -107,15 +105,22 @@ def _render(
     )
 
 
-def journal_parts(
-    body: bytes, headers: tuple[tuple[str, tuple[str, ...]], ...]
-) -> tuple[orjson.Fragment, orjson.Fragment] | None:
+def journal_parts(body: bytes, headers: tuple[tuple[str, tuple[str, ...]], ...]) -> bytes | None:
+    """The response part of a journal entry, encoded once with the wire: the body as a JSON string
+    and the headers as a JSON object, behind the body's length (``split_journal_parts``). None
+    when the body is not UTF-8 text."""
     try:
-        text = body.decode("utf-8")
+        text = orjson.dumps(body.decode("utf-8"))
         encoded_headers = orjson.dumps({k: list(v) for k, v in headers})
-        return orjson.Fragment(compact(orjson.dumps(text))), orjson.Fragment(compact(encoded_headers))
     except (UnicodeDecodeError, orjson.JSONEncodeError):
         return None
+    return b"".join((len(text).to_bytes(4, "little"), text, encoded_headers))
+
+
+def split_journal_parts(parts: bytes) -> tuple[bytes, bytes]:
+    """(the body's JSON, the headers' JSON) of ``journal_parts``."""
+    end = 4 + int.from_bytes(parts[:4], "little")
+    return parts[4:end], parts[end:]
 
 
 def compact(data: bytes) -> bytes:

@@ -1,6 +1,6 @@
 """Shared state behind one interface: ``Store``, with an in-process and a Redis implementation."""
 
-from store.base import DOCUMENTS, TRAFFIC_KEEP_S, Store, Versions
+from store.base import DOCUMENTS, TRAFFIC_KEEP_S, JournalRecord, Store, Versions
 from store.errors import SimproxyError, StoreError, StoreUnavailable
 from store.memory import MemoryStore
 from store.redis import RedisStore, key_prefix
@@ -8,6 +8,7 @@ from store.redis import RedisStore, key_prefix
 __all__ = [
     "DOCUMENTS",
     "TRAFFIC_KEEP_S",
+    "JournalRecord",
     "MemoryStore",
     "RedisStore",
     "SimproxyError",

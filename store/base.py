@@ -37,6 +37,10 @@ TRAFFIC_KEEP_S = 900
 """Seconds of per-second traffic the store keeps (the dashboard's chart reads the last minutes)."""
 DOCUMENTS = ("simulation", "config", "csv", "ca", "auth", "startup")
 
+JournalRecord = bytes | tuple[object, ...]
+"""A stored journal entry: bytes, or, in a store that is not ``shared``, a tuple of immutable
+values, kept as given (the engine's unpacked form of an entry, which never leaves the process)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Versions:
@@ -128,19 +132,20 @@ class Store(Protocol):
     async def cache_clear(self) -> None: ...
 
     async def journal_append(
-        self, entries: Sequence[tuple[str, bytes]], index_keys: Mapping[str, Mapping[str, str]], limit: int
+        self, entries: Sequence[tuple[str, JournalRecord]], index_keys: Mapping[str, Mapping[str, str]], limit: int
     ) -> None:
         """Append (id, entry) pairs in order, point each index's keys at their entries, and drop the
-        oldest entries beyond ``limit`` (one atomic step). An in-process store keeps the entries as
-        given: they should be exact-size copies (``orjson.dumps`` hands back 4 KB buffers)."""
+        oldest entries beyond ``limit`` (one atomic step). A ``shared`` store takes bytes only. An
+        in-process store keeps the entries as given: bytes should be exact-size copies
+        (``orjson.dumps`` hands back 4 KB buffers)."""
 
     async def journal_amend(self, entry_id: str, entry: bytes) -> bool:
         """Replace a stored entry; False (nothing written) when there is none with that id."""
 
-    async def journal_entries(self) -> list[bytes]:
+    async def journal_entries(self) -> Sequence[JournalRecord]:
         """Every entry, oldest first."""
 
-    async def journal_lookup(self, index: str, keys: Sequence[str]) -> list[bytes | None]:
+    async def journal_lookup(self, index: str, keys: Sequence[str]) -> Sequence[JournalRecord | None]:
         """The entry each key of ``index`` points at (None when none, or when it was dropped)."""
 
     async def journal_set_index(self, index: str, keys: Mapping[str, str]) -> None:

@@ -8,9 +8,8 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Mapping, Sequence
-from itertools import islice
 
-from store.base import DOCUMENTS, TRAFFIC_KEEP_S, Versions
+from store.base import DOCUMENTS, TRAFFIC_KEEP_S, JournalRecord, Versions
 
 
 class MemoryStore:
@@ -28,7 +27,9 @@ class MemoryStore:
         self._cache: OrderedDict[str, bytes] = OrderedDict()
         # a plain dict: insertion-ordered, and cheaper than OrderedDict's linked nodes per entry;
         # the slots its deletions leave at the front are reclaimed when it next grows
-        self._journal: dict[str, bytes] = {}
+        self._journal: deque[tuple[str, JournalRecord]] = deque()
+        """(id, entry), oldest first, at most the last ``limit`` appended: a deque bounded in C, as
+        the journal takes one entry per request and drops one as well."""
         self._indexes: dict[str, dict[str, str]] = {}
         self._login_failures = (0, 0)  # (count, ms of the last)
         self._revoked: dict[str, int] = {}  # digest -> until (ms)
@@ -141,27 +142,39 @@ class MemoryStore:
         self._cache.clear()
 
     async def journal_append(
-        self, entries: Sequence[tuple[str, bytes]], index_keys: Mapping[str, Mapping[str, str]], limit: int
+        self, entries: Sequence[tuple[str, JournalRecord]], index_keys: Mapping[str, Mapping[str, str]], limit: int
     ) -> None:
-        journal = self._journal
-        journal.update(entries)
+        if self._journal.maxlen != limit:
+            self._journal = deque(self._journal, maxlen=max(limit, 0))
+        self._journal.extend(entries)
         for index, keys in index_keys.items():
             self._indexes.setdefault(index, {}).update(keys)
-        if (excess := len(journal) - limit) > 0:  # drop the oldest, in C: this runs on every flush
-            deque(map(journal.pop, list(islice(journal, excess))), maxlen=0)
+
+    def _find(self, entry_id: str) -> int | None:
+        """The position of an entry, searched from the newest (what is amended or looked up is recent)."""
+        journal = self._journal
+        for position in range(len(journal) - 1, -1, -1):
+            if journal[position][0] == entry_id:
+                return position
+        return None
 
     async def journal_amend(self, entry_id: str, entry: bytes) -> bool:
-        if entry_id not in self._journal:
+        position = self._find(entry_id)
+        if position is None:
             return False
-        self._journal[entry_id] = entry
+        self._journal[position] = (entry_id, entry)
         return True
 
-    async def journal_entries(self) -> list[bytes]:
-        return list(self._journal.values())
+    async def journal_entries(self) -> list[JournalRecord]:
+        return [entry for _, entry in self._journal]
 
-    async def journal_lookup(self, index: str, keys: Sequence[str]) -> list[bytes | None]:
+    async def journal_lookup(self, index: str, keys: Sequence[str]) -> list[JournalRecord | None]:
         ids = self._indexes.get(index, {})
-        return [self._journal.get(ids.get(key, "")) for key in keys]
+        found: list[JournalRecord | None] = []
+        for key in keys:
+            position = self._find(ids[key]) if key in ids else None
+            found.append(None if position is None else self._journal[position][1])
+        return found
 
     async def journal_set_index(self, index: str, keys: Mapping[str, str]) -> None:
         self._indexes[index] = dict(keys)

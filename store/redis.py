@@ -19,7 +19,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.typing import EncodableT, FieldT
 
 from store import redis_scripts as scripts
-from store.base import DOCUMENTS, TRAFFIC_KEEP_S, Versions
+from store.base import DOCUMENTS, TRAFFIC_KEEP_S, JournalRecord, Versions
 from store.errors import StoreError, StoreUnavailable
 
 SOCKET_TIMEOUT = 1.0
@@ -296,13 +296,15 @@ class RedisStore:
 
     @_translate
     async def journal_append(
-        self, entries: Sequence[tuple[str, bytes]], index_keys: Mapping[str, Mapping[str, str]], limit: int
+        self, entries: Sequence[tuple[str, JournalRecord]], index_keys: Mapping[str, Mapping[str, str]], limit: int
     ) -> None:
         if not entries and not index_keys:
             return
         lengths: list[str] = []
         parts: list[bytes] = []
         for entry_id, body in entries:
+            if not isinstance(body, bytes):
+                raise TypeError(f"a shared store keeps journal entries as bytes, not {type(body).__name__}")
             raw_id = entry_id.encode()
             lengths += (str(len(raw_id)), str(len(body)))
             parts += (raw_id, body)

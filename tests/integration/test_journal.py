@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
+import socket
 import time
 from collections import Counter
 from typing import Any
@@ -70,6 +73,60 @@ def test_paging_sort_time_filters_and_search(fresh: Simproxy) -> None:
     assert status == 200 and [e["response"]["body"] for e in found["journal"]] == ["B"]
     assert fresh.admin_json("POST", "/api/v2/journal", {"nothing": 1}) == (
         400, {"error": 'No "request" object in search parameters'})  # fmt: skip
+
+
+def _read_answers(sock: socket.socket, count: int) -> list[bytes]:
+    """The bodies of ``count`` responses with a Content-Length, read off one connection."""
+    data, bodies = b"", []
+    while len(bodies) < count:
+        head_end = data.find(b"\r\n\r\n")
+        if head_end >= 0:
+            length = int(data[:head_end].lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+            if len(data) >= head_end + 4 + length:
+                bodies.append(data[head_end + 4 : head_end + 4 + length])
+                data = data[head_end + 4 + length :]
+                continue
+        chunk = sock.recv(65536)
+        assert chunk, "the proxy closed the connection"
+        data += chunk
+    return bodies
+
+
+def test_requests_however_they_arrive_are_journaled_as_sent(fresh: Simproxy) -> None:
+    """A read holding exactly one request is kept as it came; pipelined, split and chunked requests
+    take the other path: the journal shows every one of them the same way."""
+    zipped = gzip.compress(b"unzipped text")
+    writes = [
+        b"GET http://h.test/a?n=1 HTTP/1.1\r\nHost: h.test\r\nX-Case: one read\r\n\r\n",
+        b"GET http://h.test/b?n=2 HTTP/1.1\r\nHost: h.test\r\nX-Case: first of two\r\n\r\n"
+        b"POST http://h.test/a?n=3 HTTP/1.1\r\nHost: h.test\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+        b"Content-Length: 7\r\n\r\nf=1&g=2",
+        b"PUT http://h.test/b?n=4 HTTP/1.1\r\nHost: h.test\r\nContent-Length: 10\r\n\r\nsplit ",
+        b"body",
+        b"POST http://h.test/a?n=5 HTTP/1.1\r\nHost: h.test\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n",
+        b"POST http://h.test/b?n=6 HTTP/1.1\r\nHost: h.test\r\nContent-Encoding: gzip\r\n"
+        b"Content-Length: %d\r\n\r\n%s" % (len(zipped), zipped),
+    ]
+    with socket.create_connection(("127.0.0.1", fresh.proxy_port), timeout=30) as sock:
+        for data in writes:
+            sock.sendall(data)
+            time.sleep(0.2)  # separate reads on the proxy's side
+        assert _read_answers(sock, 6) == [b"A", b"B", b"A", b"B", b"A", b"B"]
+    entries = _journal(fresh)["journal"]
+    requests = [e["request"] for e in entries]
+    assert [r["query"] for r in requests] == [f"n={i}" for i in range(1, 7)]
+    assert [r["method"] for r in requests] == ["GET", "GET", "POST", "PUT", "POST", "POST"]
+    # a body sent with a Content-Encoding is shown decompressed, in base64 as Hoverfly shows it
+    unzipped = base64.b64encode(b"unzipped text").decode()
+    assert [r["body"] for r in requests] == ["", "", "f=1&g=2", "split body", "abcde", unzipped]
+    assert requests[0]["headers"] == {"X-Case": ["one read"]}  # no Host: it is the destination
+    assert requests[1]["headers"] == {"X-Case": ["first of two"]}
+    assert requests[2]["formData"] == {"f": ["1"], "g": ["2"]}
+    assert requests[5]["headers"]["Content-Encoding"] == ["gzip"]
+    assert {(r["scheme"], r["destination"]) for r in requests} == {("http", "h.test")}
+    assert [e["response"]["body"] for e in entries] == ["A", "B", "A", "B", "A", "B"]
+    assert len({e["id"] for e in entries}) == 6
 
 
 def test_indexes(fresh: Simproxy) -> None:

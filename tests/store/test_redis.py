@@ -213,6 +213,15 @@ def test_an_operation_the_server_refuses_raises_store_error_not_unavailable(
     run(body())
 
 
+def test_a_journal_entry_that_is_not_bytes_is_refused_and_nothing_is_written(redis_store, run) -> None:
+    async def body() -> None:
+        with pytest.raises(TypeError, match="as bytes"):
+            await redis_store.journal_append([("a", b"kept?"), ("b", ("a", "tuple"))], {}, 10)
+        assert await redis_store.journal_entries() == []
+
+    run(body())
+
+
 def test_writes_survive_the_servers_script_cache_being_flushed(redis_store, redis_client, run) -> None:
     """After a Redis restart or failover the Lua script is gone; the store must load it again, not fail."""
 

@@ -1,0 +1,197 @@
+"""The journal's packed entries: a request kept as the bytes it came in reads back as the proxy
+built it, and agrees with the JSON form; the recorder stores both kinds in arrival order."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import time
+from collections.abc import Mapping, Sequence
+
+import pytest
+
+from engine.http_request import Arrival, read_request
+from engine.journal import decode_entry, encode_record
+from engine.journal_packed import Packable, pack_entry, unpack_entry
+from engine.model import Response
+from engine.records import Recorder
+from engine.responses import Wire, render_response
+from store import JournalRecord, MemoryStore, StoreUnavailable
+
+ZIPPED = gzip.compress(b'{"zipped": true}')
+RESPONSE_HEADERS = (("Content-Type", ("application/json",)), ("X-Many", ("1", "2")))
+
+# (bytes received, arrival, what the request must read as)
+CASES: list[tuple[bytes, Arrival, dict[str, object]]] = [
+    (
+        b"GET http://Api.Test:8080/p%20q?b=2&a=1&a=0 HTTP/1.1\r\nHost: other\r\nuser-agent: t\r\n\r\n",
+        Arrival(),
+        {
+            "method": "GET", "scheme": "http", "destination": "api.test:8080", "path": "/p q",
+            "query": {"b": ["2"], "a": ["1", "0"]}, "headers": {"User-Agent": ["t"]}, "body": "",
+        },
+    ),
+    (
+        b"POST /form HTTP/1.1\r\nHost: Web.Test\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+        b"Content-Length: 7\r\n\r\na=1&b=2",
+        Arrival(webserver=True),
+        {
+            "scheme": "http", "destination": "web.test", "path": "/form", "body": "a=1&b=2",
+            "form": {"a": ["1"], "b": ["2"]},
+        },
+    ),
+    (
+        b"DELETE /in?x=1 HTTP/1.1\r\nX-Trace: 7\r\n\r\n",
+        Arrival(tunnel_authority="secure.test:443", tunnel_scheme="https"),
+        {
+            "method": "DELETE", "scheme": "https", "destination": "secure.test:443", "path": "/in",
+            "headers": {"X-Trace": ["7"]},
+        },
+    ),
+    (
+        b"GET http://h.test/ HTTP/1.1\r\nHost: h.test\r\nProxy-Authorization: Basic YTpi\r\nX: 1\r\n\r\n",
+        Arrival(strip_proxy_authorization=True),
+        {"headers": {"X": ["1"]}},
+    ),
+    (
+        b"GET http://h.test/ HTTP/1.1\r\nHost: h.test\r\nProxy-Authorization: Basic YTpi\r\n\r\n",
+        Arrival(),
+        {"headers": {"Proxy-Authorization": ["Basic YTpi"]}},
+    ),
+    (
+        b"PUT http://h.test/z HTTP/1.1\r\nHost: h.test\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%s"
+        % (len(ZIPPED), ZIPPED),
+        Arrival(),
+        {"body": '{"zipped": true}', "headers": {"Content-Encoding": ["gzip"], "Content-Length": [str(len(ZIPPED))]}},
+    ),
+    (
+        b"GET http://h.test/%C3%A9t%C3%A9 HTTP/1.1\r\nHost: h.test\r\nX-Bytes: caf\xe9\r\n\r\n",
+        Arrival(),
+        {"path": "/\u00e9t\u00e9", "headers": {"X-Bytes": ["caf\udce9"]}},
+    ),
+]  # fmt: skip
+
+
+def _wire(body: bytes = b'{"ok": 1}') -> Wire:
+    return render_response(Response(status=201, body=body, headers=RESPONSE_HEADERS), "response").proxy
+
+
+def _packable(raw: bytes, arrival: Arrival, mode: str = "simulate") -> Packable:
+    wire = _wire()
+    assert wire.journal is not None
+    return ("abcd", 10, raw, arrival.encode(), wire.journal, wire.status, 1700000000.25, 1.5, mode)
+
+
+@pytest.mark.parametrize(("raw", "arrival", "expected"), CASES)
+def test_a_request_reads_back_as_the_proxy_built_it(raw: bytes, arrival: Arrival, expected: dict[str, object]) -> None:
+    request = read_request(raw, arrival)
+    for name, value in expected.items():
+        assert getattr(request, name) == value, name
+
+
+@pytest.mark.parametrize(("raw", "arrival", "expected"), CASES)
+def test_the_packed_and_the_json_form_of_an_entry_agree(
+    raw: bytes, arrival: Arrival, expected: Mapping[str, object]
+) -> None:
+    request, wire = read_request(raw, arrival), _wire()
+    as_json = decode_entry(encode_record("abcda", request, wire, "spy", 1700000000.25, 1.5))
+    packable = _packable(raw, arrival, mode="spy")
+    assert unpack_entry(pack_entry(packable)) == packable
+    as_packed = decode_entry(pack_entry(packable))
+    assert as_packed == as_json == decode_entry(packable)  # the in-process store keeps the tuple
+    assert as_packed.id == "abcda" and as_packed.status == 201 and as_packed.mode == "spy"
+    assert as_packed.response_headers == RESPONSE_HEADERS and as_packed.response_body == b'{"ok": 1}'
+    assert as_packed.time_started.timestamp() == 1700000000.25 and as_packed.latency_ms == 1.5
+
+
+def test_only_the_first_request_of_the_bytes_is_read() -> None:
+    raw = (
+        b"GET http://h.test/one HTTP/1.1\r\nHost: h.test\r\n\r\nGET http://h.test/two HTTP/1.1\r\nHost: h.test\r\n\r\n"
+    )
+    assert read_request(raw, Arrival()).path == "/one"
+
+
+@pytest.mark.parametrize(
+    "arrival",
+    [
+        Arrival(),
+        Arrival(True, True),
+        Arrival(tunnel_authority="[::1]:8443", tunnel_scheme="https"),
+        Arrival(own_port=8500),
+    ],
+)
+def test_an_arrival_is_stored_without_the_proxy_port(arrival: Arrival) -> None:
+    decoded = Arrival.decode(arrival.encode())
+    assert decoded == Arrival(
+        arrival.webserver, arrival.strip_proxy_authorization, arrival.tunnel_authority, arrival.tunnel_scheme
+    )
+
+
+@pytest.mark.parametrize("data", [b"\x01", b"\x01" + bytes(60), pack_entry(_packable(CASES[0][0], Arrival()))[:-1]])
+def test_bytes_that_are_not_a_packed_entry_are_refused(data: bytes) -> None:
+    with pytest.raises(ValueError):
+        unpack_entry(data)
+
+
+class _AwayOnce(MemoryStore):
+    """The in-process store, unreachable for its first journal write; ``shared``: it takes bytes
+    only, as a Redis store does."""
+
+    def __init__(self, shared: bool = False) -> None:
+        super().__init__()
+        self.shared = shared
+        self.refused = 0
+
+    async def journal_append(
+        self, entries: Sequence[tuple[str, JournalRecord]], index_keys: Mapping[str, Mapping[str, str]], limit: int
+    ) -> None:
+        if self.shared:
+            assert all(isinstance(entry, bytes) for _, entry in entries)
+        if not self.refused:
+            self.refused = len(entries)
+            raise StoreUnavailable("away")
+        await super().journal_append(entries, index_keys, limit)
+
+
+def _record(recorder: Recorder, n: int, *, kept: bool) -> int:
+    raw = b"GET http://h.test/%d HTTP/1.1\r\nHost: h.test\r\n\r\n" % n
+    request = read_request(raw, Arrival())
+    return recorder.record(request, _wire(), time.time(), 0.5, "simulate", raw if kept else None, Arrival().encode())
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_the_recorder_stores_kept_and_encoded_entries_in_order_through_an_outage(shared: bool) -> None:
+    async def scenario() -> None:
+        store, recorder = _AwayOnce(shared), Recorder(journal_size=100, logs_size=10)
+        sequences = [_record(recorder, n, kept=n % 3 != 0) for n in range(6)]
+        with pytest.raises(StoreUnavailable):
+            await recorder.flush(store)
+        sequences += [_record(recorder, n, kept=n % 2 == 0) for n in range(6, 9)]
+        await recorder.flush(store)
+        entries = [decode_entry(raw) for raw in await store.journal_entries()]
+        assert store.refused == 6 and not recorder.pending
+        assert [e.request.path for e in entries] == [f"/{n}" for n in range(9)]
+        assert [e.id for e in entries] == [recorder.entry_id(s) for s in sequences]
+        assert len(set(sequences)) == 9 and 0 not in sequences
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_the_recorder_keeps_the_newest_entries_while_the_store_is_away(shared: bool) -> None:
+    async def scenario() -> None:
+        store, recorder = _AwayOnce(shared), Recorder(journal_size=4, logs_size=10)
+        for n in range(9):
+            _record(recorder, n, kept=True)
+        with pytest.raises(StoreUnavailable):
+            await recorder.flush(store)
+        await recorder.flush(store)
+        assert [decode_entry(raw).request.path for raw in await store.journal_entries()] == ["/5", "/6", "/7", "/8"]
+        assert recorder.take_dropped() == {"journal": 5}
+
+    asyncio.run(scenario())
+
+
+def test_a_disabled_journal_records_nothing() -> None:
+    recorder = Recorder(journal_size=0, logs_size=10)
+    assert _record(recorder, 1, kept=True) == 0 and not recorder.pending
