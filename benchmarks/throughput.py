@@ -1,15 +1,17 @@
-"""Throughput of the proxy port under wrk, one configuration against another, measured in turns.
+"""Throughput of the proxy port under wrk, the journal on against ``-journal-size=0``, both at once.
 
 Run from the repository root (needs ``wrk``: ``apt-get install wrk``)::
 
     python -m benchmarks.throughput                 # journal on (default size) against -journal-size=0
-    python -m benchmarks.throughput --rounds 40 --seconds 1
+    python -m benchmarks.throughput --rounds 20 --seconds 3
+    python -m benchmarks.throughput --same          # A/A: both servers journal off (the method's noise)
 
 One simproxy per configuration runs on free loopback ports for the whole run, with one small JSON
-stub (design.md's W1) loaded and warmed up; each round runs ``wrk -t1 -c32`` against each in turn,
-the order alternating, so that noise from the machine falls on both. The table shows the median requests/s of each;
-the cost is the median over rounds of each round's own cost, which the machine's drift over a run
-does not bias (design.md: the journal may cost at most 15%).
+stub (design.md's W1) loaded and warmed up. Each round runs two ``wrk -t1 -c32`` at the same time,
+one per server. Both servers' workers share the last CPU (wrk runs on the first): the kernel gives
+each half of that core, so each server's rate is what its cost per request allows, and whatever
+the machine does during the round falls on both alike. The cost is the median over rounds of each
+round's own cost (design.md: the journal may cost at most 15%).
 """
 
 from __future__ import annotations
@@ -87,16 +89,22 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
             continue
 
 
-def _wrk(proxy: int, seconds: int, script: str) -> tuple[float, int]:
-    """Requests/s and the number of requests answered."""
-    out = subprocess.run(
+def _wrk(proxy: int, seconds: int, script: str, cpu: int | None) -> subprocess.Popen[str]:
+    """A wrk run against ``proxy`` (on ``cpu`` only, when given), started and not waited for."""
+    return subprocess.Popen(
         ["wrk", "-t1", "-c32", f"-d{seconds}s", "-s", script, f"http://127.0.0.1:{proxy}"],
-        capture_output=True, text=True, timeout=seconds + 30, check=True,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=None if cpu is None else lambda: os.sched_setaffinity(0, {cpu}),
     )  # fmt: skip
-    rate = re.search(r"Requests/sec:\s+([\d.]+)", out.stdout)
-    count = re.search(r"(\d+) requests in", out.stdout)
-    if rate is None or count is None:
-        raise SystemExit(f"unexpected wrk output:\n{out.stdout}{out.stderr}")
+
+
+def _answered(run: subprocess.Popen[str], seconds: int) -> tuple[float, int]:
+    """Requests/s and the number of requests answered, once wrk is done."""
+    out, _ = run.communicate(timeout=seconds + 30)
+    rate = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    count = re.search(r"(\d+) requests in", out)
+    if run.returncode != 0 or rate is None or count is None:
+        raise SystemExit(f"unexpected wrk output:\n{out}")
     return float(rate[1]), int(count[1])
 
 
@@ -108,28 +116,30 @@ class Runs:
     cpu_us: list[float] = field(default_factory=list)
 
 
-def run(rounds: int, seconds: int) -> dict[str, Runs]:
-    """Both servers run side by side for the whole run; each round measures them back to back, in
-    alternating order, so that both measurements of a round see the machine in the same state."""
+def run(rounds: int, seconds: int, configs: dict[str, list[str]]) -> dict[str, Runs]:
+    """Both servers run for the whole run and are measured together, round after round."""
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (apt-get install wrk)")
-    results = {name: Runs() for name in CONFIGS}
+    results = {name: Runs() for name in configs}
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         script.write(WRK_SCRIPT)
+    cpus = sorted(os.sched_getaffinity(0))
+    wrk_cpu = cpus[0] if len(cpus) > 1 else None
     servers: dict[str, tuple[subprocess.Popen[bytes], int, list[int]]] = {}
     try:
-        for name, flags in CONFIGS.items():
+        for name, flags in configs.items():
             process, _, proxy = _start(flags)
-            servers[name] = (process, proxy, listeners(process.pid, proxy))
-        for _, proxy, _ in servers.values():
-            _wrk(proxy, 2, script.name)  # warm-up: the journal at its size, every buffer grown
-        order = list(servers.items())
-        for round_ in range(rounds):
-            for name, (_, proxy, workers) in order if round_ % 2 == 0 else reversed(order):  # neither always first
-                before = cpu_seconds(workers)
-                rate, count = _wrk(proxy, seconds, script.name)
+            workers = listeners(process.pid, proxy)
+            servers[name] = (process, proxy, workers)
+            for worker in workers if wrk_cpu is not None else ():
+                os.sched_setaffinity(worker, {cpus[-1]})
+        for round_ in range(rounds + 1):  # round 0 warms up: the journal at its size, every buffer grown
+            before = {name: cpu_seconds(workers) for name, (_, _, workers) in servers.items()}
+            runs = {name: _wrk(proxy, seconds, script.name, wrk_cpu) for name, (_, proxy, _) in servers.items()}
+            answered = {name: _answered(wrk, seconds) for name, wrk in runs.items()}
+            for name, (rate, count) in answered.items() if round_ else ():
                 results[name].rates.append(rate)
-                results[name].cpu_us.append((cpu_seconds(workers) - before) / count * 1e6)
+                results[name].cpu_us.append((cpu_seconds(servers[name][2]) - before[name]) / count * 1e6)
     finally:
         for process, _, _ in servers.values():
             _stop(process)
@@ -147,8 +157,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.throughput", description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--seconds", type=int, default=2)
+    parser.add_argument("--same", action="store_true", help="A/A: both servers with the journal off")
     args = parser.parse_args(argv)
-    results = run(args.rounds, args.seconds)
+    configs = dict(CONFIGS)
+    if args.same:
+        configs["journal on"] = configs["journal off"]
+    results = run(args.rounds, args.seconds, configs)
     print(f"{'configuration':<16}{'median req/s':>14}{'CPU us/request':>16}   req/s of each round")
     for name, runs in results.items():
         rates = ", ".join(f"{v:,.0f}" for v in runs.rates)
