@@ -171,10 +171,9 @@ class ProxyProtocol(asyncio.Protocol):
         """Inside a CONNECT tunnel: (the CONNECT authority, the scheme of the requests inside)."""
         self._arrival = Arrival(server.engine.webserver, server.auth is not None, own_port=server.port)
         self._arrival_key = self._arrival.encode()
-        self._chunk = b""
-        """The bytes of the read being parsed."""
-        self._chunk_fresh = False
-        """That read began with a new request (none was half-read before it)."""
+        self._chunk: bytes | None = None
+        """With the journal on, the read being parsed when it began with a new request (none was
+        half-read before it): the journal keeps it when it holds exactly one request."""
         self._chunk_requests = 0
         """Requests begun in that read."""
         self._relay: asyncio.StreamWriter | None = None
@@ -204,7 +203,7 @@ class ProxyProtocol(asyncio.Protocol):
         if self._closing:
             return
         if self.server.keeps_reads:
-            self._chunk, self._chunk_fresh, self._chunk_requests = data, not self._reading, 0
+            self._chunk, self._chunk_requests = None if self._reading else data, 0
         try:
             self.parser.feed_data(data)
             if self._in_head:  # httptools keeps a header that spans reads in memory: count what came
@@ -290,7 +289,11 @@ class ProxyProtocol(asyncio.Protocol):
         if isinstance(request_or_error, Wire):
             self._enqueue(request_or_error, keep_alive, head_only)
             return
-        raw = self._whole_read() if self.server.keeps_reads else None
+        # the read, when it held exactly this request (not split over reads, not pipelined with
+        # others, no chunked body): then the journal keeps those bytes as the request
+        raw = self._chunk
+        if raw is not None and (self._chunk_requests != 1 or raw.find(b"\r\n\r\n") + 4 + self._body_size != len(raw)):
+            raw = None
         received = (request_or_error, time.time(), time.perf_counter(), raw, self._arrival_key)
         if not checked:
             checking = self._check_then_handle(credentials, request_or_error)
@@ -305,16 +308,6 @@ class ProxyProtocol(asyncio.Protocol):
             self._enqueue(outcome, keep_alive, head_only, received)
         else:
             self._enqueue(asyncio.ensure_future(outcome), keep_alive, head_only, received)
-
-    def _whole_read(self) -> bytes | None:
-        """The read that held exactly the request just parsed, or None (split over reads, pipelined
-        with others, or a chunked body: the read's bytes are then not the request's)."""
-        if not self._chunk_fresh or self._chunk_requests != 1:
-            return None
-        data = self._chunk
-        if data.find(b"\r\n\r\n") + 4 + self._body_size != len(data):
-            return None
-        return data
 
     # -- proxy authentication (-auth) ------------------------------------------------------------
 

@@ -8,8 +8,11 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Mapping, Sequence
+from operator import itemgetter
 
 from store.base import DOCUMENTS, TRAFFIC_KEEP_S, JournalRecord, Versions
+
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 class MemoryStore:
@@ -27,9 +30,11 @@ class MemoryStore:
         self._cache: OrderedDict[str, bytes] = OrderedDict()
         # a plain dict: insertion-ordered, and cheaper than OrderedDict's linked nodes per entry;
         # the slots its deletions leave at the front are reclaimed when it next grows
-        self._journal: deque[tuple[str, JournalRecord]] = deque()
-        """(id, entry), oldest first, at most the last ``limit`` appended: a deque bounded in C, as
-        the journal takes one entry per request and drops one as well."""
+        self._journal: deque[JournalRecord] = deque()
+        """Entries, oldest first, at most the last ``limit`` appended: deques bounded in C (the
+        journal takes one entry per request and drops one as well), the ids beside the entries
+        rather than paired with them (a pair would be one more object kept per entry)."""
+        self._journal_ids: deque[str] = deque()
         self._indexes: dict[str, dict[str, str]] = {}
         self._login_failures = (0, 0)  # (count, ms of the last)
         self._revoked: dict[str, int] = {}  # digest -> until (ms)
@@ -146,15 +151,17 @@ class MemoryStore:
     ) -> None:
         if self._journal.maxlen != limit:
             self._journal = deque(self._journal, maxlen=max(limit, 0))
-        self._journal.extend(entries)
+            self._journal_ids = deque(self._journal_ids, maxlen=max(limit, 0))
+        self._journal_ids.extend(map(_FIRST, entries))
+        self._journal.extend(map(_SECOND, entries))
         for index, keys in index_keys.items():
             self._indexes.setdefault(index, {}).update(keys)
 
     def _find(self, entry_id: str) -> int | None:
         """The position of an entry, searched from the newest (what is amended or looked up is recent)."""
-        journal = self._journal
-        for position in range(len(journal) - 1, -1, -1):
-            if journal[position][0] == entry_id:
+        ids = self._journal_ids
+        for position in range(len(ids) - 1, -1, -1):
+            if ids[position] == entry_id:
                 return position
         return None
 
@@ -162,18 +169,18 @@ class MemoryStore:
         position = self._find(entry_id)
         if position is None:
             return False
-        self._journal[position] = (entry_id, entry)
+        self._journal[position] = entry
         return True
 
     async def journal_entries(self) -> list[JournalRecord]:
-        return [entry for _, entry in self._journal]
+        return list(self._journal)
 
     async def journal_lookup(self, index: str, keys: Sequence[str]) -> list[JournalRecord | None]:
         ids = self._indexes.get(index, {})
         found: list[JournalRecord | None] = []
         for key in keys:
             position = self._find(ids[key]) if key in ids else None
-            found.append(None if position is None else self._journal[position][1])
+            found.append(None if position is None else self._journal[position])
         return found
 
     async def journal_set_index(self, index: str, keys: Mapping[str, str]) -> None:
@@ -184,6 +191,7 @@ class MemoryStore:
 
     async def journal_clear(self, indexes: Sequence[str]) -> None:
         self._journal.clear()
+        self._journal_ids.clear()
         for index in indexes:
             self._indexes.pop(index, None)
 
