@@ -43,6 +43,7 @@ Received = tuple[RequestDetails, float, float, bytes | None, bytes]
 """What the proxy knows of a request it answers: the request, the wall-clock time it was received,
 ``perf_counter`` then, the bytes it came in when they held exactly that request (the journal keeps
 them; None otherwise), and the encoded ``http_request.Arrival``."""
+
 Probe = tuple[FastKey, str]
 """A match-cache lookup that found nothing: (fast key, md5 key), to store the result under."""
 STATE_ATTEMPTS = 50

@@ -59,9 +59,6 @@ class ProxyLimits:
     """Requests of one connection waiting for their answers before simproxy stops reading more."""
 
 
-"""A request the engine processed: (request, wall-clock time received, perf_counter received)."""
-
-
 class HttpDate:
     """The ``Date`` header value, formatted at most once a second."""
 
@@ -170,7 +167,7 @@ class ProxyProtocol(asyncio.Protocol):
         self._tunnel: tuple[str, str] | None = None
         """Inside a CONNECT tunnel: (the CONNECT authority, the scheme of the requests inside)."""
         self._arrival = Arrival(server.engine.webserver, server.auth is not None, own_port=server.port)
-        self._arrival_key = self._arrival.encode()
+        self._arrival_encoded = self._arrival.encode()
         self._chunk: bytes | None = None
         """With the journal on, the read being parsed when it began with a new request (none was
         half-read before it): the journal keeps it when it holds exactly one request."""
@@ -294,7 +291,7 @@ class ProxyProtocol(asyncio.Protocol):
         raw = self._chunk
         if raw is not None and (self._chunk_requests != 1 or raw.find(b"\r\n\r\n") + 4 + self._body_size != len(raw)):
             raw = None
-        received = (request_or_error, time.time(), time.perf_counter(), raw, self._arrival_key)
+        received = (request_or_error, time.time(), time.perf_counter(), raw, self._arrival_encoded)
         if not checked:
             checking = self._check_then_handle(credentials, request_or_error)
             self._enqueue(asyncio.ensure_future(checking), keep_alive, head_only, received)
@@ -377,7 +374,7 @@ class ProxyProtocol(asyncio.Protocol):
         self._arrival = Arrival(
             self._arrival.webserver, self._arrival.strip_proxy_authorization, authority, scheme, self.server.port
         )
-        self._arrival_key = self._arrival.encode()
+        self._arrival_encoded = self._arrival.encode()
 
     async def _start_tls(self, transport: asyncio.Transport, authority: str, host: str) -> None:
         assert self.server.tls is not None
