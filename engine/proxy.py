@@ -20,7 +20,7 @@ import ssl
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from email.utils import formatdate
 from typing import cast
 
@@ -164,8 +164,6 @@ class ProxyProtocol(asyncio.Protocol):
         self._queue: deque[tuple[asyncio.Future[Wire] | Wire, bool, bool, Received | None]] = deque()
         self._draining = False
         self._closing = False
-        self._tunnel: tuple[str, str] | None = None
-        """Inside a CONNECT tunnel: (the CONNECT authority, the scheme of the requests inside)."""
         self._arrival = Arrival(server.engine.webserver, server.auth is not None, own_port=server.port)
         self._arrival_encoded = self._arrival.encode()
         self._chunk: bytes | None = None
@@ -268,7 +266,7 @@ class ProxyProtocol(asyncio.Protocol):
         head_only = method == "HEAD"
         auth, credentials = self.server.auth, None
         checked = True
-        if auth is not None and self._tunnel is None:  # inside an accepted tunnel: checked on its CONNECT
+        if auth is not None and not self._arrival.tunnel_scheme:  # in a tunnel: checked on its CONNECT
             credentials = self._header(b"proxy-authorization")
             checked = auth.proxy_passed(credentials)
         if method == "CONNECT":
@@ -370,10 +368,7 @@ class ProxyProtocol(asyncio.Protocol):
 
     def _enter_tunnel(self, authority: str, scheme: str) -> None:
         self.parser = httptools.HttpRequestParser(self)
-        self._tunnel = (authority, scheme)
-        self._arrival = Arrival(
-            self._arrival.webserver, self._arrival.strip_proxy_authorization, authority, scheme, self.server.port
-        )
+        self._arrival = replace(self._arrival, tunnel_authority=authority, tunnel_scheme=scheme)
         self._arrival_encoded = self._arrival.encode()
 
     async def _start_tls(self, transport: asyncio.Transport, authority: str, host: str) -> None:

@@ -52,6 +52,8 @@ class Recorder:
         """Entries the store was away for, as ``journal_append`` takes them."""
         self._logs: list[bytes] = []
         self._prefix = secrets.token_hex(4)
+        self._id_of = f"{self._prefix}%x".__mod__
+        """Sequence number -> entry id: a C callable, which the flush maps over a batch."""
         self._sequence = itertools.count(1)
         self._indexes: dict[str, IndexExpression] = {}
         self._packs = not body_limit
@@ -71,7 +73,7 @@ class Recorder:
 
     def entry_id(self, sequence: int) -> str:
         """The id of the entry ``record`` numbered ``sequence``."""
-        return f"{self._prefix}{sequence:x}"
+        return self._id_of(sequence)
 
     def record(
         self,
@@ -173,7 +175,7 @@ class Recorder:
         packable ones packed for a shared store, kept as tuples for the in-process one."""
         packable, encoded, self._packable, self._encoded = self._packable, self._encoded, [], []
         # one pass in C for the common case, with no Python code run per entry
-        ids = map(f"{self._prefix}%x".__mod__, map(_SEQUENCE, packable))
+        ids = map(self._id_of, map(_SEQUENCE, packable))
         kept: Iterable[JournalRecord] = map(pack_entry, packable) if pack else packable
         stored: list[tuple[str, JournalRecord]] = list(zip(ids, kept, strict=True))
         if encoded:

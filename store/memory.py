@@ -28,8 +28,6 @@ class MemoryStore:
         self._state_version = 0
         self._diff: dict[str, list[bytes]] = {}  # insertion order: groups in first-seen order
         self._cache: OrderedDict[str, bytes] = OrderedDict()
-        # a plain dict: insertion-ordered, and cheaper than OrderedDict's linked nodes per entry;
-        # the slots its deletions leave at the front are reclaimed when it next grows
         self._journal: deque[JournalRecord] = deque()
         """Entries, oldest first, at most the last ``limit`` appended: deques bounded in C (the
         journal takes one entry per request and drops one as well), the ids beside the entries
