@@ -12,13 +12,13 @@ Jackson views checked as Jackson would check them (it fails on keys it does not 
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import gzip
-import http.client
 import json
 from typing import Any
 from urllib.parse import quote
+
+from tests.integration.conftest import call
 
 
 class ClientError(Exception):
@@ -27,13 +27,10 @@ class ClientError(Exception):
 
 def _exchange(port: int, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> tuple[int, bytes]:
     """One request on a new connection; a gzip body comes back decoded, as both tools' HTTP stacks do."""
-    with contextlib.closing(http.client.HTTPConnection("127.0.0.1", port, timeout=30)) as conn:
-        conn.request(method, path, body=body, headers={"Accept-Encoding": "gzip", **headers})
-        resp = conn.getresponse()
-        payload = resp.read()
-        if resp.getheader("Content-Encoding") == "gzip":
-            payload = gzip.decompress(payload)
-        return resp.status, payload
+    status, response_headers, payload = call(port, method, path, body, {"Accept-Encoding": "gzip", **headers})
+    if response_headers.get("content-encoding") == "gzip":
+        payload = gzip.decompress(payload)
+    return status, payload
 
 
 class Hoverctl:
