@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import uuid
 
-import jwt
 import orjson
 from sanic import Request
 from sanic.response import HTTPResponse
@@ -22,10 +21,14 @@ from engine.auth import Authenticator, bearer_token
 from engine.errors import AuthError, LoginRefused, TokenRejected, TooManyAttempts
 
 OPEN_ROUTES = frozenset({("GET", "/api/health"), ("POST", "/api/token-auth")})
-DUMMY_TOKEN = jwt.encode(
-    {"sub": "1234567890", "name": "Dummy token", "admin": True}, "simproxy: a token nothing checks", algorithm="HS256"
+DUMMY_TOKEN = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+    ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkR1bW15IHRva2VuIiwiYWRtaW4iOnRydWV9"
+    ".kyDfiTW85gnhZJiO_npgh7TE_Dr1a2Jf-o18db5c0Ao"
 )
-"""Hoverfly's answer to a login when authentication is off: a fixed token that nothing checks."""
+"""Hoverfly's answer to a login when authentication is off: a fixed token that nothing checks (HS256 of
+``{"sub": "1234567890", "name": "Dummy token", "admin": true}`` under the key ``simproxy: a token
+nothing checks``, written out so that a start without ``-auth`` does not import ``jwt``)."""
 
 
 class Unauthorized(ApiError):

@@ -31,9 +31,7 @@ from admin.flags import (
 )
 from admin.settings import Settings
 from engine.auth import User, hash_password, valid_hash
-from engine.certs import CertificateError, load_ca
-from engine.config import ActionSpec, MiddlewareSpec
-from engine.proxy import ProxyLimits
+from engine.config import ActionSpec, MiddlewareSpec, ProxyLimits
 
 
 def _port(flags: ParsedFlags, name: str, env: Mapping[str, str], env_name: str, label: str) -> int:
@@ -85,6 +83,8 @@ def _ca_files(flags: ParsedFlags) -> tuple[str, str]:
     if bool(cert) != bool(key):
         raise fatal("-cert and -key must be given together")
     if cert:
+        from engine.certs import CertificateError, load_ca
+
         try:
             load_ca(cert, key)
         except CertificateError as exc:
@@ -295,6 +295,7 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             enable_middleware_api=flags.switch("enable-middleware-api"),
             upstream_proxy=_upstream_proxy(flags, env),
             workers=_workers(flags, env),
+            share_proxy_port=env.get("SIMPROXY_SHARE_PROXY_PORT") == "1",
             redis_url=_redis_url(flags, env),
             auth=_auth_enabled(flags, env),
             users=_users(flags, env),

@@ -1,11 +1,12 @@
 """``/api/v2/diff``: the reports diff mode wrote on any worker, read, filtered or cleared through any of them.
 
 Reads and the clear start with a barrier, so a report buffered by any worker is in the store first.
+``engine.diff`` is imported by the first read.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from sanic import Request
@@ -14,23 +15,31 @@ from sanic.response import HTTPResponse
 from admin.errors import BadRequest
 from admin.responses import empty_response, json_response, services
 from admin.views import get_field
-from engine.diff import DiffGroup, decode_groups, diff_view, filter_reports
 from engine.runtime import Runtime
+
+if TYPE_CHECKING:
+    from engine.diff import DiffGroup
 
 _FILTER = "v2.DiffFilterView"
 _FIELDS = ("excludedHeaders", "excludedResponseFields")
 
 
 async def _groups(runtime: Runtime) -> list[DiffGroup]:
+    from engine.diff import decode_groups
+
     await runtime.barrier()  # every worker's buffered reports are in the store
     return decode_groups(await runtime.store.diff_reports())
 
 
 async def get_diff(request: Request) -> HTTPResponse:
+    from engine.diff import diff_view
+
     return json_response(diff_view(await _groups(services(request).runtime)))
 
 
 async def post_diff(request: Request) -> HTTPResponse:
+    from engine.diff import diff_view, filter_reports
+
     excluded_headers, excluded_fields = parse_filter(request.body)
     groups = await _groups(services(request).runtime)
     return json_response(diff_view(filter_reports(groups, excluded_headers, excluded_fields)))

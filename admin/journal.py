@@ -3,6 +3,7 @@
 Reads start with a barrier, so an entry is visible once its response has been sent; indexes are
 names in the runtime config (every worker computes their keys as it writes entries) plus a key
 map per index in the store, built over the existing entries when the index is created.
+``engine.journal_search`` is imported by the first search.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from engine.journal import (
     parse_time,
     query_journal,
 )
-from engine.journal_search import compile_search
 from engine.runtime import Runtime
 
 
@@ -79,6 +79,8 @@ async def get_journal(request: Request) -> HTTPResponse:
 
 
 async def search_journal(request: Request) -> HTTPResponse:
+    from engine.journal_search import compile_search
+
     svc = services(request)
     _enabled(svc.runtime)
     try:

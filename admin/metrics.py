@@ -3,19 +3,22 @@
 Every worker buffers its counts and flushes them into the instance's totals in the store; a
 scrape makes every worker flush first (a barrier) and then renders those totals, so any worker
 answers for the whole instance and summing the instances counts each request once.
+``prometheus_client`` is imported by the first scrape.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from sanic import Request
 from sanic.response import HTTPResponse
 
 from admin.responses import services
 from engine.metrics import LATENCY_BUCKETS, STORE_BUCKETS
+
+if TYPE_CHECKING:
+    from prometheus_client.core import Metric
 
 
 class _Totals:
@@ -27,6 +30,8 @@ class _Totals:
         self.cache = cache
 
     def collect(self) -> Iterator[Metric]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+
         requests = CounterMetricFamily(
             "simproxy_requests", "Proxied requests by mode and outcome (hit, miss, error)", labels=["mode", "outcome"]
         )
@@ -87,6 +92,8 @@ def _cumulative(counts: Mapping[int, float], bounds: tuple[float, ...]) -> list[
 
 
 async def get_metrics(request: Request) -> HTTPResponse:
+    from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
     runtime = services(request).runtime
     await runtime.barrier()
     totals = await runtime.store.metrics_read(runtime.instance)

@@ -2,6 +2,8 @@
 
 Only knobs fixed at start-up live here; anything the admin API can change later belongs to the store.
 ``__post_init__`` validates every field and raises ``ValueError`` with a message fit for the command line.
+Importing this module loads none of the engine's request path (the command line reads it to answer
+``-help`` or a usage error).
 """
 
 from __future__ import annotations
@@ -12,10 +14,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from engine.auth import DEFAULT_TOKEN_SECONDS, User
-from engine.capture import DEFAULT_MAX_PAIRS
-from engine.config import ActionSpec, MiddlewareSpec
+from engine.config import DEFAULT_MAX_PAIRS, ActionSpec, MiddlewareSpec, ProxyLimits
 from engine.goregex import InvalidPattern, compile_go
-from engine.proxy import ProxyLimits
 
 MODES = ("simulate", "capture", "spy", "synthesize", "modify", "diff")
 LOG_LEVELS = ("panic", "fatal", "error", "warning", "info", "debug", "trace")
@@ -65,6 +65,9 @@ class Settings:
     enable_middleware_api: bool = False
     """``PUT .../middleware`` exists only with ``-enable-middleware-api`` (as in Hoverfly)."""
     workers: int = 1
+    share_proxy_port: bool = False
+    """Listen on the proxy port with ``SO_REUSEPORT`` even with one worker, so that other instances can
+    too: set by ``simproxy fleet`` for its instances (``SIMPROXY_SHARE_PROXY_PORT=1``)."""
     redis_url: str = ""
     redis_prefix: str = "simproxy:"
     response_body_files_path: str = ""
@@ -92,6 +95,8 @@ class Settings:
     token_seconds: int = DEFAULT_TOKEN_SECONDS
     main_pid: int = 0
     """Set by the server at start: the main process, which every worker dies with."""
+    private_store: bool = False
+    """Set by the server at start: ``redis_url`` is a redis-server this process started for its workers."""
     instance_id: str = ""
     """Set by the server at start: names this simproxy process (all its workers) in the metrics."""
 

@@ -2,7 +2,8 @@
 
 Parse, check the envelope, validate against the schema of the declared version, then upgrade
 v1-v4 to the v5 shape. Pure functions over plain dicts; the only I/O is reading the schema files
-under ``admin/schemas`` once, on first use. Every rejection is a ``BadRequest`` with Hoverfly's text.
+under ``admin/schemas`` once, on first use (when ``jsonschema`` is imported too). Every rejection is a
+``BadRequest`` with Hoverfly's text.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from pathlib import Path
 from typing import Any, Final, cast
 
 import orjson
-from jsonschema.validators import validator_for
 
 from admin.errors import BadRequest
 
@@ -141,6 +141,8 @@ def _schema_bytes(name: str) -> bytes:
 
 @functools.cache
 def _validator(name: str) -> Any:
+    from jsonschema.validators import validator_for
+
     schema = orjson.loads(_schema_bytes(name))
     return validator_for(schema)(schema)
 

@@ -7,6 +7,7 @@ so the lock-out (3 failures, then 10 minutes) holds fleet-wide, and so do logged
 Passwords are bcrypt hashes, checked in a thread (tens of milliseconds each), never on the event
 loop. The proxy checks ``Proxy-Authorization`` (Basic or Bearer) and remembers a header that passed
 for a few seconds, so a load test pays for bcrypt once per client, not once per request.
+``bcrypt`` and ``jwt`` are imported on first use, so a start without ``-auth`` loads neither.
 """
 
 from __future__ import annotations
@@ -20,9 +21,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-
-import bcrypt
-import jwt
 
 from engine.errors import LoginRefused, TokenRejected, TooManyAttempts
 from store import Store
@@ -49,11 +47,15 @@ class User:
 
 def hash_password(password: str) -> str:
     """bcrypt at Hoverfly's cost (10)."""
+    import bcrypt
+
     return bcrypt.hashpw(password.encode("utf-8"), bcrypt.gensalt(BCRYPT_COST)).decode("ascii")
 
 
 def valid_hash(text: str) -> bool:
     """Whether ``text`` is a bcrypt hash that ``bcrypt.checkpw`` accepts."""
+    import bcrypt
+
     try:
         bcrypt.checkpw(b"", text.encode("ascii"))
     except (ValueError, UnicodeEncodeError):
@@ -125,6 +127,8 @@ class Authenticator:
         return user
 
     def issue(self, user: User) -> str:
+        import jwt
+
         now = int(self._clock())
         claims = {
             "exp": now + self.token_seconds,
@@ -144,6 +148,8 @@ class Authenticator:
 
     def _decode(self, token: str) -> tuple[User, float]:
         """The user of a token that is genuine and in date, and when it expires (epoch seconds)."""
+        import jwt
+
         try:  # the signature and its algorithm; the times against this authenticator's clock, below
             claims = jwt.decode(
                 token,
@@ -219,6 +225,8 @@ def _basic_credentials(value: str) -> tuple[str, str]:
 
 
 def _password_matches(password: str, password_hash: str) -> bool:
+    import bcrypt
+
     try:
         return bcrypt.checkpw(password.encode("utf-8"), password_hash.encode("ascii"))
     except ValueError:

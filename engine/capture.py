@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from engine.codec import decode_simulation, storage_simulation
-from engine.config import ModeArguments
+from engine.config import DEFAULT_MAX_PAIRS, ModeArguments
 from engine.errors import CaptureConflict
 from engine.model import JSON, Matcher, Matchers, NamedMatchers, Pair, RequestMatcher, Response, Simulation
 from engine.request import RequestDetails
@@ -30,8 +30,6 @@ if TYPE_CHECKING:
     from engine.runtime import Runtime
 
 CAPTURE_ATTEMPTS = 50
-DEFAULT_MAX_PAIRS = 100_000
-"""Pairs a simulation may hold (``-max-pairs``): imports beyond it are refused, captures not stored."""
 
 log = logging.getLogger(__name__)
 _JSON = re.compile(r"[/+]json$")

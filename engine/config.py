@@ -11,6 +11,8 @@ from typing import Any
 
 MODES = ("simulate", "capture", "spy", "synthesize", "modify", "diff")
 STRATEGIES = ("strongest", "first")
+DEFAULT_MAX_PAIRS = 100_000
+"""Pairs a simulation may hold (``-max-pairs``): imports beyond it are refused, captures not stored."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,25 @@ class ModeArguments:
             capture_on_miss=bool(raw.get("captureOnMiss")),
             capture_delay=bool(raw.get("captureDelay")),
         )
+
+
+MAX_BODY = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ProxyLimits:
+    """What one client may hold of a worker: every buffer and wait on the proxy port is bounded."""
+
+    max_body: int = MAX_BODY
+    """Bytes of a request body (413 beyond)."""
+    max_head: int = 1024 * 1024
+    """Bytes of a request's target and headers together (431 beyond; Go's default, as in Hoverfly)."""
+    read_timeout: float = 60.0
+    """Seconds a request may take to arrive once it has begun (408 beyond): a slow client's limit."""
+    idle_timeout: float = 120.0
+    """Seconds a kept-alive connection may wait for its next request before it is closed."""
+    max_pipelined: int = 64
+    """Requests of one connection waiting for their answers before simproxy stops reading more."""
 
 
 @dataclass(frozen=True, slots=True)

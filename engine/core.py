@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from engine.actions import ActionRunner, Served
 from engine.cache import CacheEntry, FastKey
-from engine.capture import DEFAULT_MAX_PAIRS
+from engine.config import DEFAULT_MAX_PAIRS
 from engine.cors import allow_origin, is_preflight, preflight
 from engine.errors import SimulationError
 from engine.forwarding import Forwarder

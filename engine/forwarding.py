@@ -3,6 +3,7 @@ modify, synthesize, diff, and the relay of requests outside the destination filt
 (hoverfly-admin.md §7.1, §7.4, §7.7, §7.8, §8.5).
 
 Every failure is Hoverfly's 502 with its context line; nothing is recorded from a failed call.
+``engine.diff`` is imported by the first request diff mode compares.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from engine.capture import DEFAULT_MAX_PAIRS, Captures, captured_pair
-from engine.diff import DiffReport, DiffRequest, compare_responses, encode_report, encode_request, report_timestamp
+from engine.capture import Captures, captured_pair
+from engine.config import DEFAULT_MAX_PAIRS
 from engine.errors import CaptureConflict, SimulationError, UpstreamError
 from engine.middleware import Exchange, MiddlewareError, MiddlewareRunner
 from engine.miss import error_text
@@ -219,6 +220,15 @@ class Forwarder:
 
     async def diff(self, snap: Snapshot, req: RequestDetails, expected: Wire) -> Wire:
         """Serve the real response; store a report when it differs from what the simulation expects."""
+        from engine.diff import (
+            DiffReport,
+            DiffRequest,
+            compare_responses,
+            encode_report,
+            encode_request,
+            report_timestamp,
+        )
+
         moment = datetime.now().astimezone()
         try:
             resp = await self._send(req)

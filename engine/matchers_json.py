@@ -2,6 +2,7 @@
 
 Values are parsed and JSONPaths compiled at import; a request body is parsed once per matcher call,
 as Go parses it (``engine.gojson``): literal numbers for json/jsonpartial, float64 for jsonpath.
+``engine.jsonpath_k8s`` (and jsonpath-ng) is loaded by the first JSONPath compiled.
 """
 
 from __future__ import annotations
@@ -10,13 +11,15 @@ import base64
 import binascii
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import SimulationError
 from engine.gojson import InvalidJSON, Number, decode_float, decode_literal, format_json_float, marshal
-from engine.jsonpath_k8s import JsonPath, compile_jsonpath, prepare
 from engine.matcher_base import Built, guarded, require_str
 from engine.model import JSON
+
+if TYPE_CHECKING:
+    from engine.jsonpath_k8s import JsonPath
 
 # Go's unicode.IsSpace, which strings.TrimSpace uses
 _GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
@@ -131,6 +134,8 @@ def _array_holds_object(actual: list[Any], want: dict[str, Any]) -> bool:
 
 
 def _compile_path(query: str, path: str) -> JsonPath:
+    from engine.jsonpath_k8s import compile_jsonpath, prepare
+
     try:
         return compile_jsonpath(prepare(query))
     except ValueError as exc:

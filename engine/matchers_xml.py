@@ -2,23 +2,26 @@
 
 ``xml`` compares minified text (``engine.xmlmin``); ``xmltemplated`` compares element trees read by
 expat without namespace processing, as Go's ``RawToken`` reads them; ``xpath`` runs XPath 1.0 with
-lxml on a leniently parsed body. Values are minified, parsed or compiled once, at import.
+lxml on a leniently parsed body. Values are minified, parsed or compiled once, at import. The
+minifier and lxml are loaded by the first ``xml`` or ``xpath`` matcher compiled, so a worker whose
+simulation has neither never loads them.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from xml.parsers import expat
-
-from lxml import etree
 
 from engine.errors import SimulationError
 from engine.gojson import format_f_float
 from engine.goregex import GoRegex, InvalidPattern, compile_go
 from engine.matcher_base import Built, guarded, require_str
 from engine.model import JSON
-from engine.xmlmin import minify
+
+if TYPE_CHECKING:
+    from lxml import etree
 
 
 def _utf8(text: str) -> bytes:
@@ -27,6 +30,8 @@ def _utf8(text: str) -> bytes:
 
 def xml_equal(value: JSON, path: str) -> Built:
     """``xml``: both sides minified the way Hoverfly minifies them, then compared as text."""
+    from engine.xmlmin import minify
+
     try:
         expected = minify(_utf8(require_str(value, path, "xml")))
     except UnicodeEncodeError:
@@ -176,11 +181,15 @@ _PREFIX = re.compile(r"([A-Za-z_][\w.-]*):(?!:)")
 
 
 def _parser() -> etree.XMLParser:
+    from lxml import etree
+
     # lenient like Go's reader (unclosed tags tolerated); never fetch or expand anything external
     return etree.XMLParser(recover=True, resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
 
 
 def _check_xpath(expr: str, path: str) -> etree.XPath:
+    from lxml import etree
+
     where = f"{path}.value"
     try:
         compiled = etree.XPath(expr)
@@ -197,6 +206,8 @@ def _check_xpath(expr: str, path: str) -> etree.XPath:
 
 def _run_xpath(expr: str, compiled: etree.XPath, actual: str) -> object:
     """The XPath result on the body, or None when it cannot run (not XML, unknown prefix)."""
+    from lxml import etree
+
     try:
         root = etree.fromstring(_utf8(actual), _parser())
     except etree.XMLSyntaxError:

@@ -8,6 +8,7 @@ transport, it asks for gzip itself and hands back the decompressed body without
 
 aiohttp does the pooling, proxies and TLS; its helpful defaults (cookie jar, automatic
 ``User-Agent``/``Content-Type``/``Accept-Encoding``, decompression) are all switched off here.
+It is imported by the first call out, so a worker that never calls out does not load it.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ import os
 import time
 import zlib
 from dataclasses import dataclass
-
-import aiohttp
-from yarl import URL
+from typing import TYPE_CHECKING
 
 from engine.errors import UpstreamError
 from engine.request import RequestDetails, canonical_header, go_escape_path, valid_escapes
+
+if TYPE_CHECKING:
+    import aiohttp
 
 Headers = tuple[tuple[str, tuple[str, ...]], ...]
 
@@ -89,6 +91,8 @@ class Upstream:
         self._session: aiohttp.ClientSession | None = None
 
     def _client(self) -> aiohttp.ClientSession:
+        import aiohttp
+
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(ssl=self.options.tls_verify, limit=0)
             self._session = aiohttp.ClientSession(
@@ -130,6 +134,9 @@ class Upstream:
         proxy: str | None = None,
         mark: bool = False,
     ) -> UpstreamResponse:
+        import aiohttp
+        from yarl import URL
+
         started = time.perf_counter()
         try:
             async with self._client().request(

@@ -1,9 +1,21 @@
-"""Shared state behind one interface: ``Store``, with an in-process and a Redis implementation."""
+"""Shared state behind one interface: ``Store``, with an in-process and a Redis implementation.
+
+The Redis one (``store.redis``, and redis-py with it) is imported only when asked for: by
+``open_store`` given a URL, or by the first use of ``store.RedisStore`` or ``store.key_prefix``, so
+a start on the in-process store never loads redis-py.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 from store.base import DOCUMENTS, TRAFFIC_KEEP_S, JournalRecord, Store, Versions
 from store.errors import SimproxyError, StoreError, StoreUnavailable
 from store.memory import MemoryStore
-from store.redis import RedisStore, key_prefix
+
+if TYPE_CHECKING:
+    from store.redis import RedisStore, key_prefix
 
 __all__ = [
     "DOCUMENTS",
@@ -20,9 +32,20 @@ __all__ = [
     "open_store",
 ]
 
+_FROM_REDIS = frozenset({"RedisStore", "key_prefix"})
+
+
+def __getattr__(name: str) -> object:
+    """``RedisStore`` and ``key_prefix``, from ``store.redis`` imported on first use."""
+    if name in _FROM_REDIS:
+        return getattr(importlib.import_module("store.redis"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 def open_store(redis_url: str, prefix: str = "simproxy:") -> Store:
     """A ``RedisStore`` for a URL, or the in-process store when the URL is empty."""
     if redis_url:
+        from store.redis import RedisStore
+
         return RedisStore.from_url(redis_url, prefix)
     return MemoryStore()

@@ -3,6 +3,10 @@ never raises (a failure serves the template unrendered, as Hoverfly does).
 
 The engine also holds what renders share: the clock, the random source, a lazily created Faker,
 and small bounded caches of compiled JSONPath, XPath, regex and dynamically parsed ``csv`` keys.
+
+Making an engine is cheap: the parser, the compiler and the helpers (with the JSONPath, XPath
+and Faker libraries they use) are imported by the first template or variable compiled, so a worker
+whose simulation has no templated response never loads them.
 """
 
 from __future__ import annotations
@@ -12,21 +16,19 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
-
-from faker import Faker
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import SimulationError
-from engine.jsonpath_k8s import JsonPath, compile_jsonpath, prepare
-from engine.matchers_xml import _check_xpath
-from engine.templating import helpers_body
-from engine.templating.compiler import CompileError, Compiler, Usage
 from engine.templating.context import RenderContext, RenderResult, RequestView, RootData, Runtime
 from engine.templating.evaluate import Call, Scope
-from engine.templating.parser import TemplateSyntaxError, parse
-from engine.templating.registry import CSV_HELPERS, CSV_WRITERS, HELPERS, JOURNAL_HELPERS, RAYMOND_BUILTINS
-from engine.templating.render import Program
 from engine.templating.values import GoFunc, GoInt, RenderFailure
+
+if TYPE_CHECKING:
+    from faker import Faker
+
+    from engine.jsonpath_k8s import JsonPath
+    from engine.templating.compiler import Usage
+    from engine.templating.render import Program
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +56,8 @@ class _Cache:
 
 
 def _jsonpath(query: str) -> JsonPath | None:
+    from engine.jsonpath_k8s import compile_jsonpath, prepare
+
     try:
         return compile_jsonpath(prepare(query))
     except ValueError:
@@ -61,6 +65,8 @@ def _jsonpath(query: str) -> JsonPath | None:
 
 
 def _xpath(expr: str) -> Any:
+    from engine.matchers_xml import _check_xpath
+
     try:
         return _check_xpath(expr, "")
     except SimulationError as exc:
@@ -137,10 +143,12 @@ class Variables:
                 continue
             try:
                 if entry.function == "requestBody":
+                    from engine.templating.helpers_body import fetch_from_body
+
                     query_type, query = entry.arguments[0], entry.arguments[1]
                     if not isinstance(query_type, str) or not isinstance(query, str):
                         raise RenderFailure("requestBody variables take two strings")
-                    values[entry.name] = helpers_body.fetch_from_body(rt.services, query_type, query, rt.request.body)
+                    values[entry.name] = fetch_from_body(rt.services, query_type, query, rt.request.body)
                 else:
                     values[entry.name] = _call_variable(rt, entry)
             except Exception as exc:  # Hoverfly recovers the panic and leaves the variable unset
@@ -170,6 +178,8 @@ def _argument_text(rt: Runtime, argument: Any) -> str:
 
 def _call_variable(rt: Runtime, entry: _Variable) -> Any:
     """The helper called with one argument per Go parameter, as Hoverfly's reflection does."""
+    from engine.templating.registry import HELPERS
+
     spec = HELPERS[entry.function]
     if spec.options or any(kind not in ("str", "int", "float") for kind in spec.types):
         raise RenderFailure(f"{entry.function} cannot be called as a variable")
@@ -190,6 +200,13 @@ def _call_variable(rt: Runtime, entry: _Variable) -> Any:
     return spec.run(Call(Scope(rt, None), entry.function, args, {}), *args)
 
 
+def _request_body(call: Call, query_type: str, query: str) -> Any:
+    """``Request.Body``: the body helper, imported with the helpers on its first call."""
+    from engine.templating.helpers_body import request_body
+
+    return request_body(call, query_type, query)
+
+
 class TemplateEngine:
     def __init__(
         self, *, now: Callable[[], datetime] = lambda: datetime.now(UTC), rng: random.Random | None = None
@@ -202,7 +219,7 @@ class TemplateEngine:
         self._regexes = _Cache()
         self._dynamic = _Cache()
         self.body_func = GoFunc(
-            ("str", "str"), True, helpers_body.request_body, "func(string, string, *raymond.Options) interface {}"
+            ("str", "str"), True, _request_body, "func(string, string, *raymond.Options) interface {}"
         )
         self.current_date_time = GoFunc(
             ("str", "str", "str"), False, lambda _call, a, b, c: f"{a} {b} {c}", "func(string, string, string) string"
@@ -212,6 +229,10 @@ class TemplateEngine:
 
     def compile(self, text: str, where: str) -> Template:
         """Parse and check a template; ``SimulationError(where, ...)`` when it cannot work."""
+        from engine.templating.compiler import CompileError, Compiler
+        from engine.templating.parser import TemplateSyntaxError, parse
+        from engine.templating.registry import HELPERS
+
         compiler = Compiler(HELPERS, strict=True)
         try:
             program = compiler.program(parse(text))
@@ -228,6 +249,9 @@ class TemplateEngine:
 
     def compile_variables(self, variables: Sequence[Mapping[str, Any]], where: str) -> Variables:
         """Hoverfly's ``{name, function, arguments}`` variables; an unknown function is refused."""
+        from engine.templating.compiler import Usage
+        from engine.templating.registry import CSV_HELPERS, CSV_WRITERS, HELPERS, JOURNAL_HELPERS, RAYMOND_BUILTINS
+
         entries = []
         usage = Usage()
         for variable in variables:
@@ -255,6 +279,10 @@ class TemplateEngine:
     def _variable_argument(self, argument: Any, usage: Usage) -> Any:
         if not isinstance(argument, str):
             return argument
+        from engine.templating.compiler import Compiler
+        from engine.templating.parser import TemplateSyntaxError, parse
+        from engine.templating.registry import HELPERS
+
         compiler = Compiler(HELPERS, strict=False)
         try:
             program = compiler.program(parse("{{" + argument + "}}"))
@@ -268,7 +296,10 @@ class TemplateEngine:
     # -- services for helpers -------------------------------------------------------------------
 
     def faker(self) -> Faker:
+        """The engine's Faker, made (and the ``faker`` package imported) on the first call."""
         if self._faker is None:
+            from faker import Faker
+
             fake = Faker("en_US")
             fake.seed_instance(self.rng.getrandbits(64))
             self._faker = fake
@@ -304,6 +335,10 @@ class TemplateEngine:
 
 
 def _parse_dynamic(value: str) -> Program | None:
+    from engine.templating.compiler import Compiler
+    from engine.templating.parser import TemplateSyntaxError, parse
+    from engine.templating.registry import HELPERS
+
     try:
         return Compiler(HELPERS, strict=False, allow_helpers=False).program(parse("{{ " + value + " }}"))
     except (TemplateSyntaxError, RecursionError):

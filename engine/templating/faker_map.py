@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any
-
-from faker import Faker
+from typing import TYPE_CHECKING, Any
 
 from engine.gojson import format_v_float
 
-Producer = Callable[[Faker], Any]
+if TYPE_CHECKING:
+    from faker import Faker
+
+Producer = Callable[["Faker"], Any]
 
 
 def _word(pos: str) -> Producer:

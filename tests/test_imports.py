@@ -1,0 +1,65 @@
+"""What a start imports: a one-worker start (simulate mode, in-process store, no ``-import``) loads
+none of the packages that only some features use; those are imported on first use.
+
+Each check runs a fresh interpreter, since this one has imported everything the other tests use.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+ON_FIRST_USE = frozenset(
+    {
+        "aiohttp",  # capture, spy, diff, remote middleware and actions: engine.upstream
+        "faker",  # the templating helper faker: engine.templating
+        "redis",  # -redis-url or several workers: store.redis
+        "jwt",  # -auth: engine.auth
+        "bcrypt",  # -auth: engine.auth
+        "cryptography",  # HTTPS interception: engine.certs (and jwt)
+        "jsonschema",  # simulation uploads and -import: admin.simfile
+        "lxml",  # xpath matchers and templating helpers: engine.matchers_xml
+        "jsonpath_ng",  # jsonpath matchers and templating helpers: engine.jsonpath_k8s
+        "prometheus_client",  # GET /metrics: admin.metrics
+        "pypac",  # PAC files, in their own child process: engine.pac_child
+        "dukpy",  # the JavaScript engine under pypac
+    }
+)
+
+
+def _modules_after(*imports: str) -> set[str]:
+    """Every module in ``sys.modules`` once a new interpreter has imported ``imports``."""
+    code = "".join(f"import {name}\n" for name in imports) + "import json, sys\nprint(json.dumps(list(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    return set(json.loads(done.stdout))
+
+
+def _packages(modules: set[str]) -> set[str]:
+    return {name.partition(".")[0] for name in modules}
+
+
+def test_a_one_worker_start_imports_no_package_of_an_optional_feature() -> None:
+    modules = _modules_after("admin.cli", "admin.server", "admin.api")
+    assert {"admin.server", "admin.api", "engine.proxy"} <= modules  # the start path itself did load
+    assert _packages(modules) & ON_FIRST_USE == set()
+
+
+def test_the_command_line_alone_imports_neither_the_server_nor_the_engine() -> None:
+    """``-help``, ``-version`` and usage errors are answered without loading the request path."""
+    modules = _modules_after("admin.cli")
+    assert modules & {"admin.server", "admin.api", "engine.proxy", "engine.core", "store.redis"} == set()
+    assert _packages(modules) & (ON_FIRST_USE | {"sanic"}) == set()
+
+
+def test_the_redis_store_is_still_importable_from_the_store_package() -> None:
+    modules = _modules_after("store")
+    assert "store.redis" not in modules
+    import store
+    import store.redis
+
+    assert store.RedisStore is store.redis.RedisStore
+    assert store.key_prefix is store.redis.key_prefix
