@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Coroutine
 from typing import Any
 
 log = logging.getLogger(__name__)
+
+RECANCEL_AFTER = 0.05
+"""Seconds a cancelled task gets to end before it is cancelled again."""
 
 
 class TaskSet:
@@ -31,9 +33,14 @@ class TaskSet:
         return len(self._tasks)
 
     async def aclose(self) -> None:
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        """Cancel the tasks still running and wait until every one has ended.
+
+        A cancellation can be lost: Python 3.11's ``asyncio.wait_for`` (redis-py wraps commands in
+        it) drops one that arrives as the call it waits for completes (CPython gh-86296), and the
+        task runs on. So a task still running shortly after is cancelled again, until it ends.
+        """
+        pending = set(self._tasks)
+        while pending:
+            for task in pending:
+                task.cancel()
+            _, pending = await asyncio.wait(pending, timeout=RECANCEL_AFTER)
