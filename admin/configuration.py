@@ -4,7 +4,6 @@ plus health and shutdown.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import replace
@@ -179,8 +178,10 @@ async def delete_pac(request: Request) -> HTTPResponse:
 
 async def get_ca_certificate(request: Request) -> HTTPResponse:
     """The CA certificate to trust (``curl --cacert``, ``REQUESTS_CA_BUNDLE``) for HTTPS through the proxy."""
+    interception = services(request).interception
+    ca = await interception.ca() if interception is not None else None
     return HTTPResponse(
-        services(request).ca_certificate,
+        ca.cert_pem if ca is not None else b"",
         content_type="application/x-pem-file",
         headers={"Content-Disposition": 'attachment; filename="simproxy-ca.pem"'},
     )
@@ -191,12 +192,6 @@ async def health(request: Request) -> HTTPResponse:
 
 
 async def shutdown(request: Request) -> HTTPResponse:
-    """Answer first, then ask Sanic's manager to stop every worker (and the main process)."""
-    app = request.app
-
-    async def stop_soon() -> None:
-        await asyncio.sleep(0.1)
-        app.m.terminate()
-
-    app.add_task(stop_soon(), name="shutdown")
+    """Stop the instance (every worker); the answer comes once its ports are free (admin/serving.py)."""
+    await request.app.ctx.stop_instance()
     return empty_response()

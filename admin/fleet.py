@@ -2,7 +2,8 @@
 
 What a Kubernetes deployment does with pods, on one machine, to try the fleet without a cluster:
 every instance gets the same flags, the same ``-pp`` (the kernel spreads new connections over every
-worker of every instance: they all listen with SO_REUSEPORT) and its own admin port (``-ap``,
+worker of every instance: they all listen with SO_REUSEPORT, which ``SIMPROXY_SHARE_PROXY_PORT``
+asks of an instance even with one worker) and its own admin port (``-ap``,
 ``-ap``+1, ...), and all of them share one store: a private redis-server unless ``-redis-url`` is
 given. Any instance's admin API shows and changes the whole fleet. SIGTERM or Ctrl-C stops them
 all; if the fleet process dies, even by SIGKILL, so do the instances and the Redis.
@@ -53,7 +54,11 @@ def run_fleet(args: Sequence[str], env: Mapping[str, str]) -> int:
             if not settings.redis_url:
                 argv += ["-redis-url", redis_url]
             instances.append(
-                subprocess.Popen([sys.executable, "-m", "admin", *argv], env=dict(env), preexec_fn=die_with_parent)
+                subprocess.Popen(
+                    [sys.executable, "-m", "admin", *argv],
+                    env={**env, "SIMPROXY_SHARE_PROXY_PORT": "1"},
+                    preexec_fn=die_with_parent,
+                )
             )
             print(
                 f"{PROGRAM} fleet: instance {i + 1}/{count}: admin 127.0.0.1:{settings.admin_port + i}, "

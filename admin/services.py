@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from admin.settings import Settings
 from engine.auth import Authenticator
+from engine.certs import Interception
 from engine.matchers import MatcherRegistry
 from engine.middleware import MiddlewareRunner
 from engine.runtime import Runtime
@@ -18,7 +19,7 @@ class Services:
     registry: MatcherRegistry
     middleware: MiddlewareRunner
     """The worker's runner: ``PUT .../middleware`` tries a new middleware with it first."""
-    ca_certificate: bytes = b""
-    """The CA certificate (PEM) that clients trust to let simproxy intercept HTTPS."""
+    interception: Interception | None = None
+    """The CA that clients trust to let simproxy intercept HTTPS, found on first use."""
     auth: Authenticator | None = None
     """``-auth``: checks logins and tokens (None: authentication is off)."""

@@ -1,127 +1,295 @@
-"""Keeping the worker processes alive and tied to the main process.
+"""Several workers (``-workers N``): the main process forks them, keeps their number, and stops them.
 
-* A worker that dies abnormally (killed, crashed: a non-zero exit other than SIGTERM's) is started
-  again by the main process, so an instance keeps its worker count. Sanic's manager records such a
-  death but does not act on it; ``Reviver`` watches from the main process and asks the manager to
-  restart the worker through its monitor channel, as a worker's own restart request does.
-* A worker exits when the main process dies, even by SIGKILL (``die_with_parent`` in each worker),
-  so no orphan keeps the ports.
-* A stop (SIGTERM, SIGINT) before every worker has said it is ready ends the start. Sanic's
-  manager, while it waits for those first acknowledgements, puts the stop message its signal
-  handler sends back on its own channel and reads it again, forever (the main process spun at full
-  speed, its workers already stopped, until a second signal): ``_wait_for_ack`` replaces that wait
-  on the manager and hands a stop on to the manager's monitor loop, which shuts down as usual.
-  The signals themselves are carried out by the Reviver's thread (see ``Reviver.start``).
+The main process has imported everything, bound the ports and written the start-up state before it
+forks, so a worker is serving within milliseconds and shares the main process's memory pages
+until it writes them. Each worker:
+
+* serves the shared admin socket and a proxy socket of its own (admin/listeners.py);
+* dies with the main process, however that one dies (the kernel sends it SIGKILL: ``die_with_parent``),
+  so nothing of a killed instance keeps serving its ports;
+* says on a pipe when it can serve, or why its start failed; the first workers open the admin port
+  together, once every one of them can serve (SIGUSR1 from the main process).
+
+The main process runs no event loop and no thread: it waits on that pipe and on its signals (a
+wake-up pipe, no timer). A start fails as a whole if any first worker fails; later, a worker that
+dies abnormally (killed, crashed) is forked again, at most once a second per worker. A stop
+(SIGTERM or SIGINT to the main process, or the shutdown call, which a worker turns into a SIGTERM to
+the main process) closes the main process's copy of the admin socket and asks every worker to stop;
+a second stop kills them. Only simproxy's own processes are ever signalled, each by its pid.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import logging
-import queue
+import os
+import select
 import signal
-import threading
+import socket
+import sys
 import time
-from functools import partial
-from typing import Any
+import traceback
+from dataclasses import dataclass
+from types import FrameType
+
+from admin.listeners import Endpoint
+from admin.serving import Worker, WorkerSockets
+from admin.settings import Settings
+from engine.proxy import DRAIN_GRACE
+from store.errors import SimproxyError
+from store.lifeline import die_with_parent
 
 log = logging.getLogger(__name__)
 
-CHECK_INTERVAL = 0.5
-RESTART_GRACE = 10.0
-"""Seconds a restart asked for is given to happen before the same worker is asked for again."""
+RESPAWN_INTERVAL = 1.0
+"""Seconds between two starts of the same worker: a worker that keeps dying does not spin the machine."""
+STOP_TIMEOUT = DRAIN_GRACE + 4.0
+"""Seconds the workers get to drain and exit after a stop before they are killed."""
 _CLEAN_EXITS = frozenset({0, -signal.SIGTERM, -signal.SIGINT})
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+_WATCHED = frozenset({*_STOP_SIGNALS, signal.SIGCHLD})
 
 
 class StoppedBeforeReady(BaseException):
-    """A stop signal arrived before Sanic's manager started the workers: unwinds the start (exit 0)."""
+    """A stop signal arrived before serving began: unwinds the start (exit 0)."""
 
 
-class Reviver:
-    """A thread of the main process that restarts dead server workers, and carries out the stop
-    signals, until ``stop``."""
+class WorkerStartFailed(SimproxyError):
+    """A first worker could not start: the instance does not start (exit 1 with this message)."""
 
-    def __init__(self, manager: Any) -> None:
-        self._manager = manager
-        self._stopping = threading.Event()
-        self._signals: queue.SimpleQueue[int] = queue.SimpleQueue()
-        self._asked: dict[str, float] = {}
-        """Worker name -> when its restart was asked for (monotonic)."""
-        self._thread = threading.Thread(target=self._watch, name="simproxy-reviver", daemon=True)
 
-    def start(self, stop_requested: threading.Event) -> None:
-        """Start watching; called in the main process after the manager exists, before its workers.
+def stop_before_ready(signum: int, frame: FrameType | None) -> None:
+    """The handler of SIGTERM and SIGINT until serving begins."""
+    raise StoppedBeforeReady
 
-        ``stop_requested``: a stop signal came before the manager took the signals over. From
-        here on a stop signal only queues its number: Sanic's own handler updates the workers'
-        shared state from inside the signal handler, on the connection the main thread may be in
-        the middle of using, which garbles that state (seen as exit 1 or a hang on an early stop).
-        This thread, on a connection of its own, runs that handler's steps instead.
-        """
-        if stop_requested.is_set() or getattr(self._manager, "_shutting_down", False):
-            raise StoppedBeforeReady  # no worker runs yet: the manager starts them after this
-        self._manager.wait_for_ack = partial(_wait_for_ack, self._manager)
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda signum, frame: self._signals.put(signum))  # reentrant-safe
-        self._thread.start()
 
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=5)
+@dataclass(slots=True)
+class _Slot:
+    index: int
+    started: float
+    ready: bool = False
+
+
+class Supervisor:
+    """Forks ``-workers`` workers from this (the main) process and watches them until they end."""
+
+    def __init__(self, settings: Settings, admin: socket.socket, proxies: list[socket.socket]) -> None:
+        self.settings = settings
+        self._admin = admin
+        self._proxies = proxies
+        """One bound proxy socket per first worker; each is handed to its worker and closed here."""
+        self._proxy_endpoint = Endpoint(settings.listen_on_host, settings.proxy_port, "proxy")
+        self._workers: dict[int, _Slot] = {}
+        self._respawn: dict[int, float] = {}
+        """Index -> when (monotonic) the worker that died may be forked again."""
+        self._serving = False
+        """Every first worker has said it serves: from then on a dead worker is replaced, not fatal."""
+        self._stopping = False
+        self._stop_deadline = 0.0
+        self._failure = ""
+        self._ready_r, self._ready_w = os.pipe()
+        self._wake_r, self._wake_w = os.pipe()
+
+    def run(self) -> None:
+        """Serve until stopped; raises ``WorkerStartFailed`` when a first worker fails to start."""
+        for fd in (self._wake_r, self._wake_w, self._ready_r):
+            fcntl.fcntl(fd, fcntl.F_SETFL, os.O_NONBLOCK)
+        previous = {sig: signal.signal(sig, _noted) for sig in _WATCHED}
+        old_wakeup = signal.set_wakeup_fd(self._wake_w, warn_on_full_buffer=False)
+        try:
+            for index, sock in enumerate(self._proxies):
+                self._fork(index, sock)
+            self._watch()
+        finally:
+            signal.set_wakeup_fd(old_wakeup)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            self._kill_all()
+            for fd in (self._ready_r, self._ready_w, self._wake_r, self._wake_w):
+                os.close(fd)
+        if self._failure:
+            raise WorkerStartFailed(self._failure)
+
+    # -- forking ----------------------------------------------------------------------------
+
+    def _fork(self, index: int, proxy: socket.socket | None = None) -> None:
+        if proxy is None:
+            try:
+                proxy = self._proxy_endpoint.bind(reuse_port=True)
+            except SimproxyError as exc:
+                log.error("worker %d could not be started again: %s", index, exc)
+                self._respawn[index] = time.monotonic() + RESPAWN_INTERVAL
+                return
+        # signals wait until each side has its own handlers (the child's would write to our wake-up pipe)
+        signal.pthread_sigmask(signal.SIG_BLOCK, _WATCHED)
+        pid = os.fork()
+        if pid == 0:
+            self._child(proxy)  # never returns
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _WATCHED)
+        proxy.close()
+        self._workers[pid] = _Slot(index, time.monotonic())
+
+    def _child(self, proxy: socket.socket) -> None:
+        """In a forked worker: cut the ties to the main process's watching, serve, exit."""
+        status = 0
+        try:
+            signal.set_wakeup_fd(-1)
+            for sig in _STOP_SIGNALS:
+                signal.signal(sig, stop_before_ready)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _WATCHED)
+            die_with_parent(signal.SIGKILL, self.settings.main_pid)
+            for fd in (self._ready_r, self._wake_r, self._wake_w):
+                os.close(fd)
+            for other in self._proxies:
+                if other is not proxy:
+                    other.close()
+            main_pid = self.settings.main_pid
+            worker = Worker(
+                self.settings,
+                WorkerSockets(self._admin, proxy),
+                stop_instance=lambda: os.kill(main_pid, signal.SIGTERM),
+                wait_for_fleet=not self._serving,  # a worker started again serves at once
+            )
+            worker.run(on_ready=lambda: self._tell(f"ready {os.getpid()}"))
+        except StoppedBeforeReady:
+            pass
+        except BaseException as exc:
+            if not isinstance(exc, SimproxyError | OSError):
+                traceback.print_exc()
+            self._tell(f"failed {os.getpid()} {exc}")
+            status = 1
+        finally:
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(status)
+
+    def _tell(self, line: str) -> None:
+        """One line to the main process; short enough to be written whole (PIPE_BUF)."""
+        data = line.replace("\n", " ").encode("utf-8", "replace")[: select.PIPE_BUF - 1] + b"\n"
+        os.write(self._ready_w, data)
+
+    # -- watching ---------------------------------------------------------------------------
 
     def _watch(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                signum = self._signals.get(timeout=CHECK_INTERVAL)
-            except queue.Empty:
-                self._revive()
-                continue
-            try:  # Sanic's stop: terminate the workers, end the monitor loop; a second one kills
-                self._manager.shutdown_signal(signum, None)
-            except Exception:  # its kill raises ServerKilled once the workers are killed
-                log.info("workers killed on a second stop signal")
+        pending = b""
+        while self._workers or (self._respawn and not self._stopping):
+            readable, _, _ = select.select([self._wake_r, self._ready_r], [], [], self._timeout())
+            if self._ready_r in readable:
+                pending += _read_all(self._ready_r)
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    self._heard(line.decode("utf-8", "replace"))
+            if self._wake_r in readable:
+                for signum in _read_all(self._wake_r):
+                    if signum in _STOP_SIGNALS:
+                        self._stop(kill=self._stopping)
+            self._reap()
+            self._due()
 
-    def _revive(self) -> None:
-        if getattr(self._manager, "_shutting_down", False):
+    def _timeout(self) -> float | None:
+        moments = [*self._respawn.values()] if not self._stopping else []
+        if self._stopping:
+            moments.append(self._stop_deadline)
+        return max(0.0, min(moments) - time.monotonic()) if moments else None
+
+    def _heard(self, line: str) -> None:
+        word, _, rest = line.partition(" ")
+        pid_text, _, message = rest.partition(" ")
+        slot = self._workers.get(int(pid_text)) if pid_text.isdigit() else None
+        if slot is None:
+            return
+        if word == "ready":
+            slot.ready = True
+            if not self._serving and len(self._workers) == len(self._proxies):
+                self._serving = all(s.ready for s in self._workers.values())
+                if self._serving:  # the first workers wait for this to open the admin port
+                    for pid in self._workers:
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(pid, signal.SIGUSR1)
+        elif word == "failed":
+            self._failed(slot, message or "a worker failed to start")
+
+    def _failed(self, slot: _Slot, message: str) -> None:
+        if self._stopping:
+            return
+        if not self._serving:
+            self._failure = self._failure or message
+            self._stop(kill=False)
+        else:
+            log.error("worker %d failed to start again: %s", slot.index, message)
+
+    def _reap(self) -> None:
+        for pid in list(self._workers):
+            try:
+                done, status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done, status = pid, 0
+            if done == 0:
+                continue
+            slot = self._workers.pop(pid)
+            code = os.waitstatus_to_exitcode(status)
+            if self._stopping:
+                continue
+            if not slot.ready and not self._serving:
+                self._failed(slot, f"a worker exited while starting (status {code})")
+            elif code not in _CLEAN_EXITS:
+                log.warning("worker %d (pid %d) died with status %d; starting it again", slot.index, pid, code)
+                self._respawn[slot.index] = slot.started + RESPAWN_INTERVAL
+
+    def _due(self) -> None:
+        if self._stopping:
+            if self._workers and time.monotonic() >= self._stop_deadline:
+                log.warning("workers %s did not stop within %.0f s; killing them", list(self._workers), STOP_TIMEOUT)
+                self._kill_all()
             return
         now = time.monotonic()
-        dead = [
-            p.name
-            for p in self._manager.transient_processes
-            if _died_abnormally(p) and now - self._asked.get(p.name, -RESTART_GRACE) >= RESTART_GRACE
-        ]
-        if dead:
-            log.warning("worker(s) %s died; starting them again", ", ".join(dead))
-            self._asked.update((name, now) for name in dead)
-            self._manager.monitor_publisher.send(",".join(dead) + ":")
+        for index, when in list(self._respawn.items()):
+            if now >= when:
+                del self._respawn[index]
+                self._fork(index)
+
+    # -- stopping ---------------------------------------------------------------------------
+
+    def _stop(self, *, kill: bool) -> None:
+        """Close this process's admin socket and ask every worker to stop; ``kill``: a second stop."""
+        if kill:
+            self._kill_all()
+            return
+        self._stopping = True
+        self._stop_deadline = time.monotonic() + STOP_TIMEOUT
+        self._respawn.clear()
+        self._admin.close()
+        for pid in self._workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+
+    def _kill_all(self) -> None:
+        for pid in list(self._workers):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+            del self._workers[pid]
 
 
-def _died_abnormally(process: Any) -> bool:
-    exitcode = process.exitcode
-    return exitcode is not None and exitcode not in _CLEAN_EXITS  # an exit code: the process has ended
+def _noted(signum: int, frame: FrameType | None) -> None:
+    """The signal's number is on the wake-up pipe (``signal.set_wakeup_fd``): nothing else to do here."""
 
 
-def _wait_for_ack(manager: Any) -> None:
-    """Sanic's ``WorkerManager.wait_for_ack``, except that a stop message ends the wait.
-
-    A stop (``None``, sent by the manager's stop handler) asks every worker started so far to
-    terminate and is passed on to the monitor loop, which reads it and shuts down. A worker that failed
-    at start ("__TERMINATE_EARLY__") or no acknowledgement within the manager's threshold stops the
-    start as Sanic does.
-    """
-    misses = 0
-    while not manager._all_workers_ack():
-        if manager.monitor_subscriber.poll(0.1):
-            message = manager.monitor_subscriber.recv()
-            if message is None:  # a stop: it may have come while workers were still being started
-                manager.shutdown()  # so every worker started by now is asked to terminate
-                manager.monitor_publisher.send(None)  # for the monitor loop, which now ends
-                return
-            if message != "__TERMINATE_EARLY__":
-                manager.monitor_publisher.send(message)
-                continue
-            misses = manager.THRESHOLD
-        misses += 1
-        if misses > manager.THRESHOLD:
-            log.error("Not all workers acknowledged a successful start. Shutting down.")
-            manager.kill()
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError as exc:
+            if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
+                break
+            raise
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -5,11 +5,15 @@ from ``-cert``/``-key``, else from the store, else from the file kept under the 
 folder, else it is generated; the first worker to store it wins (compare-and-set) and every other
 one uses that one. Leaf certificates are made on first use per host name and kept (LRU) with the
 TLS context that serves them; a client's SNI picks the context.
+
+Nothing here is done at start-up: ``Interception`` finds the CA on the first CONNECT to intercept
+(or the first ``GET .../ca-cert``), and ``cryptography`` is imported then, so a start that never
+intercepts HTTPS pays for neither.
 """
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import datetime
 import ipaddress
 import logging
@@ -17,17 +21,19 @@ import os
 import ssl
 import tempfile
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from engine.errors import EngineError
 from store import Store
+
+if TYPE_CHECKING:
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import ec
 
 log = logging.getLogger(__name__)
 
@@ -36,17 +42,6 @@ CA_NAME = "simproxy CA"
 CA_ORG = "simproxy"
 LEAF_CACHE = 1000
 _DAY = datetime.timedelta(days=1)
-_CA_USAGE = x509.KeyUsage(
-    digital_signature=True,
-    content_commitment=False,
-    key_encipherment=False,
-    data_encipherment=False,
-    key_agreement=False,
-    key_cert_sign=True,
-    crl_sign=True,
-    encipher_only=False,
-    decipher_only=False,
-)
 
 
 class CertificateError(EngineError):
@@ -68,7 +63,23 @@ class CertificateAuthority:
 
 
 def generate_ca(common_name: str = CA_NAME, organisation: str = CA_ORG) -> CertificateAuthority:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
     key = ec.generate_private_key(ec.SECP256R1())
+    usage = x509.KeyUsage(
+        digital_signature=True,
+        content_commitment=False,
+        key_encipherment=False,
+        data_encipherment=False,
+        key_agreement=False,
+        key_cert_sign=True,
+        crl_sign=True,
+        encipher_only=False,
+        decipher_only=False,
+    )
     name = x509.Name(
         [
             x509.NameAttribute(NameOID.COMMON_NAME, common_name),
@@ -85,7 +96,7 @@ def generate_ca(common_name: str = CA_NAME, organisation: str = CA_ORG) -> Certi
         .not_valid_before(now - _DAY)
         .not_valid_after(now + 3650 * _DAY)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(_CA_USAGE, critical=True)
+        .add_extension(usage, critical=True)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())
     )
@@ -102,6 +113,9 @@ def load_ca(cert_path: str, key_path: str) -> CertificateAuthority:
 
 
 def checked(ca: CertificateAuthority) -> CertificateAuthority:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
     try:
         cert = x509.load_pem_x509_certificate(ca.cert_pem)
         key = serialization.load_pem_private_key(ca.key_pem, password=None)
@@ -121,13 +135,37 @@ async def fleet_ca(store: Store, given: CertificateAuthority | None, folder: Pat
     doc = await store.read_document(CA_DOCUMENT)
     if doc is not None:
         return CertificateAuthority.from_json(doc[1])
-    candidate = _read_kept(folder) or generate_ca()
+    candidate = await asyncio.to_thread(lambda: _read_kept(folder) or generate_ca())  # files, key generation
     if await store.write_document(CA_DOCUMENT, candidate.to_json(), expected_version=0) is None:
         doc = await store.read_document(CA_DOCUMENT)  # another worker stored one first: use that one
         if doc is not None:
             candidate = CertificateAuthority.from_json(doc[1])
-    _keep(folder, candidate)
+    await asyncio.to_thread(_keep, folder, candidate)
     return candidate
+
+
+class Interception:
+    """The CA and the leaf certificates of one worker, found on first use and kept from then on.
+
+    ``find`` is called once, by the first caller (later ones wait for it); if it fails (the store is
+    away) the next caller tries again.
+    """
+
+    def __init__(self, find: Callable[[], Awaitable[CertificateAuthority]]) -> None:
+        self._find = find
+        self._leaves: LeafCertificates | None = None
+        self._lock = asyncio.Lock()
+
+    async def leaves(self) -> LeafCertificates:
+        if self._leaves is None:
+            async with self._lock:
+                if self._leaves is None:
+                    ca = await self._find()
+                    self._leaves = await asyncio.to_thread(LeafCertificates, ca)
+        return self._leaves
+
+    async def ca(self) -> CertificateAuthority:
+        return (await self.leaves()).ca
 
 
 def _read_kept(folder: Path) -> CertificateAuthority | None:
@@ -155,6 +193,10 @@ class LeafCertificates:
     """TLS server contexts for intercepted hosts, each with a leaf certificate signed by the CA."""
 
     def __init__(self, ca: CertificateAuthority, capacity: int = LEAF_CACHE) -> None:
+        from cryptography import x509
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
         self.ca = ca
         self._ca_cert = x509.load_pem_x509_certificate(ca.cert_pem)
         ca_key = serialization.load_pem_private_key(ca.key_pem, password=None)
@@ -162,13 +204,9 @@ class LeafCertificates:
             raise CertificateError("the CA key must be an RSA or EC key")
         self._ca_key = ca_key
         self._leaf_key = ec.generate_private_key(ec.SECP256R1())
+        self._leaf_key_pem = _key_pem(self._leaf_key)
         self._capacity = capacity
         self._contexts: OrderedDict[str, ssl.SSLContext] = OrderedDict()
-        self._folder = tempfile.TemporaryDirectory(prefix="simproxy-leaves-")
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._folder.cleanup()
 
     def context(self, host: str) -> ssl.SSLContext:
         """The context for ``host``; its SNI callback switches to the name the client asks for."""
@@ -179,10 +217,7 @@ class LeafCertificates:
             return ctx
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.set_alpn_protocols(["http/1.1"])
-        cert_path = Path(self._folder.name) / f"{len(self._contexts)}-{abs(hash(host))}.pem"
-        cert_path.write_bytes(self._leaf_pem(host) + _key_pem(self._leaf_key) + self.ca.cert_pem)
-        ctx.load_cert_chain(cert_path)
-        cert_path.unlink()
+        _load_chain(ctx, self._leaf_pem(host) + self._leaf_key_pem + self.ca.cert_pem)
         ctx.sni_callback = self._sni
         self._contexts[host] = ctx
         while len(self._contexts) > self._capacity:
@@ -194,6 +229,10 @@ class LeafCertificates:
             sock.context = self.context(name)
 
     def _leaf_pem(self, host: str) -> bytes:
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
         now = datetime.datetime.now(datetime.UTC)
         try:
             alt: x509.GeneralName = x509.IPAddress(ipaddress.ip_address(host.strip("[]")))
@@ -218,11 +257,32 @@ class LeafCertificates:
         return _cert_pem(cert)
 
 
+def _load_chain(ctx: ssl.SSLContext, pem: bytes) -> None:
+    """``load_cert_chain`` reads only files: hand it an in-memory one (Linux), else a temporary file
+    removed at once, so that no file is left behind whatever ends the process."""
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("simproxy-leaf")
+        try:
+            os.write(fd, pem)
+            ctx.load_cert_chain(f"/proc/self/fd/{fd}")
+        finally:
+            os.close(fd)
+        return
+    with tempfile.NamedTemporaryFile(prefix="simproxy-leaf-", suffix=".pem") as handle:
+        handle.write(pem)
+        handle.flush()
+        ctx.load_cert_chain(handle.name)
+
+
 def _cert_pem(cert: x509.Certificate) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+
     return cert.public_bytes(serialization.Encoding.PEM)
 
 
 def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+
     return key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )

@@ -16,47 +16,34 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 import ssl
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from email.utils import formatdate
 from typing import cast
 
 import httptools
 
 from engine.auth import Authenticator
-from engine.certs import LeafCertificates
+from engine.certs import CertificateError, Interception
+from engine.config import ProxyLimits
 from engine.core import Engine, Outcome, Received
 from engine.errors import RequestRejected
 from engine.http_request import Arrival, build_request
 from engine.request import RequestDetails
 from engine.responses import Wire, plain_error, proxy_auth_required
 from engine.tasks import TaskSet
+from store import StoreError
 
 log = logging.getLogger(__name__)
 
-MAX_BODY = 64 * 1024 * 1024
 SWEEP_INTERVAL = 1.0
+BACKLOG = 2048
 DRAIN_GRACE = 8.0
 """Seconds a stopping worker waits for the answers of requests in flight (Sanic's manager waits 10)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ProxyLimits:
-    """What one client may hold of a worker: every buffer and wait on the proxy port is bounded."""
-
-    max_body: int = MAX_BODY
-    """Bytes of a request body (413 beyond)."""
-    max_head: int = 1024 * 1024
-    """Bytes of a request's target and headers together (431 beyond; Go's default, as in Hoverfly)."""
-    read_timeout: float = 60.0
-    """Seconds a request may take to arrive once it has begun (408 beyond): a slow client's limit."""
-    idle_timeout: float = 120.0
-    """Seconds a kept-alive connection may wait for its next request before it is closed."""
-    max_pipelined: int = 64
-    """Requests of one connection waiting for their answers before simproxy stops reading more."""
 
 
 class HttpDate:
@@ -85,7 +72,7 @@ class ProxyServer:
         *,
         port: int,
         limits: ProxyLimits | None = None,
-        tls: LeafCertificates | None = None,
+        tls: Interception | None = None,
         plain_http_tunneling: bool = False,
         auth: Authenticator | None = None,
     ) -> None:
@@ -105,12 +92,16 @@ class ProxyServer:
         self._quiet: asyncio.Event | None = None
         """While stopping: set once no connection has an answer still to write."""
 
-    async def start(self, host: str) -> None:
+    async def start(self, sock: socket.socket) -> None:
+        """Serve connections accepted on ``sock``, a listening socket (admin/listeners.py binds it)."""
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(
-            lambda: ProxyProtocol(self), host, self.port, reuse_port=True, backlog=2048
-        )
+        self._server = await loop.create_server(lambda: ProxyProtocol(self), sock=sock, backlog=BACKLOG)
         self.tasks.spawn(self._sweep(), name="proxy-timeouts")
+
+    def stop_accepting(self) -> None:
+        """Close the listening socket now: new connections are refused, those accepted go on."""
+        if self._server is not None:
+            self._server.close()
 
     def note_answered(self) -> None:
         """A connection wrote its last pending answer, or closed: a stop may be waiting for that."""
@@ -127,8 +118,7 @@ class ProxyServer:
 
     async def aclose(self, grace: float = DRAIN_GRACE) -> None:
         """Stop accepting, let requests in flight be answered (up to ``grace`` seconds), then close."""
-        if self._server is not None:
-            self._server.close()
+        self.stop_accepting()
         self._quiet = asyncio.Event()
         self.note_answered()
         with contextlib.suppress(TimeoutError):
@@ -375,9 +365,9 @@ class ProxyProtocol(asyncio.Protocol):
         assert self.server.tls is not None
         loop = asyncio.get_running_loop()
         try:
-            context = self.server.tls.context(host)
+            context = (await self.server.tls.leaves()).context(host)
             tls = await loop.start_tls(transport, self, context, server_side=True, ssl_handshake_timeout=10.0)
-        except (OSError, ssl.SSLError, TimeoutError, ConnectionError) as exc:
+        except (OSError, ssl.SSLError, TimeoutError, ConnectionError, StoreError, CertificateError) as exc:
             log.debug("TLS handshake with the client for %s failed: %s", authority, exc)
             transport.close()
             return

@@ -44,7 +44,9 @@ BARRIER_TIMEOUT = 3.0
 RETRY_INTERVAL = 0.2
 """How often a worker tries the store again while it is unavailable."""
 REGISTRY_SETTLE_MS = 1_500
-"""A registry younger than this (a Redis that restarted empty) may still miss live workers."""
+"""A registry younger than this (a Redis that restarted empty) may still miss live workers. A store
+private to one instance starts with its registry complete (every worker registers before the
+admin port opens) and is never restarted: its workers are given 0."""
 
 
 def new_lineage() -> str:
@@ -81,6 +83,7 @@ class Runtime:
         webserver: bool = False,
         records: Recorder | None = None,
         instance: str = "",
+        registry_settle_ms: int = REGISTRY_SETTLE_MS,
     ) -> None:
         self.store = store
         self.registry = registry
@@ -94,6 +97,7 @@ class Runtime:
         self.metrics = MetricsBuffer()
         self.instance = instance or self.worker_id
         self.webserver = webserver
+        self._settle_ms = registry_settle_ms
         self._preloaded = 0
         self._acked = 0
         self._sync_lock = asyncio.Lock()
@@ -362,10 +366,12 @@ class Runtime:
     async def _barrier(self, generation: int) -> None:
         await self.store.publish(generation)
         await self.sync()
+        if not self.store.shared:
+            return  # this worker is the only one
         loop = asyncio.get_running_loop()
         deadline = loop.time() + BARRIER_TIMEOUT
         since = await self.store.registry_since()
-        settled_at = (since if since is not None else self._clock_ms()) + REGISTRY_SETTLE_MS
+        settled_at = (since if since is not None else self._clock_ms()) + self._settle_ms
         while True:
             acks = await self.store.worker_acks(self._clock_ms() - ALIVE_WINDOW_MS)
             lagging = [wid for wid, acked in acks.items() if acked < generation]

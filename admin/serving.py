@@ -1,0 +1,174 @@
+"""One worker's life in the current process: the admin app (Sanic) and the proxy port
+(engine/proxy.py) on one uvloop event loop, from start to a graceful stop.
+
+With one worker (the default) this runs in the main process: nothing else is started. With
+several, each process the supervisor (admin/workers.py) forks runs it. A stop (SIGTERM, SIGINT or
+``DELETE /api/v2/shutdown``) closes both listening sockets at once, so new connections are refused
+from that moment, then lets the requests in flight be answered (up to ``DRAIN_GRACE`` seconds) and
+ends. The shutdown call answers only once both ports are free, so whoever called it can start the
+next instance on the same ports straight away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import uvloop
+from sanic import Sanic
+
+from admin.api import create_app
+from admin.listeners import BACKLOG, Endpoint
+from admin.settings import Settings
+from engine.proxy import DRAIN_GRACE, ProxyServer
+
+log = logging.getLogger(__name__)
+
+PORTS_FREE_TIMEOUT = 5.0
+"""Seconds the shutdown call waits for every process of the instance to close its listeners."""
+
+
+class StartAborted(Exception):
+    """A stop arrived while the worker was starting: it ends without serving."""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSockets:
+    """The listening sockets one worker serves (admin/listeners.py binds them)."""
+
+    admin: socket.socket
+    proxy: socket.socket
+
+
+class Worker:
+    """Serves the admin and the proxy port in this process until stopped.
+
+    With several workers, ``stop_instance`` asks the main process to stop every worker (the
+    shutdown call reaches one worker only), and ``wait_for_fleet`` holds the admin port back until
+    the main process sends SIGUSR1: it does once every first worker serves, so that an instance
+    that answers its health check serves with all its workers.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        sockets: WorkerSockets,
+        *,
+        stop_instance: Callable[[], None] | None = None,
+        wait_for_fleet: bool = False,
+    ) -> None:
+        self.settings = settings
+        self._sockets = sockets
+        self._stop_instance = stop_instance
+        self._wait_for_fleet = wait_for_fleet
+        self._endpoints = (
+            Endpoint(settings.listen_on_host, settings.admin_port, "admin"),
+            Endpoint(settings.listen_on_host, settings.proxy_port, "proxy"),
+        )
+        self._app: Sanic[Any, Any] | None = None
+        self._admin: Any = None
+        """Sanic's AsyncioServer, once it serves the admin port."""
+        self._stop: asyncio.Event | None = None
+        self._go: asyncio.Event | None = None
+        """Set by SIGUSR1 (every worker serves), or by a stop: the admin port may answer."""
+
+    def run(self, on_ready: Callable[[], None]) -> None:
+        """Start, call ``on_ready`` once this worker can serve, serve until stopped, then return.
+
+        Raises what made the start fail (the caller reports it); a stop during the start ends it
+        quietly.
+        """
+        loop = uvloop.new_event_loop()
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(self._main(on_ready))
+        except StartAborted:
+            log.info("stopped while starting")
+        finally:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            asyncio.set_event_loop(None)
+            loop.close()
+
+    async def _main(self, on_ready: Callable[[], None]) -> None:
+        loop = asyncio.get_running_loop()
+        self._stop, self._go = asyncio.Event(), asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.request_stop)
+        loop.add_signal_handler(signal.SIGUSR1, self._go.set)
+        app = create_app(self.settings)
+        app.ctx.proxy_socket = self._sockets.proxy
+        app.ctx.stop_instance = self.shutdown
+        self._app = app
+        # Sanic's AsyncioServer (its lifecycle methods are untyped; None only for HTTP/3), not serving yet
+        admin: Any = await app.create_server(
+            sock=self._sockets.admin,
+            backlog=BACKLOG,
+            return_asyncio_server=True,
+            asyncio_server_kwargs={"start_serving": False},
+        )
+        assert admin is not None
+        self._admin = admin
+        await admin.startup()
+        await admin.before_start()  # admin/api.py: the store, the runtime, the proxy port
+        try:
+            self._check_stop()
+            if self._wait_for_fleet:
+                on_ready()
+                await self._go.wait()
+                self._check_stop()
+            await admin.start_serving()  # the admin port answers from here
+            await admin.after_start()
+            if not self._wait_for_fleet:
+                on_ready()
+            await self._stop.wait()
+            await self._drain_admin(DRAIN_GRACE)
+            await admin.before_stop()
+        finally:
+            await admin.after_stop()  # admin/api.py: the proxy's requests in flight, the last flush
+
+    def _check_stop(self) -> None:
+        if self._stop is not None and self._stop.is_set():
+            raise StartAborted
+
+    def request_stop(self) -> None:
+        """Refuse new connections on both ports from now on, and end once the requests in flight
+        are answered. Called again, it does nothing more."""
+        if self._stop is None or self._go is None or self._stop.is_set():
+            return
+        self._stop.set()
+        self._go.set()
+        if self._admin is not None:
+            self._admin.server.close()
+        proxy: ProxyServer | None = getattr(self._app.ctx, "proxy", None) if self._app is not None else None
+        if proxy is not None:
+            proxy.stop_accepting()
+
+    async def shutdown(self) -> None:
+        """``DELETE /api/v2/shutdown``: stop the whole instance; return once its ports are free."""
+        if self._stop_instance is not None:
+            self._stop_instance()
+        self.request_stop()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + PORTS_FREE_TIMEOUT
+        while not all(endpoint.free() for endpoint in self._endpoints):
+            if loop.time() > deadline:
+                log.warning("the ports were still held %.0f s after the shutdown call", PORTS_FREE_TIMEOUT)
+                return
+            await asyncio.sleep(0.001)
+
+    async def _drain_admin(self, grace: float) -> None:
+        """Let the admin requests in flight be answered, close idle connections; abort the rest after ``grace``."""
+        connections = self._admin.connections
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        while connections and loop.time() < deadline:
+            for conn in list(connections):
+                conn.close_if_idle()
+            await asyncio.sleep(0.005)
+        for conn in list(connections):
+            conn.abort()
