@@ -68,3 +68,37 @@ def test_end_to_end_harness_measures_real_servers(capsys: pytest.CaptureFixture[
         assert int(rps.replace(",", "")) > 0
     assert "non-2xx" not in out
     assert "W1:" in out and "Hoverfly (design.md reference)" in out
+
+
+def test_startup_benchmark_measures_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
+    """One run with one worker: every figure's row holds a measured number, every count a count."""
+    from benchmarks import startup
+
+    assert startup.main(["--runs", "1", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^run 1/1  simproxy 1w\s+start \d+ ms", out, re.M)
+    assert re.search(r"^median ms of 1 runs\s+simproxy 1w$", out, re.M)
+    for label in startup.FIGURES.values():  # a plain number: measured in the run (not "-", nor "(0/1)")
+        assert re.search(rf"^{re.escape(label)}\s+[\d,]+\.\d$", out, re.M), label
+    for label in startup.COUNTS.values():
+        assert re.search(rf"^{re.escape(label)}\s+\d+$", out, re.M), label
+
+
+def test_startup_report_marks_missing_figures_and_gives_the_ratio() -> None:
+    from benchmarks import startup
+
+    restarted = startup.Restarted(30.0, old_answered=True, failed_starts=2)
+    ours, other = startup.Samples(), startup.Samples()
+    for answered in (None, 4.0):  # two runs: the first call of ours was never answered
+        ours.add({**dict.fromkeys(startup.FIGURES, 1.0), "start": 300.0, "shutdown answered": answered}, restarted)
+        other.add({**dict.fromkeys(startup.FIGURES, 1.0), "start": 20.0}, restarted)
+    lines = startup.report({"simproxy 1w": ours, "hoverfly 1w": other}, 2, "simproxy 1w", "hoverfly 1w")
+    rows = {line[:42].strip(): line[42:].split() for line in lines[2:] if line[:42].strip()}
+    assert rows[startup.FIGURES["start"]] == ["300.0", "20.0", "15.00x"]
+    assert rows[startup.FIGURES["shutdown answered"]] == ["4.0", "(1/2)", "1.0", "4.00x"]
+    assert rows[startup.COUNTS["old answered"]] == ["2", "2"]
+    assert rows[startup.COUNTS["failed starts"]] == ["4", "4"]
+    assert startup.Target("x", "srv --flag", None).argv(1, 2) == ["srv", "--flag", "-ap", "1", "-pp", "2"]
+    assert startup.Target("x", "srv -a {admin} -p {proxy} -w {workers}", 4).argv(1, 2) == [
+        "srv", "-a", "1", "-p", "2", "-w", "4",
+    ]  # fmt: skip
