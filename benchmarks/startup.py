@@ -46,6 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from admin.listeners import Endpoint
 from benchmarks.procs import descendants
 from store.lifeline import start_time
 from store.redisserver import free_port
@@ -205,17 +206,9 @@ def accepting(port: int) -> bool:
 
 
 def port_free(port: int) -> bool:
-    """A new socket with SO_REUSEADDR (and without SO_REUSEPORT) can bind 127.0.0.1:``port``.
-
-    Connections left in TIME_WAIT do not count; a listening socket, on any address, does.
-    """
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
+    """A new socket with SO_REUSEADDR (and without SO_REUSEPORT) can bind 127.0.0.1:``port``: the test
+    simproxy's shutdown call waits for (connections left in TIME_WAIT do not count)."""
+    return Endpoint("127.0.0.1", port, "probed").free()
 
 
 def mode(port: int) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import http.client
 import json
 import os
@@ -139,6 +140,13 @@ def call(
         conn.request(method, target, body=body, headers=headers or {})
         resp = conn.getresponse()
         return resp.status, _headers(resp), resp.read()
+
+
+def refused(port: int) -> bool:
+    """A new TCP connection to 127.0.0.1:``port`` is refused: nothing listens there."""
+    with socket.socket() as sock:
+        sock.settimeout(2)
+        return sock.connect_ex(("127.0.0.1", port)) == errno.ECONNREFUSED
 
 
 def _headers(resp: http.client.HTTPResponse) -> dict[str, str]:

@@ -36,7 +36,17 @@ import pytest
 
 from benchmarks.procs import descendants
 from store.lifeline import start_time
-from tests.integration.conftest import ROOT, Simproxy, _cmdline, call, free_port_block, pair, simulation, wait_until
+from tests.integration.conftest import (
+    ROOT,
+    Simproxy,
+    _cmdline,
+    call,
+    free_port_block,
+    pair,
+    refused,
+    simulation,
+    wait_until,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -195,13 +205,6 @@ def _end(process: subprocess.Popen[bytes]) -> None:
 # -- sockets -----------------------------------------------------------------------------------
 
 
-def _refused(port: int) -> bool:
-    """A new TCP connection to ``port`` is refused."""
-    with socket.socket() as sock:
-        sock.settimeout(2)
-        return sock.connect_ex(("127.0.0.1", port)) == errno.ECONNREFUSED
-
-
 def _try_request(port: int, request: bytes) -> str:
     """``refused``, ``closed`` (connected, then closed without a byte of answer), ``answered``, or
     ``silent`` (connected, and neither answered nor closed within a second)."""
@@ -320,9 +323,9 @@ def test_the_shutdown_call_refuses_new_connections_before_it_answers_and_answers
     assert sp.process is not None
     with _request_in_flight(sp) as in_flight:
         assert sp.admin("DELETE", "/api/v2/shutdown")[::2] == (200, b"")
-        refused = {"proxy": _refused(sp.proxy_port), "admin": _refused(sp.admin_port)}
+        closed = {"proxy": refused(sp.proxy_port), "admin": refused(sp.admin_port)}
         pending = _pending(in_flight)
-        assert refused == {"proxy": True, "admin": True}, (
+        assert closed == {"proxy": True, "admin": True}, (
             "a new connection was accepted after the shutdown call answered"
         )
         assert pending, (
@@ -340,8 +343,8 @@ def test_sigterm_refuses_new_connections_on_both_ports_and_answers_the_request_i
     assert sp.process is not None
     with _request_in_flight(sp) as in_flight:
         sp.process.send_signal(signal.SIGTERM)
-        assert wait_until(lambda: _refused(sp.admin_port), timeout=10, interval=0.005), "the admin port still accepts"
-        proxy_refused, pending = _refused(sp.proxy_port), _pending(in_flight)
+        assert wait_until(lambda: refused(sp.admin_port), timeout=10, interval=0.005), "the admin port still accepts"
+        proxy_refused, pending = refused(sp.proxy_port), _pending(in_flight)
         assert proxy_refused, "the proxy port accepted a new connection after the admin port refused one"
         assert pending, (
             f"the admin port accepted new connections until the request in flight ended: {_came_back(in_flight)}"

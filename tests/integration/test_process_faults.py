@@ -17,15 +17,9 @@ import pytest
 from benchmarks.procs import descendants
 from store.lifeline import start_time
 from store.redisserver import free_port
-from tests.integration.conftest import ROOT, Simproxy, pair, simulation, wait_until
+from tests.integration.conftest import ROOT, Simproxy, pair, refused, simulation, wait_until
 
 pytestmark = pytest.mark.slow
-
-
-def _refused(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.settimeout(0.5)
-        return sock.connect_ex(("127.0.0.1", port)) != 0
 
 
 def test_a_killed_worker_is_replaced_and_serves_the_same_simulation(simproxy_factory: Any) -> None:
@@ -46,7 +40,7 @@ def test_a_killed_main_process_takes_its_workers_with_it(simproxy_factory: Any) 
     started = {(pid, start_time(pid)) for pid in descendants(sp.process.pid)}
     assert len(started) == 3  # the two workers and the private redis-server
     sp.process.kill()
-    assert wait_until(lambda: _refused(sp.proxy_port) and _refused(sp.admin_port), 1.5)  # no orphan keeps the ports
+    assert wait_until(lambda: refused(sp.proxy_port) and refused(sp.admin_port), 1.5)  # no orphan keeps the ports
 
     def left() -> set[tuple[int, int | None]]:
         return {(pid, start) for pid, start in started if start_time(pid) == start}
