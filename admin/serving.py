@@ -72,7 +72,7 @@ class Worker:
         )
         self._app: Sanic[Any, Any] | None = None
         self._admin: Any = None
-        """Sanic's AsyncioServer, once it serves the admin port."""
+        """Sanic's AsyncioServer on the admin socket: made not serving, opened once the worker is ready."""
         self._stop: asyncio.Event | None = None
         self._go: asyncio.Event | None = None
         """Set by SIGUSR1 (every worker serves), or by a stop: the admin port may answer."""
