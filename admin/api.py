@@ -16,6 +16,7 @@ from admin import actions, auth, cache, datasources, diff, journal, live, logs, 
 from admin import configuration as conf
 from admin import simulation as sim
 from admin.errors import ApiError
+from admin.listeners import Endpoint
 from admin.responses import error_response
 from admin.services import Services
 from admin.settings import Settings
@@ -198,7 +199,8 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
         plain_http_tunneling=settings.plain_http_tunneling,
         auth=authenticator,
     )
-    await proxy.start(app.ctx.proxy_socket)
+    sock = app.ctx.proxy_socket or Endpoint(settings.listen_on_host, settings.proxy_port, "proxy").bind(reuse_port=True)
+    await proxy.start(sock)
     app.ctx.services = Services(
         settings=settings,
         runtime=runtime,

@@ -42,7 +42,8 @@ class WorkerSockets:
     """The listening sockets one worker serves (admin/listeners.py binds them)."""
 
     admin: socket.socket
-    proxy: socket.socket
+    proxy: socket.socket | None
+    """None: the worker binds its own (``SO_REUSEPORT``) once it can serve (a worker started again)."""
 
 
 class Worker:

@@ -34,7 +34,6 @@ import traceback
 from dataclasses import dataclass
 from types import FrameType
 
-from admin.listeners import Endpoint
 from admin.serving import Worker, WorkerSockets
 from admin.settings import Settings
 from engine.proxy import DRAIN_GRACE
@@ -80,7 +79,6 @@ class Supervisor:
         self._admin = admin
         self._proxies = proxies
         """One bound proxy socket per first worker; each is handed to its worker and closed here."""
-        self._proxy_endpoint = Endpoint(settings.listen_on_host, settings.proxy_port, "proxy")
         self._workers: dict[int, _Slot] = {}
         self._respawn: dict[int, float] = {}
         """Index -> when (monotonic) the worker that died may be forked again."""
@@ -115,23 +113,20 @@ class Supervisor:
     # -- forking ----------------------------------------------------------------------------
 
     def _fork(self, index: int, proxy: socket.socket | None = None) -> None:
-        if proxy is None:
-            try:
-                proxy = self._proxy_endpoint.bind(reuse_port=True)
-            except SimproxyError as exc:
-                log.error("worker %d could not be started again: %s", index, exc)
-                self._respawn[index] = time.monotonic() + RESPAWN_INTERVAL
-                return
+        """Fork worker ``index``; a worker started again (``proxy`` None) binds its own proxy socket
+        once it can serve: bound here, the socket would take its share of new connections while
+        the worker may yet fail to start (the store away), and each would be reset when it exits."""
         # signals wait until each side has its own handlers (the child's would write to our wake-up pipe)
         signal.pthread_sigmask(signal.SIG_BLOCK, _WATCHED)
         pid = os.fork()
         if pid == 0:
             self._child(proxy)  # never returns
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _WATCHED)
-        proxy.close()
+        if proxy is not None:
+            proxy.close()
         self._workers[pid] = _Slot(index, time.monotonic())
 
-    def _child(self, proxy: socket.socket) -> None:
+    def _child(self, proxy: socket.socket | None) -> None:
         """In a forked worker: cut the ties to the main process's watching, serve, exit."""
         status = 0
         try:
