@@ -8,6 +8,7 @@ map per index in the store, built over the existing entries when the index is cr
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sanic import Request
@@ -16,6 +17,7 @@ from sanic.response import HTTPResponse
 from admin.configuration import write_config
 from admin.errors import BadRequest, NotFound, ServerError
 from admin.responses import json_response, services
+from admin.services import Services
 from admin.views import load_object, typed
 from engine.journal import (
     DEFAULT_LIMIT,
@@ -26,10 +28,12 @@ from engine.journal import (
     index_key,
     index_view,
     paging,
+    parse_sort,
     parse_time,
     query_journal,
 )
 from engine.runtime import Runtime
+from store import JournalRecord
 
 
 def _enabled(runtime: Runtime) -> None:
@@ -37,9 +41,19 @@ def _enabled(runtime: Runtime) -> None:
         raise ServerError("Journal disabled")
 
 
-async def _entries(runtime: Runtime) -> list[JournalEntry]:
+async def _records(runtime: Runtime) -> Sequence[JournalRecord]:
     await runtime.barrier()  # every worker's buffered entries are in the store
-    return [decode_entry(raw) for raw in await runtime.store.journal_entries()]
+    return await runtime.store.journal_entries()
+
+
+def _decode_all(records: Sequence[JournalRecord]) -> list[JournalEntry]:
+    return [decode_entry(raw) for raw in records]
+
+
+async def _entries(svc: Services) -> list[JournalEntry]:
+    """Every entry, decoded off the event loop: tens of thousands take a second, not to be spent on
+    the loop that serves the proxy port."""
+    return await svc.offload.run(_decode_all, await _records(svc.runtime))
 
 
 def _indexes(runtime: Runtime, entries: list[JournalEntry], page: list[JournalEntry] | None) -> list[dict[str, Any]]:
@@ -52,29 +66,42 @@ def _indexes(runtime: Runtime, entries: list[JournalEntry], page: list[JournalEn
 
 
 async def get_journal(request: Request) -> HTTPResponse:
-    runtime = services(request).runtime
+    svc = services(request)
+    runtime = svc.runtime
     _enabled(runtime)
     limit, offset = paging(request.args.get("limit"), request.args.get("offset"))
-    entries = await _entries(runtime)
+    from_, to = parse_time(request.args.get("from", "")), parse_time(request.args.get("to", ""))
+    sort = request.args.get("sort", "")
     try:
-        page, total = query_journal(
-            entries,
-            limit=limit,
-            offset=offset,
-            from_=parse_time(request.args.get("from", "")),
-            to=parse_time(request.args.get("to", "")),
-            sort=request.args.get("sort", ""),
-        )
+        key, descending = parse_sort(sort)
     except ValueError as exc:  # a bad sort key or order: Hoverfly answers 500, a client error is a 400
         raise BadRequest(str(exc)) from exc
+    records = await _records(runtime)
+    if from_ is None and to is None and key == "timestarted" and not descending and not _indexed(runtime):
+        # the page in arrival order: only its entries are decoded, however long the journal
+        start = max(offset, 0)
+        if start >= len(records):
+            return _journal_response([], [], offset, limit, 0)
+        window = records[start : start + max(limit, 0)]
+        return _journal_response([decode_entry(raw) for raw in window], [], offset, limit, len(records))
+
+    def query() -> HTTPResponse:
+        entries = _decode_all(records)
+        page, total = query_journal(entries, limit=limit, offset=offset, from_=from_, to=to, sort=sort)
+        return _journal_response(page, _indexes(runtime, entries, page) if page else [], offset, limit, total)
+
+    return await svc.offload.run(query)
+
+
+def _indexed(runtime: Runtime) -> bool:
+    return bool(runtime.snapshot.config.journal_indexes)
+
+
+def _journal_response(
+    page: list[JournalEntry], indexes: list[dict[str, Any]], offset: int, limit: int, total: int
+) -> HTTPResponse:
     return json_response(
-        {
-            "journal": [entry_view(e) for e in page],
-            "indexes": _indexes(runtime, entries, page) if page else [],
-            "offset": offset,
-            "limit": limit,
-            "total": total,
-        }
+        {"journal": [entry_view(e) for e in page], "indexes": indexes, "offset": offset, "limit": limit, "total": total}
     )
 
 
@@ -87,10 +114,9 @@ async def search_journal(request: Request) -> HTTPResponse:
         search = compile_search(load_object(request.body), svc.registry)
     except ValueError as exc:
         raise BadRequest(str(exc)) from exc
-    found = search.filter(await _entries(svc.runtime))
-    return json_response(
-        {"journal": [entry_view(e) for e in found], "indexes": [], "offset": 0, "limit": 0, "total": len(found)}
-    )
+    entries = await _entries(svc)
+    found = await svc.offload.run(search.filter, entries)
+    return await svc.offload.run(_journal_response, found, [], 0, 0, len(found))
 
 
 async def delete_journal(request: Request) -> HTTPResponse:
@@ -105,14 +131,16 @@ async def delete_journal(request: Request) -> HTTPResponse:
 
 
 async def get_indexes(request: Request) -> HTTPResponse:
-    runtime = services(request).runtime
+    svc = services(request)
+    runtime = svc.runtime
     _enabled(runtime)
-    entries = await _entries(runtime)
+    entries = await _entries(svc)
     return json_response(_indexes(runtime, entries, None))
 
 
 async def add_index(request: Request) -> HTTPResponse:
-    runtime = services(request).runtime
+    svc = services(request)
+    runtime = svc.runtime
     _enabled(runtime)
     name = index_key(typed(load_object(request.body), "name", str, ""))
     if name in runtime.snapshot.config.journal_indexes:
@@ -121,7 +149,7 @@ async def add_index(request: Request) -> HTTPResponse:
         expression = runtime.records.index(name)
     except ValueError as exc:
         raise BadRequest(f"invalid index {name}: {exc}") from exc
-    entries = await _entries(runtime)
+    entries = await _entries(svc)
     keyed = build_index(expression, entries)
     await runtime.store.journal_set_index(name, {key: entry.id for key, entry in keyed.items()})
     await write_config(runtime, lambda config: config.with_journal_indexes((*config.journal_indexes, name)))
@@ -129,7 +157,8 @@ async def add_index(request: Request) -> HTTPResponse:
 
 
 async def delete_index(request: Request, name: str) -> HTTPResponse:
-    runtime = services(request).runtime
+    svc = services(request)
+    runtime = svc.runtime
     _enabled(runtime)
     if name not in runtime.snapshot.config.journal_indexes:
         raise NotFound(f"no journal index named {name!r}")
@@ -137,4 +166,4 @@ async def delete_index(request: Request, name: str) -> HTTPResponse:
         runtime, lambda config: config.with_journal_indexes(tuple(n for n in config.journal_indexes if n != name))
     )
     await runtime.store.journal_drop_index(name)
-    return json_response(_indexes(runtime, await _entries(runtime), None))
+    return json_response(_indexes(runtime, await _entries(svc), None))

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from admin.settings import Settings
 from engine.auth import Authenticator
 from engine.certs import Interception
 from engine.matchers import MatcherRegistry
 from engine.middleware import MiddlewareRunner
+from engine.offload import Offloader
 from engine.runtime import Runtime
 
 
@@ -23,3 +24,5 @@ class Services:
     """The CA that clients trust to let simproxy intercept HTTPS, found on first use."""
     auth: Authenticator | None = None
     """``-auth``: checks logins and tokens (None: authentication is off)."""
+    offload: Offloader = field(default_factory=Offloader)
+    """Runs the admin API's heavy work (large simulations and journals) off the event loop."""

@@ -16,7 +16,7 @@ from typing import Any, Final, cast
 
 import orjson
 
-from admin.errors import BadRequest
+from admin.errors import BadRequest, PayloadTooLarge
 
 JSONDict = dict[str, Any]
 
@@ -42,9 +42,14 @@ _LEGACY_MATCHERS: Final = (
 # Public API
 
 
-def parse_simulation(raw: bytes) -> JSONDict:
-    """Bytes of a PUT/POST body -> ``{"data": <v5 data>, "meta": <meta as given>}``."""
+def parse_simulation(raw: bytes, max_pairs: int | None = None) -> JSONDict:
+    """Bytes of a PUT/POST body -> ``{"data": <v5 data>, "meta": <meta as given>}``.
+
+    ``max_pairs``: a document with more pairs is refused (413) before anything else is done with it.
+    """
     doc = _load_object(raw)
+    if max_pairs is not None:
+        _check_size(doc, max_pairs)
     version = _schema_version(doc)
     details = validate(doc, version)
     if details:
@@ -90,6 +95,13 @@ def validate(doc: JSONDict, schema_version: str) -> list[str]:
 
 # ---------------------------------------------------------------------------------------------
 # Envelope and version dispatch
+
+
+def _check_size(doc: JSONDict, max_pairs: int) -> None:
+    data = doc.get("data")
+    pairs = data.get("pairs") if isinstance(data, dict) else None
+    if isinstance(pairs, list) and len(pairs) > max_pairs:
+        raise PayloadTooLarge(f"The simulation holds {len(pairs)} pairs, more than -max-pairs {max_pairs}")
 
 
 def _load_object(raw: bytes) -> JSONDict:

@@ -2,6 +2,9 @@
 
 Every write validates, upgrades, compiles and checks the whole document before the one store
 write that swaps it in, so a rejected upload leaves the served simulation untouched everywhere.
+That work runs off the event loop (engine/offload.py): a large upload costs seconds of CPU, and the
+loop it would otherwise hold also serves the proxy port. A document over ``-max-pairs`` is refused (413) as soon
+as it is parsed, before it is validated.
 """
 
 from __future__ import annotations
@@ -9,16 +12,19 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
+import orjson
 from sanic import Request
 from sanic.response import HTTPResponse
 
 from admin.errors import ServerError
-from admin.responses import json_response, services
+from admin.responses import JSON_TYPE, json_response, services
+from admin.services import Services
 from admin.simfile import parse_simulation, schema_document
 from admin.startup import import_with_files, reset_sequences
 from admin.views import simulation_view, warnings_view
 from engine.codec import decode_simulation
 from engine.goregex import InvalidPattern, compile_go
+from engine.matchers import MatcherRegistry
 from engine.matching import compile_simulation
 from engine.model import EMPTY_SIMULATION, Matchers, Pair, Simulation
 from engine.simulation import ImportResult
@@ -34,7 +40,7 @@ async def get_simulation(request: Request) -> HTTPResponse:
     pattern = request.args.get("urlPattern")
     if pattern:
         sim = replace(sim, pairs=tuple(p for p in sim.pairs if _url_matches(pattern, p)))
-    return json_response(simulation_view(sim), newline=True)
+    return await _simulation_response(services(request), sim)
 
 
 def _url_matches(pattern: str, pair: Pair) -> bool:
@@ -52,50 +58,65 @@ def _first_exact(matchers: Matchers | None) -> str:
     return ""
 
 
-def _incoming(request: Request) -> Simulation:
-    doc = parse_simulation(request.body)
+def _decode(body: bytes, registry: MatcherRegistry, max_pairs: int) -> Simulation:
+    doc = parse_simulation(body, max_pairs)
     incoming = decode_simulation(doc["data"])
-    compile_simulation(incoming, services(request).registry)  # bad matchers fail here, with document paths
+    compile_simulation(incoming, registry)  # bad matchers fail here, with document paths
     return incoming
+
+
+async def _incoming(request: Request) -> Simulation:
+    svc = services(request)
+    return await svc.offload.run(_decode, request.body, svc.registry, svc.settings.max_pairs)
 
 
 async def put_simulation(request: Request) -> HTTPResponse:
     svc = services(request)
-    incoming = _incoming(request)
+    incoming = await _incoming(request)
     await svc.runtime.sync()
-    result = await import_with_files(svc.settings, None, incoming, svc.runtime.snapshot.config.action_names)
-    compiled = compile_simulation(result.simulation, svc.registry)
+    result = await import_with_files(
+        svc.settings, None, incoming, svc.runtime.snapshot.config.action_names, svc.offload
+    )
+    compiled = await svc.offload.run(compile_simulation, result.simulation, svc.registry)
     await svc.runtime.write_simulation(result.simulation, compiled, expected=None)  # a new lineage
     _log_import(incoming, result)
     await svc.runtime.store.cache_clear()
     await reset_sequences(svc.runtime.store, result.sequence_keys)
-    return _import_response(result)
+    return await _import_response(svc, result)
 
 
 async def post_simulation(request: Request) -> HTTPResponse:
     svc = services(request)
-    incoming = _incoming(request)
+    incoming = await _incoming(request)
     await svc.runtime.barrier()  # every worker's cache entries are in the store: they survive the append
     for _ in range(APPEND_ATTEMPTS):
         await svc.runtime.sync()
         snap = svc.runtime.snapshot
-        result = await import_with_files(svc.settings, snap.simulation.simulation, incoming, snap.config.action_names)
-        compiled = compile_simulation(result.simulation, svc.registry)
+        result = await import_with_files(
+            svc.settings, snap.simulation.simulation, incoming, snap.config.action_names, svc.offload
+        )
+        compiled = await svc.offload.run(compile_simulation, result.simulation, svc.registry)
         written = await svc.runtime.write_simulation(
             result.simulation, compiled, expected=snap.simulation_version, lineage=snap.lineage
         )
         if written:
             _log_import(incoming, result)
             await reset_sequences(svc.runtime.store, result.sequence_keys)
-            return _import_response(result)
+            return await _import_response(svc, result)
     raise ServerError("An error occurred: the simulation kept changing during the append; try again")
 
 
-def _import_response(result: ImportResult) -> HTTPResponse:
+async def _import_response(svc: Services, result: ImportResult) -> HTTPResponse:
     """Hoverfly answers an import with its warnings when there are any, else with the simulation."""
     if result.warnings:
         return json_response(warnings_view(result.warnings), newline=True)
-    return json_response(simulation_view(result.simulation), newline=True)
+    return await _simulation_response(svc, result.simulation)
+
+
+async def _simulation_response(svc: Services, sim: Simulation) -> HTTPResponse:
+    """The simulation as Hoverfly shows it, built and encoded off the loop (tens of MB at 50,000 pairs)."""
+    body = await svc.offload.run(lambda: orjson.dumps(simulation_view(sim)) + b"\n")
+    return HTTPResponse(body, content_type=JSON_TYPE)
 
 
 def _log_import(incoming: Simulation, result: ImportResult) -> None:

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from engine.journal import index_key
 from engine.matchers import MatcherRegistry
 from engine.matching import compile_simulation
 from engine.model import Simulation
+from engine.offload import Offloader
 from engine.runtime import Runtime, new_lineage
 from engine.simulation import ImportResult, body_file_urls, download_body_files, import_simulation
 from engine.templating.csv_store import parse_csv
@@ -41,20 +43,29 @@ def initial_config(settings: Settings) -> RuntimeConfig:
 
 
 async def import_with_files(
-    settings: Settings, current: Simulation | None, incoming: Simulation, known_actions: frozenset[str]
+    settings: Settings,
+    current: Simulation | None,
+    incoming: Simulation,
+    known_actions: frozenset[str],
+    offload: Offloader | None = None,
 ) -> ImportResult:
-    """``import_simulation`` with the body files the flags allow: downloads first, then the pure import.
-    ``known_actions``: the post-serve action names a response may give ("" stands for a fallback)."""
+    """``import_simulation`` with the body files the flags allow: downloads first, then the pure import,
+    in a thread (``offload``'s when given). ``known_actions``: the post-serve action names a response
+    may give ("" stands for a fallback)."""
     allowed = settings.response_body_files_allow_origin
     downloaded = await download_body_files(body_file_urls(incoming, allowed), allowed)
-    result = import_simulation(
-        current,
-        incoming,
-        check_duplicates=not settings.no_import_check,
-        body_files_root=Path(settings.response_body_files_path) if settings.response_body_files_path else None,
-        allowed_origins=allowed,
-        downloaded=downloaded,
-        known_actions=known_actions,
+    run = offload.run if offload is not None else asyncio.to_thread
+    result = await run(  # duplicate checks and body files: seconds for a large simulation
+        functools.partial(
+            import_simulation,
+            current,
+            incoming,
+            check_duplicates=not settings.no_import_check,
+            body_files_root=Path(settings.response_body_files_path) if settings.response_body_files_path else None,
+            allowed_origins=allowed,
+            downloaded=downloaded,
+            known_actions=known_actions,
+        )
     )
     if len(result.simulation.pairs) > settings.max_pairs:
         raise PayloadTooLarge(
