@@ -320,8 +320,25 @@ class Engine:
                     return wire or self._wire(pair), response
         except StoreError as exc:
             self._state_seen = None
-            return plain_error(502, error_text(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}"))
+            return self._without_state(snap, req, exc)
         return self._conflict()
+
+    def _without_state(self, snap: Snapshot, req: RequestDetails, exc: StoreError) -> Wire | tuple[Wire, Response]:
+        """The store is away: a request is still answered when the pair it matches, the state left
+        out, needs neither the state nor a step; any other gets 502. A pair requiring some state
+        cannot match then, so the answer is what the simulation gives a request needing none."""
+        result = match(snap.simulation, req, {}, _strategy(snap), self.webserver)
+        pair = result.pair
+        if pair is not None and not pair.requires_state:
+            response = pair.pair.response
+            templates = pair.templates
+            stepless = not (response.transitions_state or response.removes_state)
+            if stepless and (templates is None or not (templates.uses_state or templates.uses_csv)):
+                if templates is None:
+                    return self._wire(pair), response
+                rendered = self._render(snap, pair, req, _NO_STATE, CsvTables({}))
+                return self._wire_of(rendered.response, pair.rendered.proxy.pair), response
+        return plain_error(502, error_text(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}"))
 
     async def _render_shared(
         self, snap: Snapshot, pair: CompiledPair, req: RequestDetails, state: Mapping[str, str]
