@@ -201,9 +201,8 @@ class Server:
             if self.process.poll() is not None:
                 raise SystemExit(f"{self.name} exited at start: {shlex.join(self.argv)}")
             if _listening(self.proxy) and (not self.loads_simulation or _healthy(self.admin)):
-                time.sleep(1.0 if self.loads_simulation else 0.2)  # past Sanic's early-SIGTERM window
                 return
-            time.sleep(0.1)
+            time.sleep(0.01)
         raise SystemExit(f"{self.name} did not start: {shlex.join(self.argv)}")
 
     def stop(self) -> None:
