@@ -2,8 +2,9 @@
 
 Every worker buffers its counts and flushes them into the instance's totals in the store; a
 scrape makes every worker flush first (a barrier) and then renders those totals, so any worker
-answers for the whole instance and summing the instances counts each request once.
-``prometheus_client`` is imported by the first scrape.
+answers for the whole instance and summing the instances counts each request once. The counters
+never go down (engine/metrics.py): not after a Redis that restarted empty, not from one scrape to
+the next of the same worker. ``prometheus_client`` is imported by the first scrape.
 """
 
 from __future__ import annotations
@@ -73,7 +74,9 @@ class _Totals:
         )
         store.add_metric([], _cumulative(store_buckets, STORE_BUCKETS), self.totals.get("store_sum", 0.0))
         yield store
-        errors = CounterMetricFamily("simproxy_store_errors", "Store operations of the request path that failed")
+        errors = CounterMetricFamily(
+            "simproxy_store_errors", "Store calls that failed: flushes, syncs and heartbeats, admin calls"
+        )
         errors.add_metric([], self.totals.get("store_errors", 0.0))
         yield errors
         yield dropped
@@ -96,7 +99,7 @@ async def get_metrics(request: Request) -> HTTPResponse:
 
     runtime = services(request).runtime
     await runtime.barrier()
-    totals = await runtime.store.metrics_read(runtime.instance)
+    totals = runtime.metrics.shown(await runtime.store.metrics_read(runtime.instance))
     journal, cache = await runtime.sizes()
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Totals(totals, journal, cache))

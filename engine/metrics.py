@@ -4,12 +4,19 @@ Each worker adds to plain dicts (a few hundred nanoseconds a request); the runti
 them to the instance's totals in the store, and ``GET /metrics`` (admin) reads those totals after
 a barrier, so one scrape of any worker shows the whole instance, and the sum over instances
 counts every request once.
+
+Counters never go down. Each batch of increments is added once (store/batches.py). Each worker
+also keeps the sum of everything it took, its whole totals: when the store lost the instance's
+totals (a Redis that restarted empty), every worker adds its whole totals again, so the instance's
+are what they were plus what came since. And a worker never shows less than it showed before
+(``shown``), for what no worker can give back (a worker that died before the store lost the totals).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 """Upper bounds in seconds of ``simproxy_request_duration_seconds``; +Inf is implied."""
@@ -18,6 +25,14 @@ REQUESTS = "requests|"
 """Prefix of the request counters' field names: ``requests|<mode>|<outcome>``."""
 MAX_PAIRS = 200
 """Distinct pair names counted per worker; the rest are counted as ``other`` (bounded cardinality)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsBatch:
+    """One flush of metrics: increments to the instance's totals, and the traffic of one second."""
+
+    increments: Mapping[str, float]
+    traffic: tuple[int, Mapping[str, float]] | None
 
 
 class MetricsBuffer:
@@ -29,9 +44,12 @@ class MetricsBuffer:
 
     def __init__(self) -> None:
         self.pending: dict[str, float] = {}
+        self.totals: dict[str, float] = {}
+        """Everything taken so far: this worker's share of the instance's totals."""
         self._requests: dict[tuple[str, str, int, str], int] = {}
         self._latency: dict[str, float] = {}
         self._pairs: set[str] = set()
+        self._shown: dict[str, float] = {}
 
     def __bool__(self) -> bool:
         return bool(self.pending or self._requests)
@@ -53,11 +71,14 @@ class MetricsBuffer:
         """Records of ``kind`` given up while the store was away (their buffers are bounded)."""
         self._add(f"dropped|{kind}", count)
 
-    def store_call(self, seconds: float, failed: bool) -> None:
+    def store_call(self, seconds: float) -> None:
+        """A flush of the metrics to the store took ``seconds``."""
         self._add(f"store_bucket|{bisect_left(STORE_BUCKETS, seconds)}")
         self._add("store_sum", seconds)
-        if failed:
-            self._add("store_errors")
+
+    def store_errors(self, count: int) -> None:
+        """Calls of the store that failed (any of them: flush, sync, admin)."""
+        self._add("store_errors", count)
 
     def take(self) -> dict[str, float]:
         requests, self._requests = self._requests, {}
@@ -70,6 +91,9 @@ class MetricsBuffer:
         for mode, seconds in latency.items():
             self._add(f"latency_sum|{mode}", seconds)
         taken, self.pending = self.pending, {}
+        totals = self.totals
+        for field, amount in taken.items():
+            totals[field] = totals.get(field, 0) + amount
         return taken
 
     @staticmethod
@@ -77,6 +101,23 @@ class MetricsBuffer:
         """The requests among ``taken`` increments, as {"<mode>|<outcome>": count}."""
         return {field[len(REQUESTS) :]: n for field, n in taken.items() if field.startswith(REQUESTS)}
 
-    def restore(self, taken: Mapping[str, float]) -> None:
-        for field, amount in taken.items():
-            self._add(field, amount)
+    def batch(self, now_s: int) -> MetricsBatch | None:
+        """What to flush, taken (None when nothing is pending), with its requests as the second
+        ``now_s``'s traffic (the dashboard's requests per second by mode and outcome)."""
+        if not self:
+            return None
+        taken = self.take()
+        requests = self.request_counts(taken)
+        return MetricsBatch(taken, (now_s, requests) if requests else None)
+
+    def whole(self, batch: MetricsBatch) -> MetricsBatch:
+        """``batch`` with this worker's whole totals (the batch's own among them) for increments."""
+        return MetricsBatch(dict(self.totals), batch.traffic)
+
+    def shown(self, totals: Mapping[str, float]) -> dict[str, float]:
+        """The instance's ``totals`` as this worker shows them: no field ever less than it showed before."""
+        shown = self._shown
+        for field, value in totals.items():
+            if value > shown.get(field, 0.0):
+                shown[field] = value
+        return dict(shown)

@@ -3,14 +3,16 @@
 The request path only appends a tuple to a buffer (or, when the request's bytes could not be
 kept, encodes the entry at once); the runtime's flush (every few milliseconds, and before every
 ack) packs and indexes the entries and stores them in one round trip, so a journal read after a
-barrier sees every response already sent, fleet-wide.
+barrier sees every response already sent, fleet-wide. Entries and logs go in batches the store
+applies once, however often a batch is sent (store/batches.py).
 """
 
 from __future__ import annotations
 
 import itertools
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from operator import itemgetter
 from typing import TypeVar
 
@@ -27,13 +29,21 @@ from engine.journal_packed import Packable, pack_entry
 from engine.request import RequestDetails
 from engine.responses import Wire, compact
 from engine.templating import TemplateEngine
-from store import JournalRecord, Store, StoreError
+from store import Batch, BatchIds, JournalRecord, Outbox, Store
 
 T = TypeVar("T")
 _SEQUENCE = itemgetter(1)
 
 Pending = tuple[str, RequestDetails, Wire, float, float, str]
 """(entry id, request, response, wall-clock time received, latency in ms, mode)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JournalBatch:
+    """Entries as ``journal_append`` takes them, and the index keys that point at them."""
+
+    entries: Sequence[tuple[str, JournalRecord]]
+    index_keys: Mapping[str, Mapping[str, str]]
 
 
 class Recorder:
@@ -48,9 +58,10 @@ class Recorder:
         """(sequence number, JSON form) of entries whose bytes the proxy could not keep."""
         self._journal: list[Pending] = []
         """Entries waiting for the flush with their request, to be indexed or cut to the body limit."""
-        self._unstored: list[tuple[str, JournalRecord]] = []
-        """Entries the store was away for, as ``journal_append`` takes them."""
         self._logs: list[bytes] = []
+        ids = BatchIds()
+        self._journal_out: Outbox[JournalBatch] = Outbox(ids)
+        self._logs_out: Outbox[list[bytes]] = Outbox(ids)
         self._prefix = secrets.token_hex(4)
         self._id_of = f"{self._prefix}%x".__mod__
         """Sequence number -> entry id: a C callable, which the flush maps over a batch."""
@@ -69,7 +80,9 @@ class Recorder:
 
     @property
     def pending(self) -> bool:
-        return bool(self._packable or self._encoded or self._journal or self._unstored or self._logs)
+        return bool(
+            self._packable or self._encoded or self._journal or self._logs or self._journal_out or self._logs_out
+        )
 
     def entry_id(self, sequence: int) -> str:
         """The id of the entry ``record`` numbered ``sequence``."""
@@ -143,32 +156,37 @@ class Recorder:
         return record_entry(entry_id, req, wire, mode, received, latency_ms)
 
     async def flush(self, store: Store) -> None:
-        """Store what was buffered; on a store error the records are kept for the next flush."""
-        if self._packable or self._encoded or self._journal or self._unstored:
-            taken, self._journal = self._journal, []
-            entries = [self.entry(p) for p in taken]
-            bodies = [
-                *self._unstored,
-                *self._take_recorded(store.shared),
-                *((e.id, compact(encode_entry(e, self.body_limit))) for e in entries),
-            ]
-            self._unstored = []
-            keys = {
-                name: {key: e.id for key, e in build_index(expr, entries).items()}
-                for name, expr in self._indexes.items()
-            }
-            try:
-                await store.journal_append(bodies, keys, self.journal_size)
-            except StoreError:  # keep them (bounded) for the next flush; entries keep their ids
-                self._unstored = self._keep("journal", bodies, self.journal_size)
-                raise
-        if self._logs:
-            logs, self._logs = self._logs, []
-            try:
-                await store.logs_append(logs, self.logs_size)
-            except StoreError:
-                self._logs = self._keep("logs", logs + self._logs, self.logs_size)
-                raise
+        """Store what was buffered; on a store error the batch is kept, as it was, for the next flush."""
+
+        async def write_journal(batch: Batch[JournalBatch]) -> None:
+            journal = batch.items
+            await store.batch(batch.id).journal_append(journal.entries, journal.index_keys, self.journal_size)
+
+        async def write_logs(batch: Batch[list[bytes]]) -> None:
+            await store.batch(batch.id).logs_append(batch.items, self.logs_size)
+
+        await self._journal_out.send(write_journal, lambda: self._take_journal(store.shared))
+        await self._logs_out.send(write_logs, self._take_logs)
+
+    def _take_journal(self, pack: bool) -> JournalBatch | None:
+        """The buffered entries, packed (``pack``) and indexed; the newest ``journal_size`` only, all
+        the store would keep of them."""
+        if not (self._packable or self._encoded or self._journal):
+            return None
+        taken, self._journal = self._journal, []
+        entries = [self.entry(p) for p in taken]
+        bodies = [
+            *self._take_recorded(pack),
+            *((e.id, compact(encode_entry(e, self.body_limit))) for e in entries),
+        ]
+        keys = {
+            name: {key: e.id for key, e in build_index(expr, entries).items()} for name, expr in self._indexes.items()
+        }
+        return JournalBatch(bodies[-self.journal_size :], keys)
+
+    def _take_logs(self) -> list[bytes] | None:
+        logs, self._logs = self._logs, []
+        return logs[-self.logs_size :] or None
 
     def _take_recorded(self, pack: bool) -> list[tuple[str, JournalRecord]]:
         """The packable and the encoded entries as (id, stored form), in the order they came; the

@@ -5,7 +5,8 @@ generation at which they were written. A write stores the new document (bumping 
 generation in the same atomic step), publishes the generation and waits, bounded, until every
 live worker has applied it and said so (heartbeat + ack). So once an admin write answers, every
 worker serves it, and the hot path never asks the store whether something changed.
-Counters are buffered per worker and flushed every few milliseconds, and before every ack.
+Counters are buffered per worker and flushed every few milliseconds, and before every ack, in
+batches the store applies once however often they are sent (store/batches.py).
 """
 
 from __future__ import annotations
@@ -28,12 +29,12 @@ from engine.config import RuntimeConfig
 from engine.datasources import CsvSources, decode_sources, encode_sources, replay
 from engine.matchers import MatcherRegistry
 from engine.matching import CompiledSimulation, compile_simulation
-from engine.metrics import MetricsBuffer
+from engine.metrics import MetricsBatch, MetricsBuffer
 from engine.model import EMPTY_SIMULATION, Simulation
 from engine.records import Recorder
 from engine.tasks import TaskSet
 from engine.templating.csv_store import CsvMutation
-from store import Store, StoreError, Versions
+from store import Batch, BatchIds, Outbox, Store, StoreError, Versions
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +104,13 @@ class Runtime:
         self._sync_lock = asyncio.Lock()
         self._flush_lock = asyncio.Lock()
         self._tasks = TaskSet()
+        ids = BatchIds()
+        self._counts_out: Outbox[dict[str, int]] = Outbox(ids)
+        self._cache_out: Outbox[dict[str, bytes]] = Outbox(ids)
+        self._metrics_out: Outbox[MetricsBatch] = Outbox(ids)
+        self._metrics_resumed = False
+        """A metrics batch of this worker was applied: the store holds its share of the totals."""
+        self._errors_seen = 0
 
     # -- life cycle -----------------------------------------------------------------------
 
@@ -271,7 +279,7 @@ class Runtime:
                     if failing:
                         log.warning("store available again")
                     failing = False
-                elif self.counts or self.cache.pending or self.records.pending or self.metrics:
+                elif self.pending:
                     await self.flush()
             except StoreError as exc:
                 if not failing:
@@ -392,8 +400,23 @@ class Runtime:
     def count(self, mode: str) -> None:
         self.counts[mode] = self.counts.get(mode, 0) + 1
 
+    @property
+    def pending(self) -> bool:
+        """Something is buffered or sent without an answer yet: a flush has work to do."""
+        return bool(
+            self.counts
+            or self.cache.pending
+            or self.records.pending
+            or self.metrics
+            or self._counts_out
+            or self._cache_out
+            or self._metrics_out
+        )
+
     async def flush(self) -> None:
-        """Store the buffered counts and cache entries; returns once all taken so far are stored.
+        """Store the buffered counts, cache entries, records and metrics; returns once all taken so
+        far are stored. Each kind goes in batches the store applies once: a batch whose reply was
+        lost is sent again as it was, before anything newer (store/batches.py).
 
         The lock matters: a flush that finds the buffers empty because another flush just took
         them must still wait for that one, or an ack could overtake data not stored yet.
@@ -403,37 +426,49 @@ class Runtime:
                 self.metrics.dropped(kind, count)
             if dropped := self.cache.take_dropped():
                 self.metrics.dropped("cache", dropped)
-            if self.counts:
-                counts, self.counts = self.counts, {}
-                try:
-                    await self.store.add_counters(counts)
-                except StoreError:
-                    for key, value in counts.items():  # keep them for the next flush
-                        self.counts[key] = self.counts.get(key, 0) + value
-                    raise
-            if self.cache.pending:
-                pending = self.cache.take_pending()
-                entries = {key: self.cache.dump(entry) for key, entry in pending.items()}
-                try:
-                    await self.store.cache_put(entries, self.cache.capacity)
-                except StoreError:
-                    self.cache.restore_pending(pending)
-                    raise
+            if self.counts or self._counts_out:
+                await self._counts_out.send(self._write_counts, self._take_counts)
+            if self.cache.pending or self._cache_out:
+                await self._cache_out.send(self._write_cache, self._take_cache)
             if self.records.pending:
                 await self.records.flush(self.store)
-            if self.metrics:
-                taken = self.metrics.take()
-                # the fleet's requests per second by mode and outcome (the dashboard's chart)
-                requests = MetricsBuffer.request_counts(taken)
-                traffic = (self._clock_ms() // 1000, requests) if requests else None
-                started = time.perf_counter()
-                try:
-                    await self.store.metrics_add(self.instance, taken, traffic)
-                except StoreError:
-                    self.metrics.restore(taken)
-                    self.metrics.store_call(time.perf_counter() - started, failed=True)
-                    raise
-                self.metrics.store_call(time.perf_counter() - started, failed=False)
+            if self.store.errors > self._errors_seen:  # every failed call, whichever path made it
+                self.metrics.store_errors(self.store.errors - self._errors_seen)
+                self._errors_seen = self.store.errors
+            if self.metrics or self._metrics_out:
+                await self._metrics_out.send(self._write_metrics, self._take_metrics)
+
+    def _take_counts(self) -> dict[str, int] | None:
+        counts, self.counts = self.counts, {}
+        return counts or None
+
+    async def _write_counts(self, batch: Batch[dict[str, int]]) -> None:
+        await self.store.batch(batch.id).add_counters(batch.items)
+
+    def _take_cache(self) -> dict[str, bytes] | None:
+        if not self.cache.pending:
+            return None
+        return {key: self.cache.dump(entry) for key, entry in self.cache.take_pending().items()}
+
+    async def _write_cache(self, batch: Batch[dict[str, bytes]]) -> None:
+        await self.store.batch(batch.id).cache_put(batch.items, self.cache.capacity)
+
+    def _take_metrics(self) -> MetricsBatch | None:
+        return self.metrics.batch(self._clock_ms() // 1000)
+
+    async def _write_metrics(self, batch: Batch[MetricsBatch]) -> None:
+        writer, metrics = self.store.batch(batch.id), batch.items
+        started = time.perf_counter()
+        try:
+            if not await writer.metrics_add(
+                self.instance, metrics.increments, metrics.traffic, resumed=self._metrics_resumed
+            ):
+                # the store lost the totals (Redis restarted empty): add this worker's share whole
+                whole = self.metrics.whole(metrics)
+                await writer.metrics_add(self.instance, whole.increments, whole.traffic)
+            self._metrics_resumed = True
+        finally:
+            self.metrics.store_call(time.perf_counter() - started)
 
 
 def _simulation_body(sim: Simulation, lineage: str) -> bytes:

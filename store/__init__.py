@@ -10,8 +10,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from store.base import DOCUMENTS, TRAFFIC_KEEP_S, JournalRecord, Store, Versions
-from store.errors import SimproxyError, StoreError, StoreUnavailable
+from store.base import DOCUMENTS, TRAFFIC_KEEP_S, BatchWriter, JournalRecord, Store, Versions
+from store.batches import Batch, BatchId, BatchIds, Outbox
+from store.errors import SimproxyError, StoreError, StoreUnavailable, WriteUnconfirmed
 from store.memory import MemoryStore
 
 if TYPE_CHECKING:
@@ -20,14 +21,20 @@ if TYPE_CHECKING:
 __all__ = [
     "DOCUMENTS",
     "TRAFFIC_KEEP_S",
+    "Batch",
+    "BatchId",
+    "BatchIds",
+    "BatchWriter",
     "JournalRecord",
     "MemoryStore",
+    "Outbox",
     "RedisStore",
     "SimproxyError",
     "Store",
     "StoreError",
     "StoreUnavailable",
     "Versions",
+    "WriteUnconfirmed",
     "key_prefix",
     "open_store",
 ]

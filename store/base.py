@@ -8,6 +8,13 @@ made from it, so every key of one simulation lives in one slot and Lua/MULTI wor
                           back: when missing (Redis restarted empty) it starts again from the
                           server clock in microseconds, so a version is never reused
     P{T}:doc:<name>       hash {v: generation of the last write, body: bytes}  (simulation, config, csv, ca, auth)
+    P{T}:write:<id>       one document write: "pending" for 3 s, its lease (the write is only applied while
+                          it is there), then its outcome for a minute ("0": the compare-and-set failed;
+                          else the generation written), read back when the write's reply is lost
+                          (store/redis_once.py)
+    P{T}:batch:<writer>   hash kind -> the highest batch number of that writer and kind applied (counters,
+                          cache, journal, logs; see store/batches.py); a writer is a worker's runtime or
+                          its journal recorder, named at random; expires a day after its last batch
     P{T}:workers          hash worker id -> last heartbeat (ms since the epoch)
     P{T}:acks             hash worker id -> highest generation that worker has applied
     P{T}:meta             hash {registry_since: ms of the first heartbeat this Redis has seen}
@@ -21,7 +28,9 @@ made from it, so every key of one simulation lives in one slot and Lua/MULTI wor
     P{T}:journal          list of entry ids, oldest first; P{T}:journal:entries hash id -> entry
     P{T}:journal:index:<name>  hash index key -> entry id (the latest entry with that key)
     P{T}:logs             list of log records (JSON), oldest first
-    P{T}:metrics:<instance>  hash metric field -> total, one per simproxy instance (see engine/metrics.py)
+    P{T}:metrics:<instance>  hash metric field -> total, one per simproxy instance (see engine/metrics.py),
+                          and batch|<writer> -> the highest metrics batch number of that worker applied:
+                          kept with the totals it guards, so a Redis that lost them loses it too
     P{T}:auth:failures    hash {count, last}: failed logins fleet-wide and the ms of the last one
     P{T}:revoked:<digest> a logged-out token (by its digest), expiring when the token would
     P{T}:events           pub/sub channel; messages are generations
@@ -32,6 +41,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
+
+from store.batches import BatchId
 
 TRAFFIC_KEEP_S = 900
 """Seconds of per-second traffic the store keeps (the dashboard's chart reads the last minutes)."""
@@ -50,10 +61,52 @@ class Versions:
     documents: Mapping[str, int]
 
 
-class Store(Protocol):
+class BatchWriter(Protocol):
+    """The writes a worker buffers and flushes in batches (see store/batches.py)."""
+
+    async def add_counters(self, counts: Mapping[str, int]) -> None:
+        """Add to the usage counters (one round trip)."""
+
+    async def cache_put(self, entries: Mapping[str, bytes], capacity: int) -> None:
+        """Add or refresh entries, then drop the least recently put ones beyond ``capacity``."""
+
+    async def journal_append(
+        self, entries: Sequence[tuple[str, JournalRecord]], index_keys: Mapping[str, Mapping[str, str]], limit: int
+    ) -> None:
+        """Append (id, entry) pairs in order, point each index's keys at their entries, and drop the
+        oldest entries beyond ``limit`` (one atomic step). A ``shared`` store takes bytes only. An
+        in-process store keeps the entries as given: bytes should be exact-size copies
+        (``orjson.dumps`` hands back 4 KB buffers)."""
+
+    async def logs_append(self, records: Sequence[bytes], limit: int) -> None: ...
+
+    async def metrics_add(
+        self,
+        instance: str,
+        increments: Mapping[str, float],
+        traffic: tuple[int, Mapping[str, float]] | None = None,
+        *,
+        resumed: bool = False,
+    ) -> bool:
+        """Add to an instance's metric totals, and ``traffic`` (epoch second, counts) to the
+        fleet's per-second traffic, kept ``TRAFFIC_KEEP_S`` seconds (one round trip).
+
+        ``resumed``: earlier batches of this writer were applied. A store that no longer holds
+        them (a Redis that restarted empty) then adds nothing and returns False, and the writer
+        sends its whole totals instead (``resumed=False``); otherwise True."""
+
+
+class Store(BatchWriter, Protocol):
     shared: bool
     """True when other processes can use this store too (Redis); False for the in-process store,
     whose only user is the one worker that holds it, so nothing needs mirroring to it for others."""
+    errors: int
+    """Calls of this store (this handle) that failed so far, whatever failed: it only grows."""
+
+    def batch(self, batch: BatchId) -> BatchWriter:
+        """The writes of batch ``batch``: a ``shared`` store applies each kind of write at most once
+        per batch id, and drops a copy of an older batch of the same writer and kind (one sent again
+        after its reply was lost). The in-process store loses no reply: it is its own batch writer."""
 
     async def ping(self) -> None:
         """Raise ``StoreUnavailable`` when the backing server cannot be reached."""
@@ -69,6 +122,9 @@ class Store(Protocol):
 
         With ``expected_version`` (0 = never written) the write only happens if the document is
         still at that version; otherwise nothing changes and None is returned.
+        ``StoreUnavailable`` means nothing was written, and nothing will be: a write whose reply is
+        lost cannot be applied later, and its outcome is read back. Only ``WriteUnconfirmed`` (the
+        store stopped answering for longer) leaves it open whether it was applied before that.
         """
 
     async def bump_generation(self) -> int:
@@ -93,9 +149,6 @@ class Store(Protocol):
         """The acked generation of every worker whose heartbeat is not older than ``alive_since_ms``."""
 
     async def unregister(self, worker_id: str) -> None: ...
-
-    async def add_counters(self, counts: Mapping[str, int]) -> None:
-        """Add to the usage counters (one round trip)."""
 
     async def read_counters(self) -> dict[str, int]: ...
 
@@ -124,20 +177,9 @@ class Store(Protocol):
         """One atomic compare-and-set: when every key of ``requires`` holds its value, set ``sets``,
         then delete ``removes``, and return True; otherwise change nothing and return False."""
 
-    async def cache_put(self, entries: Mapping[str, bytes], capacity: int) -> None:
-        """Add or refresh entries, then drop the least recently put ones beyond ``capacity``."""
-
     async def cache_entries(self) -> dict[str, bytes]: ...
 
     async def cache_clear(self) -> None: ...
-
-    async def journal_append(
-        self, entries: Sequence[tuple[str, JournalRecord]], index_keys: Mapping[str, Mapping[str, str]], limit: int
-    ) -> None:
-        """Append (id, entry) pairs in order, point each index's keys at their entries, and drop the
-        oldest entries beyond ``limit`` (one atomic step). A ``shared`` store takes bytes only. An
-        in-process store keeps the entries as given: bytes should be exact-size copies
-        (``orjson.dumps`` hands back 4 KB buffers)."""
 
     async def journal_amend(self, entry_id: str, entry: bytes) -> bool:
         """Replace a stored entry; False (nothing written) when there is none with that id."""
@@ -155,14 +197,6 @@ class Store(Protocol):
 
     async def journal_clear(self, indexes: Sequence[str]) -> None:
         """Delete every entry and the given indexes' maps."""
-
-    async def logs_append(self, records: Sequence[bytes], limit: int) -> None: ...
-
-    async def metrics_add(
-        self, instance: str, increments: Mapping[str, float], traffic: tuple[int, Mapping[str, float]] | None = None
-    ) -> None:
-        """Add to an instance's metric totals, and ``traffic`` (epoch second, counts) to the
-        fleet's per-second traffic, kept ``TRAFFIC_KEEP_S`` seconds (one round trip)."""
 
     async def traffic_read(self, since: int, until: int) -> dict[int, dict[str, float]]:
         """The fleet's per-second traffic in epoch seconds ``since``..``until``: {second: {name: count}}."""

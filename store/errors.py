@@ -5,6 +5,7 @@ The root lives in the lowest layer so that every package (admin -> engine -> sto
     SimproxyError
     ├── store.StoreError              a store operation failed
     │   └── store.StoreUnavailable    the backing server cannot be reached (admin answers 503)
+    │       └── store.WriteUnconfirmed  ... while a document write was sent: applied or not, unknown
     ├── engine.EngineError            see engine/errors.py
     └── admin.ApiError                see admin/errors.py (carries the HTTP status)
 """
@@ -22,3 +23,8 @@ class StoreError(SimproxyError):
 
 class StoreUnavailable(StoreError):
     """The backing server (Redis) cannot be reached right now."""
+
+
+class WriteUnconfirmed(StoreUnavailable):
+    """A document write was sent, then the store stopped answering for longer than its outcome was
+    looked for: it was applied or not before the store stopped, and it can no longer be applied."""

@@ -11,12 +11,15 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from operator import itemgetter
 
 from store.base import DOCUMENTS, TRAFFIC_KEEP_S, JournalRecord, Versions
+from store.batches import BatchId
 
 _FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 class MemoryStore:
     shared = False
+    errors = 0
+    """No call of the in-process store fails."""
 
     def __init__(self) -> None:
         self._generation = 0
@@ -40,6 +43,9 @@ class MemoryStore:
         self._metrics: dict[str, dict[str, float]] = {}
         self._traffic: dict[int, dict[str, float]] = {}
         self._closed = asyncio.Event()
+
+    def batch(self, batch: BatchId) -> MemoryStore:
+        return self  # a call that returns was applied, once: no reply is ever lost
 
     async def ping(self) -> None:
         return None
@@ -211,8 +217,13 @@ class MemoryStore:
         return list(self._logs)
 
     async def metrics_add(
-        self, instance: str, increments: Mapping[str, float], traffic: tuple[int, Mapping[str, float]] | None = None
-    ) -> None:
+        self,
+        instance: str,
+        increments: Mapping[str, float],
+        traffic: tuple[int, Mapping[str, float]] | None = None,
+        *,
+        resumed: bool = False,
+    ) -> bool:
         totals = self._metrics.setdefault(instance, {})
         for field, amount in increments.items():
             totals[field] = totals.get(field, 0) + amount
@@ -224,6 +235,7 @@ class MemoryStore:
             bucket = self._traffic.setdefault(second, {})
             for name, amount in counts.items():
                 bucket[name] = bucket.get(name, 0) + amount
+        return True  # the totals are never lost while the process lives
 
     async def traffic_read(self, since: int, until: int) -> dict[int, dict[str, float]]:
         return {second: dict(counts) for second, counts in self._traffic.items() if since <= second <= until}

@@ -1,26 +1,30 @@
 """The Redis store (redis.asyncio): what lets many workers and pods share one view.
 
-Atomic units are single round trips: a Lua script for compare-and-set document writes, a
-pipeline for counters. Connection failures surface as ``StoreUnavailable``.
+Atomic units are single round trips: a Lua script for compare-and-set document writes and for each
+batch of buffered writes, which records the batch's id in the same step (store/batches.py).
+Connection failures surface as ``StoreUnavailable``. A reply that does not come does not make
+anything happen twice, nor an admin write answered 503 happen later: see store/redis_once.py.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from functools import wraps
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.typing import EncodableT, FieldT
 
 from store import redis_scripts as scripts
 from store.base import DOCUMENTS, TRAFFIC_KEEP_S, JournalRecord, Versions
+from store.batches import BatchId
 from store.errors import StoreError, StoreUnavailable
+from store.redis_once import LOST, WRITE_OUTCOME_KEEP_MS, RedisBatch, take_lease, write_outcome
 
 SOCKET_TIMEOUT = 1.0
 """Seconds a command may wait for the server's first reply byte (or a connection to open)."""
@@ -35,14 +39,20 @@ def key_prefix(prefix: str) -> str:
     return f"{prefix}{{{tag}}}:"
 
 
-def _translate(func: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Coroutine[Any, Any, T]]:
+def _translate(
+    func: Callable[Concatenate[RedisStore, P], Coroutine[Any, Any, T]],
+) -> Callable[Concatenate[RedisStore, P], Coroutine[Any, Any, T]]:
     @wraps(func)
-    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+    async def wrapper(store: RedisStore, /, *args: P.args, **kwargs: P.kwargs) -> T:
         try:
-            return await func(*args, **kwargs)
-        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+            return await func(store, *args, **kwargs)
+        except StoreError:
+            raise  # already translated (and counted) inside
+        except LOST as exc:
+            store.errors += 1
             raise StoreUnavailable(f"the store cannot be reached: {exc}") from exc
         except RedisError as exc:
+            store.errors += 1
             raise StoreError(f"store operation failed: {exc}") from exc
 
     return wrapper
@@ -76,7 +86,10 @@ class RedisStore:
 
     def __init__(self, client: aioredis.Redis, prefix: str = "simproxy:") -> None:
         self._client = client
+        self.errors = 0
         base = key_prefix(prefix)
+        self._batches = f"{base}batch:"
+        self._writes = f"{base}write:"
         self._gen = f"{base}gen"
         self._docs = {name: f"{base}doc:{name}" for name in DOCUMENTS}
         self._workers = f"{base}workers"
@@ -101,8 +114,11 @@ class RedisStore:
         self._write_script = client.register_script(scripts.WRITE_DOCUMENT)
         self._transition_script = client.register_script(scripts.STATE_TRANSITION)
         self._step_script = client.register_script(scripts.STATE_STEP)
+        self._counters_script = client.register_script(scripts.ADD_COUNTERS)
         self._cache_put_script = client.register_script(scripts.CACHE_PUT)
         self._journal_append_script = client.register_script(scripts.JOURNAL_APPEND)
+        self._logs_append_script = client.register_script(scripts.LOGS_APPEND)
+        self._metrics_add_script = client.register_script(scripts.METRICS_ADD)
         self._journal_entries_script = client.register_script(scripts.JOURNAL_ENTRIES)
         self._journal_amend_script = client.register_script(scripts.JOURNAL_AMEND)
 
@@ -122,6 +138,18 @@ class RedisStore:
             retry_on_error=[RedisConnectionError],
         )
         return cls(client, prefix)
+
+    def batch(self, batch: BatchId) -> RedisBatch:
+        return RedisBatch(self, batch)
+
+    def _count_error(self) -> None:
+        self.errors += 1
+
+    def _batch(self, kind: str, batch: BatchId | None) -> tuple[str, list[str]]:
+        """The key and the arguments that open a batched write (``scripts.BATCH``)."""
+        if batch is None:
+            return self._batches, [kind, "0"]
+        return self._batches + batch.writer, [kind, str(batch.seq)]
 
     @_translate
     async def ping(self) -> None:
@@ -147,9 +175,24 @@ class RedisStore:
 
     @_translate
     async def write_document(self, name: str, body: bytes, expected_version: int | None = None) -> int | None:
+        marker = self._writes + secrets.token_hex(8)
         expected = "" if expected_version is None else str(expected_version)
-        result = await self._write_script(keys=[self._docs[name], self._gen], args=[body, expected])
-        return None if result is None else int(result)
+        leased = await take_lease(self._client, marker)
+        try:
+            result = int(
+                await self._write_script(
+                    keys=[self._docs[name], self._gen, marker], args=[body, expected, WRITE_OUTCOME_KEEP_MS]
+                )
+            )
+        except LOST as exc:
+            self.errors += 1
+            result = await write_outcome(self._client, marker, leased, exc, self._count_error)
+            if result < 0:
+                raise StoreUnavailable(f"the store did not answer a write in time ({exc}); it was not applied") from exc
+        if result < 0:
+            self.errors += 1
+            raise StoreUnavailable("the store took the write after its lease: it was not applied")
+        return result or None
 
     @_translate
     async def bump_generation(self) -> int:
@@ -173,9 +216,11 @@ class RedisStore:
                 except (KeyError, TypeError, ValueError):
                     continue
             raise StoreUnavailable("the store was closed")
-        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+        except LOST as exc:
+            self.errors += 1
             raise StoreUnavailable(f"lost the store's event channel: {exc}") from exc
         except RedisError as exc:
+            self.errors += 1
             raise StoreError(f"cannot follow the store's event channel: {exc}") from exc
         finally:
             await pubsub.aclose()  # type: ignore[no-untyped-call]
@@ -210,11 +255,13 @@ class RedisStore:
             await pipe.execute()
 
     @_translate
-    async def add_counters(self, counts: Mapping[str, int]) -> None:
-        async with self._client.pipeline(transaction=True) as pipe:
-            for key, value in counts.items():
-                pipe.hincrby(self._counters, key, value)
-            await pipe.execute()
+    async def add_counters(self, counts: Mapping[str, int], batch: BatchId | None = None) -> None:
+        if not counts:
+            return
+        key, args = self._batch("counters", batch)
+        for mode, value in counts.items():
+            args += [mode, str(value)]
+        await self._counters_script(keys=[key, self._counters], args=args)
 
     @_translate
     async def read_counters(self) -> dict[str, int]:
@@ -277,13 +324,14 @@ class RedisStore:
         return bool(await self._transition_script(keys=[self._state, self._state_version], args=args))
 
     @_translate
-    async def cache_put(self, entries: Mapping[str, bytes], capacity: int) -> None:
+    async def cache_put(self, entries: Mapping[str, bytes], capacity: int, batch: BatchId | None = None) -> None:
         if not entries:
             return
-        args: list[str | bytes] = [str(capacity)]
-        for key, value in entries.items():
-            args += [key, value]
-        await self._cache_put_script(keys=list(self._cache), args=args)
+        key, opening = self._batch("cache", batch)
+        args: list[str | bytes] = [*opening, str(capacity)]
+        for entry_key, value in entries.items():
+            args += [entry_key, value]
+        await self._cache_put_script(keys=[key, *self._cache], args=args)
 
     @_translate
     async def cache_entries(self) -> dict[str, bytes]:
@@ -296,7 +344,11 @@ class RedisStore:
 
     @_translate
     async def journal_append(
-        self, entries: Sequence[tuple[str, JournalRecord]], index_keys: Mapping[str, Mapping[str, str]], limit: int
+        self,
+        entries: Sequence[tuple[str, JournalRecord]],
+        index_keys: Mapping[str, Mapping[str, str]],
+        limit: int,
+        batch: BatchId | None = None,
     ) -> None:
         if not entries and not index_keys:
             return
@@ -308,8 +360,9 @@ class RedisStore:
             raw_id = entry_id.encode()
             lengths += (str(len(raw_id)), str(len(body)))
             parts += (raw_id, body)
-        args: list[str | bytes] = [str(limit), str(len(entries)), ",".join(lengths), b"".join(parts)]
-        keys = list(self._journal)
+        batch_key, opening = self._batch("journal", batch)
+        args: list[str | bytes] = [*opening, str(limit), str(len(entries)), ",".join(lengths), b"".join(parts)]
+        keys = [batch_key, *self._journal]
         for index, mapping in index_keys.items():
             keys.append(self._index_prefix + index)
             args.append(str(len(mapping)))
@@ -376,32 +429,37 @@ class RedisStore:
         await self._client.delete(self._diff)
 
     @_translate
-    async def logs_append(self, records: Sequence[bytes], limit: int) -> None:
+    async def logs_append(self, records: Sequence[bytes], limit: int, batch: BatchId | None = None) -> None:
         if not records:
             return
-        async with self._client.pipeline(transaction=True) as pipe:
-            pipe.rpush(self._logs, *records)
-            pipe.ltrim(self._logs, -limit, -1)
-            await pipe.execute()
+        key, opening = self._batch("logs", batch)
+        await self._logs_append_script(keys=[key, self._logs], args=[*opening, str(limit), *records])
 
     @_translate
     async def metrics_add(
-        self, instance: str, increments: Mapping[str, float], traffic: tuple[int, Mapping[str, float]] | None = None
-    ) -> None:
+        self,
+        instance: str,
+        increments: Mapping[str, float],
+        traffic: tuple[int, Mapping[str, float]] | None = None,
+        *,
+        resumed: bool = False,
+        batch: BatchId | None = None,
+    ) -> bool:
         if not increments and traffic is None:
-            return
-        async with self._client.pipeline(transaction=False) as pipe:
-            for field, amount in increments.items():
-                pipe.hincrbyfloat(self._metrics_prefix + instance, field, amount)
-            if traffic is not None:
-                # one hash a minute, fields "<second of the minute>|<name>": a read of the last
-                # minutes is a few HGETALLs, and each minute expires as a whole
-                second, counts = traffic
-                key = f"{self._traffic_prefix}{second // 60}"
-                for name, amount in counts.items():
-                    pipe.hincrbyfloat(key, f"{second % 60}|{name}", amount)
-                pipe.expire(key, TRAFFIC_KEEP_S + 60)
-            await pipe.execute()
+            return True
+        keys = [self._metrics_prefix + instance]
+        mark = "" if batch is None else f"batch|{batch.writer}"
+        args: list[str | float] = [mark, 0 if batch is None else batch.seq, "1" if resumed else "0", len(increments)]
+        for field, amount in increments.items():
+            args += [field, amount]
+        if traffic is not None:
+            # one hash a minute, fields "<second of the minute>|<name>": a read of the last
+            # minutes is a few HGETALLs, and each minute expires as a whole
+            second, counts = traffic
+            keys.append(f"{self._traffic_prefix}{second // 60}")
+            for name, amount in counts.items():
+                args += [f"{second % 60}|{name}", amount]
+        return int(await self._metrics_add_script(keys=keys, args=args)) != 2
 
     @_translate
     async def traffic_read(self, since: int, until: int) -> dict[int, dict[str, float]]:
@@ -427,7 +485,8 @@ class RedisStore:
     @_translate
     async def metrics_read(self, instance: str) -> dict[str, float]:
         raw = await self._client.hgetall(self._metrics_prefix + instance)
-        return {_text(k): float(v) for k, v in raw.items()}
+        fields = {_text(k): v for k, v in raw.items()}
+        return {field: float(v) for field, v in fields.items() if not field.startswith("batch|")}
 
     @_translate
     async def sizes(self) -> tuple[int, int]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from store.base import TRAFFIC_KEEP_S
+
 # Generation and state-version counters never go backwards, even when Redis restarts empty: a
 # counter that is missing starts again from the server clock in microseconds, above any value it
 # held before (it would take a million bumps a second to outrun the clock). Workers compare these
@@ -20,16 +22,28 @@ end
 # KEYS: the counter. Returns its new value.
 BUMP_ONE = BUMP + "return bump(KEYS[1])\n"
 
-# KEYS: document hash, generation. ARGV: body, expected version ("" = unconditional).
+# KEYS: document hash, generation, the write's marker. ARGV: body, expected version ("" =
+# unconditional), ms to keep the outcome. The marker, set to "pending" for a while (the write's lease)
+# before the write is sent, is what lets the write be applied: a copy that reaches Redis after the
+# lease ran out (its reply was given up on) changes nothing. The outcome replaces it, so a copy sent
+# again, or the writer looking the outcome up, gets the first copy's. Returns -1 when the lease ran
+# out, 0 when the document was not at the expected version, else the generation written.
 WRITE_DOCUMENT = (
     BUMP
     + """
+local mark = redis.call('GET', KEYS[3])
+if mark == false then return -1 end
+if mark ~= 'pending' then return tonumber(mark) end
 if ARGV[2] ~= '' then
   local current = redis.call('HGET', KEYS[1], 'v') or '0'
-  if current ~= ARGV[2] then return false end
+  if current ~= ARGV[2] then
+    redis.call('SET', KEYS[3], '0', 'PX', ARGV[3])
+    return 0
+  end
 end
 local gen = bump(KEYS[2])
 redis.call('HSET', KEYS[1], 'v', gen, 'body', ARGV[1])
+redis.call('SET', KEYS[3], gen, 'PX', ARGV[3])
 return gen
 """
 )
@@ -94,38 +108,82 @@ return 0
 """
 
 
-# KEYS: cache hash, recency zset, sequence counter. ARGV: capacity, then (key, entry) pairs.
-CACHE_PUT = """
-for i = 2, #ARGV, 2 do
-  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
-  redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[3]), ARGV[i])
+BATCH_KEEP_MS = 86_400_000
+"""How long a writer's batch numbers are kept after its last batch: longer than any batch waits to be
+sent again (a worker cut off from a Redis that kept its data)."""
+
+# The opening of every batched write (store/batches.py). KEYS[1]: the writer's batch hash. ARGV[1]: the
+# kind of write, ARGV[2]: the batch's number in the writer's sequence (0: not a batch). A batch whose
+# number is not above the highest one of its kind applied is a copy of one applied already: nothing
+# is done and 0 returned. The write's own keys and arguments follow, as K and A.
+BATCH = f"""
+local seq = tonumber(ARGV[2])
+if seq > 0 then
+  if tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0') >= seq then return 0 end
+  redis.call('HSET', KEYS[1], ARGV[1], seq)
+  redis.call('PEXPIRE', KEYS[1], {BATCH_KEEP_MS})
 end
-local excess = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[1])
+local K, A = {{}}, {{}}
+for i = 2, #KEYS do K[i - 1] = KEYS[i] end
+for i = 3, #ARGV do A[i - 2] = ARGV[i] end
+"""
+
+# K: the counters hash. A: (mode, count) pairs.
+ADD_COUNTERS = (
+    BATCH
+    + """
+for i = 1, #A, 2 do redis.call('HINCRBY', K[1], A[i], A[i + 1]) end
+return 1
+"""
+)
+
+# K: the logs list. A: the limit, then the records.
+LOGS_APPEND = (
+    BATCH
+    + """
+for i = 2, #A, 500 do redis.call('RPUSH', K[1], unpack(A, i, math.min(i + 499, #A))) end
+redis.call('LTRIM', K[1], -tonumber(A[1]), -1)
+return 1
+"""
+)
+
+# K: cache hash, recency zset, sequence counter. A: capacity, then (key, entry) pairs.
+CACHE_PUT = (
+    BATCH
+    + """
+for i = 2, #A, 2 do
+  redis.call('HSET', K[1], A[i], A[i + 1])
+  redis.call('ZADD', K[2], redis.call('INCR', K[3]), A[i])
+end
+local excess = redis.call('ZCARD', K[2]) - tonumber(A[1])
 if excess > 0 then
-  local oldest = redis.call('ZRANGE', KEYS[2], 0, excess - 1)
-  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, excess - 1)
-  for _, key in ipairs(oldest) do redis.call('HDEL', KEYS[1], key) end
+  local oldest = redis.call('ZRANGE', K[2], 0, excess - 1)
+  redis.call('ZREMRANGEBYRANK', K[2], 0, excess - 1)
+  for _, key in ipairs(oldest) do redis.call('HDEL', K[1], key) end
 end
 return 1
 """
+)
 
 
-# KEYS: id list, entries hash, then one hash per index. ARGV: limit, n, the 2n lengths of the ids and
+# K: id list, entries hash, then one hash per index. A: limit, n, the 2n lengths of the ids and
 # entries, comma-separated, then all of them concatenated (id1 entry1 id2 entry2 ...), then for each
 # index: its key count m and m (key, id) pairs. Three arguments instead of 2n keep redis-py's
 # pure-Python command packing off the workers' CPU (it cost ~4 us an entry), and the writes go in
 # chunks of 500 (Lua's unpack() has a stack limit). Trims the oldest entries beyond the limit.
-JOURNAL_APPEND = """
-local limit = tonumber(ARGV[1])
-local n = tonumber(ARGV[2])
-local blob = ARGV[4]
-local lengths = string.gmatch(ARGV[3], '%d+')
+JOURNAL_APPEND = (
+    BATCH
+    + """
+local limit = tonumber(A[1])
+local n = tonumber(A[2])
+local blob = A[4]
+local lengths = string.gmatch(A[3], '%d+')
 local pos = 1
 local ids, fields = {}, {}
 local function write()
   if #ids > 0 then
-    redis.call('RPUSH', KEYS[1], unpack(ids))
-    redis.call('HSET', KEYS[2], unpack(fields))
+    redis.call('RPUSH', K[1], unpack(ids))
+    redis.call('HSET', K[2], unpack(fields))
     ids, fields = {}, {}
   end
 end
@@ -142,21 +200,44 @@ for i = 1, n do
 end
 write()
 local at = 5
-for k = 3, #KEYS do
-  local m = tonumber(ARGV[at])
+for k = 3, #K do
+  local m = tonumber(A[at])
   at = at + 1
   for i = 1, m do
-    redis.call('HSET', KEYS[k], ARGV[at], ARGV[at + 1])
+    redis.call('HSET', K[k], A[at], A[at + 1])
     at = at + 2
   end
 end
-local excess = redis.call('LLEN', KEYS[1]) - limit
+local excess = redis.call('LLEN', K[1]) - limit
 if excess > 0 then
-  local oldest = redis.call('LRANGE', KEYS[1], 0, excess - 1)
-  redis.call('LTRIM', KEYS[1], excess, -1)
+  local oldest = redis.call('LRANGE', K[1], 0, excess - 1)
+  redis.call('LTRIM', K[1], excess, -1)
   for i = 1, #oldest, 500 do
-    redis.call('HDEL', KEYS[2], unpack(oldest, i, math.min(i + 499, #oldest)))
+    redis.call('HDEL', K[2], unpack(oldest, i, math.min(i + 499, #oldest)))
   end
+end
+return 1
+"""
+)
+
+# KEYS: the instance's totals hash, then the hash of the traffic's minute (when there is traffic).
+# ARGV: the writer's field in the totals ("" = not a batch), the batch number, "1" when the writer's
+# earlier batches were applied (resumed), n, n (field, amount) increments, then the traffic's (field,
+# amount) pairs. The writer's highest batch number lives in the totals it guards: when it is gone
+# while earlier batches were applied, the totals were lost (Redis restarted empty) and 2 is returned
+# with nothing added, for the writer to send its whole totals; 0 for a copy already applied; else 1.
+METRICS_ADD = f"""
+if ARGV[1] ~= '' then
+  local last = redis.call('HGET', KEYS[1], ARGV[1])
+  if last == false and ARGV[3] == '1' then return 2 end
+  if last and tonumber(last) >= tonumber(ARGV[2]) then return 0 end
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+end
+local n = tonumber(ARGV[4])
+for i = 5, 4 + 2 * n, 2 do redis.call('HINCRBYFLOAT', KEYS[1], ARGV[i], ARGV[i + 1]) end
+if KEYS[2] then
+  for i = 5 + 2 * n, #ARGV, 2 do redis.call('HINCRBYFLOAT', KEYS[2], ARGV[i], ARGV[i + 1]) end
+  redis.call('EXPIRE', KEYS[2], {TRAFFIC_KEEP_S + 60})
 end
 return 1
 """

@@ -85,3 +85,49 @@ def test_a_redis_that_hangs_makes_admin_calls_fail_fast_and_the_proxy_serve_on(s
         assert wait_until(lambda: sp.admin_json("GET", "/api/v2/simulation")[0] == 200)
     finally:
         redis.stop()
+
+
+def _counters(metrics: str) -> dict[str, float]:
+    """Every sample of a counter or histogram in a scrape (gauges may go down), by name and labels."""
+    samples = {}
+    for line in metrics.splitlines():
+        if line and not line.startswith("#"):
+            series, _, value = line.rpartition(" ")
+            if not series.startswith(("simproxy_journal_entries", "simproxy_cache_entries")):
+                samples[series] = float(value)
+    return samples
+
+
+def test_metrics_never_go_down_when_redis_comes_back_empty_and_store_errors_are_counted(
+    simproxy_factory: Any,
+) -> None:
+    port = free_port()
+    redis = RedisServer(port=port).start()
+    try:
+        sp: Simproxy = simproxy_factory("-workers", "2", "-redis-url", redis.url)
+        assert sp.admin_json("PUT", "/api/v2/simulation", simulation(pair("/m", "counted")))[0] == 200
+        for _ in range(40):
+            assert sp.proxy("http://h/m")[2] == b"counted"
+        scrapes = [_counters(sp.admin("GET", "/metrics")[2].decode()) for _ in range(10)]  # both workers answer
+        before = {series: max(s.get(series, 0.0) for s in scrapes) for series in scrapes[-1]}
+        assert before['simproxy_requests_total{mode="simulate",outcome="hit"}'] == 40
+        assert before["simproxy_store_errors_total"] == 0
+
+        redis.stop()
+        for _ in range(10):
+            assert sp.proxy("http://h/m")[2] == b"counted"
+        assert sp.admin("GET", "/metrics")[0] == 503
+        redis = RedisServer(port=port).start()  # back, and empty
+        assert wait_until(lambda: sp.admin("GET", "/metrics")[0] == 200)
+
+        for _ in range(10):  # whichever worker answers
+            after = _counters(sp.admin("GET", "/metrics")[2].decode())
+            lower = {
+                series: (value, after.get(series)) for series, value in before.items() if after.get(series, 0) < value
+            }
+            assert lower == {}
+            assert after['simproxy_requests_total{mode="simulate",outcome="hit"}'] == 50
+            assert after["simproxy_store_errors_total"] > 0
+            before = after
+    finally:
+        redis.stop()

@@ -18,7 +18,17 @@ import redis.asyncio as aioredis
 from redis.crc import key_slot
 from redis.exceptions import RedisError
 
-from store import DOCUMENTS, MemoryStore, RedisStore, StoreError, StoreUnavailable, Versions, key_prefix, open_store
+from store import (
+    DOCUMENTS,
+    BatchId,
+    MemoryStore,
+    RedisStore,
+    StoreError,
+    StoreUnavailable,
+    Versions,
+    key_prefix,
+    open_store,
+)
 from store.redisserver import RedisServer, free_port
 from tests.store.test_contract import _at
 
@@ -49,13 +59,17 @@ def test_every_key_carries_the_prefix_and_the_hash_tag_and_lives_in_one_slot(
         await redis_store.bump_generation()
         await redis_store.heartbeat("worker-1", 3, 1_000)
         await redis_store.add_counters({"simulate": 1})
+        await redis_store.batch(BatchId("writer-1", 1)).add_counters({"simulate": 1})
         await redis_store.publish(3)
         return [key.decode() async for key in redis_client.scan_iter(match=f"{prefix}*")]
 
     keys = run(body())
     assert all(key.startswith(base) for key in keys), keys
-    assert sorted(keys) == sorted(
-        f"{base}{suffix}" for suffix in ("gen", "doc:simulation", "doc:config", "workers", "acks", "counters", "meta")
+    writes = [key for key in keys if key.startswith(f"{base}write:")]  # one outcome per document write
+    assert len(writes) == 2
+    assert sorted(set(keys) - set(writes)) == sorted(
+        f"{base}{suffix}"
+        for suffix in ("gen", "doc:simulation", "doc:config", "workers", "acks", "counters", "meta", "batch:writer-1")
     )
     assert len({key_slot(key.encode()) for key in keys}) == 1
     assert redis_store.channel == f"{base}events"

@@ -1,0 +1,107 @@
+"""What makes a lost reply harmless on Redis: batches applied once, and document writes looked up.
+
+A command whose reply does not come in time may still run: Redis reads what it was sent once it
+answers again, even from a connection the client gave up on. A batch of buffered writes is applied
+by whichever copy comes first and dropped by the others (``redis_scripts.BATCH``). A document
+write takes a lease first, its marker key, and is only applied while the lease lasts
+(``redis_scripts.WRITE_DOCUMENT``); when its reply is lost the writer waits the lease out, after
+which no copy of the write can be applied, and reads the outcome back from the marker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from store.base import JournalRecord
+from store.batches import BatchId
+from store.errors import WriteUnconfirmed
+
+if TYPE_CHECKING:
+    from store.redis import RedisStore
+
+LOST = (RedisConnectionError, RedisTimeoutError, OSError)
+"""What a call whose reply may be lost raises: the server may have run it, or may run it later."""
+WRITE_LEASE = 3.0
+"""Seconds a document write may take to reach Redis after its lease was taken: a copy that reaches it
+later changes nothing. Above the store's socket timeout, so that a write answered in time was applied."""
+WRITE_LOOKUP = 10.0
+"""Seconds from the lease on that a write whose reply was lost has its outcome looked for."""
+WRITE_OUTCOME_KEEP_MS = 60_000
+"""How long Redis keeps a write's outcome: longer than it is looked for."""
+LOOKUP_INTERVAL = 0.1
+CLOCK_MARGIN = 0.1
+"""Seconds waited beyond the lease before a write is taken as never applied (clock granularity)."""
+
+
+async def take_lease(client: aioredis.Redis, marker: str) -> float:
+    """Take a write's lease (its marker, "pending") and return when it was acknowledged (loop time):
+    the write, sent after, can be applied until ``WRITE_LEASE`` after that at the latest."""
+    await client.set(marker, b"pending", nx=True, px=int(WRITE_LEASE * 1000))
+    return asyncio.get_running_loop().time()
+
+
+async def write_outcome(
+    client: aioredis.Redis, marker: str, leased: float, lost: BaseException, failed: Callable[[], None]
+) -> int:
+    """The outcome of a write whose reply was lost, as ``redis_scripts.WRITE_DOCUMENT`` returns it
+    (-1: not applied), read back once the lease taken at ``leased`` (loop time) has run out.
+
+    Raises ``WriteUnconfirmed`` when Redis does not answer within ``WRITE_LOOKUP``; ``failed`` is
+    called for each lookup that fails.
+    """
+    loop = asyncio.get_running_loop()
+    await asyncio.sleep(max(leased + WRITE_LEASE + CLOCK_MARGIN - loop.time(), 0))
+    while True:
+        try:
+            outcome = await client.get(marker)
+        except LOST as exc:
+            failed()
+            lost = exc
+        else:
+            if outcome != b"pending":  # it cannot be still, unless clocks disagree: look again
+                return -1 if outcome is None else int(outcome)
+        if loop.time() >= leased + WRITE_LOOKUP:
+            raise WriteUnconfirmed(
+                f"the store stopped answering while a write was sent ({lost}): it may have been applied"
+                " before; it cannot be any more"
+            ) from lost
+        await asyncio.sleep(LOOKUP_INTERVAL)
+
+
+@dataclass(frozen=True, slots=True)
+class RedisBatch:
+    """The writes of one batch on a ``RedisStore``: each kind applied at most once (``scripts.BATCH``)."""
+
+    store: RedisStore
+    id: BatchId
+
+    async def add_counters(self, counts: Mapping[str, int]) -> None:
+        await self.store.add_counters(counts, self.id)
+
+    async def cache_put(self, entries: Mapping[str, bytes], capacity: int) -> None:
+        await self.store.cache_put(entries, capacity, self.id)
+
+    async def journal_append(
+        self, entries: Sequence[tuple[str, JournalRecord]], index_keys: Mapping[str, Mapping[str, str]], limit: int
+    ) -> None:
+        await self.store.journal_append(entries, index_keys, limit, self.id)
+
+    async def logs_append(self, records: Sequence[bytes], limit: int) -> None:
+        await self.store.logs_append(records, limit, self.id)
+
+    async def metrics_add(
+        self,
+        instance: str,
+        increments: Mapping[str, float],
+        traffic: tuple[int, Mapping[str, float]] | None = None,
+        *,
+        resumed: bool = False,
+    ) -> bool:
+        return await self.store.metrics_add(instance, increments, traffic, resumed=resumed, batch=self.id)
