@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from admin.settings import Settings
 from engine.auth import Authenticator
@@ -24,5 +24,9 @@ class Services:
     """The CA that clients trust to let simproxy intercept HTTPS, found on first use."""
     auth: Authenticator | None = None
     """``-auth``: checks logins and tokens (None: authentication is off)."""
-    offload: Offloader = field(default_factory=Offloader)
-    """Runs the admin API's heavy work (large simulations and journals) off the event loop."""
+
+    @property
+    def offload(self) -> Offloader:
+        """Runs the admin API's heavy work (large simulations and journals) off the event loop:
+        the runtime's, as there must be one per process (engine/offload.py)."""
+        return self.runtime.offload

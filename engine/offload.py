@@ -29,11 +29,12 @@ class Offloader:
 
     def __init__(self) -> None:
         self._running = 0
-        self._thresholds: tuple[int, int, int] = gc.get_threshold()
+        self._thresholds: tuple[int, int, int] = _unheld(gc.get_threshold())
 
     async def run(self, func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         if self._running == 0:
-            self._thresholds = gc.get_threshold()
+            # another Offloader of this process (tests make several) may hold them back already
+            self._thresholds = _unheld(gc.get_threshold(), self._thresholds)
             gc.set_threshold(self._thresholds[0], self._thresholds[1], HELD_BACK)
         self._running += 1
         try:
@@ -43,3 +44,8 @@ class Offloader:
             if self._running == 0:
                 gc.freeze()
                 gc.set_threshold(*self._thresholds)
+
+
+def _unheld(thresholds: tuple[int, int, int], known: tuple[int, int, int] = (700, 10, 10)) -> tuple[int, int, int]:
+    """``thresholds``, unless they are held back: then ``known`` (by default CPython's own)."""
+    return known if thresholds[2] == HELD_BACK else thresholds

@@ -31,7 +31,9 @@ from engine.matchers import MatcherRegistry
 from engine.matching import CompiledSimulation, compile_simulation
 from engine.metrics import MetricsBatch, MetricsBuffer
 from engine.model import EMPTY_SIMULATION, Simulation
+from engine.offload import Offloader
 from engine.records import Recorder
+from engine.simulation import sequence_keys
 from engine.tasks import TaskSet
 from engine.templating.csv_store import CsvMutation
 from store import Batch, BatchIds, Outbox, Store, StoreError, Versions
@@ -96,6 +98,8 @@ class Runtime:
         self.cache = cache if cache is not None else MatchCache(1000)
         self.records = records if records is not None else Recorder(journal_size=0, logs_size=0)
         self.metrics = MetricsBuffer()
+        self.offload = Offloader()
+        """Runs this worker's heavy work off its event loop: one per process (engine/offload.py)."""
         self.instance = instance or self.worker_id
         self.webserver = webserver
         self._settle_ms = registry_settle_ms
@@ -161,7 +165,12 @@ class Runtime:
     async def _restore_lost_documents(self, versions: Versions, snap: Snapshot) -> Versions:
         restored = False
         if versions.documents["simulation"] == 0 and snap.simulation_version and snap.simulation.simulation.pairs:
-            await self._reseed("simulation", _simulation_body(snap.simulation.simulation, snap.lineage))
+            sim = snap.simulation.simulation
+            if await self._reseed("simulation", await self.offload.run(_simulation_body, sim, snap.lineage)):
+                # the state went with it: every sequence starts again at its first step, as after an import
+                keys = sequence_keys(sim)
+                if keys:
+                    await self.store.state_update(dict.fromkeys(keys, "1"))
             restored = True
         if versions.documents["config"] == 0 and snap.config_version:
             await self._reseed("config", orjson.dumps(snap.config.to_json()))
@@ -194,21 +203,27 @@ class Runtime:
             if entry is not None and self.cache.generation == generation:
                 self.cache.put(entry, mirror=False)
 
-    async def _reseed(self, name: str, body: bytes) -> None:
+    async def _reseed(self, name: str, body: bytes) -> bool:
         """The store lost a document this worker still holds (Redis restarted empty): put it back.
 
         Compare-and-set against "never written", so of all workers doing this only the first wins.
         """
-        if await self.store.write_document(name, body, expected_version=0) is not None:
-            log.warning("the store had lost the %s; restored it from this worker's copy", name)
+        if await self.store.write_document(name, body, expected_version=0) is None:
+            return False
+        log.warning("the store had lost the %s; restored it from this worker's copy", name)
+        return True
 
     async def _load_simulation(self) -> tuple[CompiledSimulation, int, str]:
         doc = await self.store.read_document("simulation")
         if doc is None:
             return compile_simulation(EMPTY_SIMULATION, self.registry), 0, ""
         version, body = doc
+        compiled, lineage = await self.offload.run(self._compile_stored, body)  # seconds at 50,000 pairs
+        return compiled, version, lineage
+
+    def _compile_stored(self, body: bytes) -> tuple[CompiledSimulation, str]:
         data = orjson.loads(body)
-        return compile_simulation(decode_simulation(data), self.registry), version, str(data.get("lineage", ""))
+        return compile_simulation(decode_simulation(data), self.registry), str(data.get("lineage", ""))
 
     async def _load_csv(self) -> CsvSources:
         doc = await self.store.read_document("csv")
@@ -306,7 +321,7 @@ class Runtime:
         ``wait=False`` skips the wait: for start-up, before any worker exists.
         """
         lineage = lineage or new_lineage()
-        body = _simulation_body(sim, lineage)
+        body = await self.offload.run(_simulation_body, sim, lineage)
 
         def apply(snap: Snapshot, generation: int) -> Snapshot:
             if generation <= snap.simulation_version:

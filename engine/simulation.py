@@ -43,6 +43,16 @@ def request_key(request: RequestMatcher) -> bytes:
     return orjson.dumps(encode_request(request, export=False), option=orjson.OPT_SORT_KEYS)
 
 
+def sequence_keys(sim: Simulation) -> tuple[str, ...]:
+    """The ``sequence:`` state keys the simulation's pairs require, once each, in order: Hoverfly
+    starts each at its first step ("1") when they are imported."""
+    return tuple(dict.fromkeys(key for pair in sim.pairs for key in _sequence_keys_of(pair)))
+
+
+def _sequence_keys_of(pair: Pair) -> list[str]:
+    return [key for key, _ in pair.request.requires_state or () if "sequence:" in key]
+
+
 def import_simulation(
     current: Simulation | None,
     incoming: Simulation,
@@ -71,7 +81,7 @@ def import_simulation(
     _check_delays(incoming)
 
     warnings: list[str] = []
-    sequence_keys: list[str] = []
+    sequences: list[str] = []
     pairs = list(base.pairs)
     seen = {request_key(p.request) for p in pairs} if check_duplicates else set()
     for i, pair in enumerate(incoming.pairs):
@@ -81,7 +91,7 @@ def import_simulation(
         else:
             seen.add(key)
             pairs.append(pair)
-            sequence_keys.extend(k for k, _ in pair.request.requires_state or () if "sequence:" in k)
+            sequences.extend(_sequence_keys_of(pair))
         warnings.extend(_header_warnings(pair, i))  # Hoverfly checks skipped pairs too
 
     literals, variables = base.literals, base.variables
@@ -94,7 +104,7 @@ def import_simulation(
         literals=literals,
         variables=variables,
     )
-    return ImportResult(result, tuple(warnings + file_warnings), tuple(dict.fromkeys(sequence_keys)))
+    return ImportResult(result, tuple(warnings + file_warnings), tuple(dict.fromkeys(sequences)))
 
 
 _GO_INT = re.compile(r"[+-]?[0-9]+")
