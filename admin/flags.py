@@ -84,7 +84,12 @@ FLAGS: tuple[FlagSpec, ...] = (
     ),
     FlagSpec("templating-data-source", "list", 'Templating data source "<name> <csv path>" (repeatable)'),
     FlagSpec("journal-indexing-key", "list", "Journal index created at start-up (repeatable)"),
-    FlagSpec("journal-body-size-limit", "size", "Largest body kept in the journal, e.g. 128KB or 2MB"),
+    FlagSpec(
+        "journal-body-size-limit",
+        "size",
+        "Largest body kept in the journal, e.g. 128KB or 2MB; empty (-journal-body-size-limit=) keeps bodies whole",
+        "1MB",
+    ),
     FlagSpec("upstream-timeout", "string", "Longest wait for a real service's answer, e.g. 30s or 500ms", "60s"),
     FlagSpec("middleware-timeout", "string", "Longest run of a local middleware before it is killed", "30s"),
     FlagSpec("pac-file", "string", "PAC file choosing the upstream proxy of forwarded requests, read at start"),

@@ -78,8 +78,9 @@ class Settings:
     """``-templating-data-source`` values: ``"<name> <csv file>"`` each."""
     journal_indexing_keys: tuple[str, ...] = ()
     """``-journal-indexing-key`` values: journal indexes created at start."""
-    journal_body_size_limit: int = 0
-    """Bytes of a request or response body kept in the journal (0: no limit)."""
+    journal_body_size_limit: int = 1024 * 1024
+    """Bytes of a request or response body kept in the journal (0: no limit). Hoverfly keeps whole
+    bodies by default; 1,000 entries of a 64 MB body each would be 64 GB."""
     proxy_limits: ProxyLimits = field(default_factory=ProxyLimits)
     """What one client may hold of a worker on the proxy port (body and header sizes, timeouts)."""
     max_pairs: int = DEFAULT_MAX_PAIRS

@@ -67,8 +67,8 @@ class Recorder:
         """Sequence number -> entry id: a C callable, which the flush maps over a batch."""
         self._sequence = itertools.count(1)
         self._indexes: dict[str, IndexExpression] = {}
-        self._packs = not body_limit
-        """Entries may be packed: no index and no body limit (those need the request at the flush)."""
+        self._packs = True
+        """Entries may be packed: no index (indexes need the request at the flush)."""
         self._templates = TemplateEngine()
         self.dropped: dict[str, int] = {}
         """Records given up while the store was away, by kind (``journal``, ``logs``): the buffers
@@ -101,20 +101,22 @@ class Recorder:
         """Called on the request path; returns the entry's sequence number (0 with the journal off).
 
         ``raw``: the bytes the request came in, when they held exactly it. Then (and with the
-        response's journal part at hand, no index and no body limit) the entry is only a tuple until
-        the flush packs it. Otherwise it is encoded as JSON at once (holding requests for the flush
-        keeps them alive long enough to make the garbage collector's work grow with the traffic),
-        or, for indexes and a body limit, held with its request after all."""
+        response's journal part at hand, no index, and both bodies within the body limit) the
+        entry is only a tuple until the flush packs it. Otherwise it is encoded as JSON at once
+        (holding requests for the flush keeps them alive long enough to make the garbage
+        collector's work grow with the traffic), or, for indexes and a body to cut to the limit,
+        held with its request after all."""
         if not self.journal_size:
             return 0
         sequence = next(self._sequence)
-        if raw is not None and self._packs and wire.journal is not None:
+        whole = self._within_limit(req, wire, raw)
+        if raw is not None and self._packs and whole and wire.journal is not None:
             self._packable.append(
                 (self._prefix, sequence, raw, arrival, wire.journal, wire.status, received, latency_ms, mode)
             )
             if len(self._packable) > self._buffered_max:  # the store is away: keep the newest
                 self._packable = self._keep("journal", self._packable, self.journal_size)
-        elif not self._packs:
+        elif not (self._packs and whole):
             self._journal.append((self.entry_id(sequence), req, wire, received, latency_ms, mode))
             if len(self._journal) > self._buffered_max:
                 self._journal = self._keep("journal", self._journal, self.journal_size)
@@ -126,6 +128,17 @@ class Recorder:
             if len(self._encoded) > self._buffered_max:
                 self._encoded = self._keep("journal", self._encoded, self.journal_size)
         return sequence
+
+    def _within_limit(self, req: RequestDetails, wire: Wire, raw: bytes | None) -> bool:
+        """Neither body needs cutting to the body limit (the request's read holds its body)."""
+        limit = self.body_limit
+        if not limit:
+            return True
+        if len(wire.raw_body) > limit:
+            return False
+        if raw is not None and len(raw) <= limit:
+            return True
+        return len(req.body.encode("utf-8", "surrogateescape")) <= limit
 
     def amended(self, entry: JournalEntry) -> bytes:
         """The stored form of an entry written again (a post-serve action's record added)."""
@@ -143,7 +156,7 @@ class Recorder:
             self.index(name)
         for name in [n for n in self._indexes if n not in names]:
             del self._indexes[name]
-        self._packs = not self._indexes and not self.body_limit
+        self._packs = not self._indexes
 
     def index(self, name: str) -> IndexExpression:
         if name not in self._indexes:

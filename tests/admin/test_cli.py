@@ -536,6 +536,9 @@ def test_journal_flags() -> None:
     assert parse("-journal-body-size-limit=1mb").journal_body_size_limit == 1024**2
     for bad in ("0", "-5", "12XB", "many"):
         assert error_of(f"-journal-body-size-limit={bad}").exit_code == 1
+    # simproxy's default (Hoverfly keeps bodies whole): 1 MB; an empty value keeps them whole
+    assert parse().journal_body_size_limit == 1024**2
+    assert parse("-journal-body-size-limit=").journal_body_size_limit == 0
 
 
 # --- middleware

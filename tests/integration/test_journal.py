@@ -243,3 +243,24 @@ def test_start_up_indexes_and_the_body_size_limit(simproxy_factory: Any) -> None
     assert entry["response"]["body"] == "01234..." and entry["request"]["body"] == "reque..."  # 8 bytes with the "..."
     (index,) = sp.admin_json("GET", "/api/v2/journal/index")[1]
     assert index == {"name": "Request.QueryParam.id", "entries": [{"key": "42", "journalEntryId": entry["id"]}]}
+
+
+def test_bodies_are_kept_whole_up_to_1_mb_by_default_and_cut_beyond(simproxy_factory: Any) -> None:
+    """The default -journal-body-size-limit: a journal of large bodies does not hold them whole
+    (1,000 entries of 60 MB each would be 60 GB); small bodies are kept as they are."""
+    sp: Simproxy = simproxy_factory()
+    mb = 1024 * 1024
+    sp.admin_json("PUT", "/api/v2/simulation", simulation(pair("/small", "short answer"), pair("/large", "y" * 3 * mb)))
+    assert sp.proxy("http://h.test/small", method="POST", body=b"short question")[0] == 200
+    status, _, body = sp.proxy("http://h.test/large", method="POST", body=b"x" * (2 * mb))
+    assert status == 200 and len(body) == 3 * mb  # the answer itself is whole
+    small, large = _journal(sp)["journal"]
+    assert (small["request"]["body"], small["response"]["body"]) == ("short question", "short answer")
+    assert large["request"]["body"] == "x" * (mb - 3) + "..."
+    assert large["response"]["body"] == "y" * (mb - 3) + "..."
+    # an empty value keeps bodies whole, as Hoverfly does by default
+    whole: Simproxy = simproxy_factory("-journal-body-size-limit=")
+    whole.admin_json("PUT", "/api/v2/simulation", simulation(pair("/large", "y" * 3 * mb)))
+    whole.proxy("http://h.test/large", method="POST", body=b"x" * (2 * mb))
+    (entry,) = _journal(whole)["journal"]
+    assert len(entry["request"]["body"]) == 2 * mb and len(entry["response"]["body"]) == 3 * mb
