@@ -71,7 +71,12 @@ class ProxyLimits:
     idle_timeout: float = 120.0
     """Seconds a kept-alive connection may wait for its next request before it is closed."""
     max_pipelined: int = 64
-    """Requests of one connection waiting for their answers before simproxy stops reading more."""
+    """Requests of one connection waiting for their answers before simproxy stops reading more (the
+    requests already read beyond them wait unanswered until fewer are owed)."""
+    write_buffer: int = 256 * 1024
+    """Bytes of answers (or of a tunnel's traffic) a connection may hold unsent, over and above the
+    answer being written, before simproxy stops reading what would add to them; it reads again once
+    a quarter of that is left."""
 
 
 @dataclass(frozen=True, slots=True)

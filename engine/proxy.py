@@ -7,8 +7,11 @@ pipelining. It knows nothing of modes or matching; Sanic serves only the admin p
 ``CONNECT`` (hoverfly-admin.md §7.3): answered ``200`` and then, by default, intercepted: the same
 connection turns into TLS with a certificate for the host signed by simproxy's CA, and the
 requests inside are handled like any other, with scheme ``https``. A host the destination filter
-leaves out gets a blind TCP tunnel; with ``-plain-http-tunneling`` a CONNECT to a port other than
-443 carries plain HTTP.
+leaves out gets a blind TCP tunnel (engine/tunnel.py); with ``-plain-http-tunneling`` a CONNECT to
+a port other than 443 carries plain HTTP.
+
+Flow control (engine/flow.py): a connection is not read while its client does not read its answers
+or ``max_pipelined`` of them are owed; answers wait, in order, for room in the write buffer.
 """
 
 from __future__ import annotations
@@ -17,26 +20,26 @@ import asyncio
 import contextlib
 import logging
 import socket
-import ssl
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
 from email.utils import formatdate
-from typing import cast
+from typing import NamedTuple, cast
 
 import httptools
 
 from engine.auth import Authenticator
-from engine.certs import CertificateError, Interception
+from engine.certs import Interception
 from engine.config import ProxyLimits
 from engine.core import Engine, Outcome, Received
 from engine.errors import RequestRejected
+from engine.flow import FEED_SLICE, HOLD_CONNECT, HOLD_PIPELINE, HOLD_RELAY, HOLD_WRITE, ReadGate, limit_writes
 from engine.http_request import Arrival, build_request
 from engine.request import RequestDetails
 from engine.responses import Wire, plain_error, proxy_auth_required
 from engine.tasks import TaskSet
-from store import StoreError
+from engine.tunnel import Tunnel, open_tunnel, split_authority, start_tls
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +47,9 @@ SWEEP_INTERVAL = 1.0
 BACKLOG = 2048
 DRAIN_GRACE = 8.0
 """Seconds a stopping worker waits for the answers of requests in flight (Sanic's manager waits 10)."""
+JOIN_LIMIT = 64 * 1024
+"""Bodies longer than this are written apart from their head: the transport keeps the body itself,
+shared by every answer of the pair, instead of a copy joined to the head."""
 
 
 class HttpDate:
@@ -144,14 +150,21 @@ class ProxyProtocol(asyncio.Protocol):
         self._in_head = False
         """The current request's headers are still arriving."""
         self._head_reads = 0
-        """Bytes of the reads that ended inside the current head (a huge header spans many reads)."""
+        """Bytes of the reads (slices) that ended inside the current head and began after it did (a
+        huge header spans many reads); -1 while it began in the one being parsed."""
         self._reading = False
         """A request has begun and not yet arrived whole."""
         self._served = 0
         self._mark = (-1, False, 0.0)
         """(requests served, reading, when the sweep first saw both so): how long nothing has moved."""
-        self._paused = False
-        self._queue: deque[tuple[asyncio.Future[Wire] | Wire, bool, bool, Received | None]] = deque()
+        self._gate = ReadGate(self._feed)
+        self._write_paused = False
+        """The transport's write buffer is above its high-water mark (``pause_writing``)."""
+        self._resumed: asyncio.Future[None] | None = None
+        """Set by ``resume_writing``, for an answer waiting for room in the write buffer."""
+        self._queue: deque[tuple[_Answer, bool, bool, Received | None]] = deque()
+        self._deferred = 0
+        """Requests in the queue not answered yet (``_Deferred``): they came beyond ``max_pipelined``."""
         self._draining = False
         self._closing = False
         self._arrival = Arrival(server.engine.webserver, server.auth is not None, own_port=server.port)
@@ -161,55 +174,112 @@ class ProxyProtocol(asyncio.Protocol):
         half-read before it): the journal keeps it when it holds exactly one request."""
         self._chunk_requests = 0
         """Requests begun in that read."""
-        self._relay: asyncio.StreamWriter | None = None
+        self._relay: Tunnel | None = None
         """A blind tunnel's connection to the real host: bytes go through untouched."""
 
     # -- asyncio.Protocol ---------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = cast(asyncio.Transport, transport)  # uvloop's transports do not subclass asyncio's
+        self.transport = self._gate.transport = cast(asyncio.Transport, transport)  # uvloop's are not asyncio's
+        limit_writes(self.transport, self.server.limits.write_buffer)
         self.server.connections.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.server.connections.discard(self)
         self.server.note_answered()
-        self.transport = None
+        self.transport = self._gate.transport = None
+        self._gate.unparsed = None
         if self._relay is not None:
             self._relay.close()
         for item, *_ in self._queue:
             if isinstance(item, asyncio.Future):
                 item.cancel()
         self._queue.clear()
+        self._deferred = 0
+        self.resume_writing()  # an answer waiting for room ends its wait, and is not written
 
     def data_received(self, data: bytes) -> None:
         if self._relay is not None:
-            self._relay.write(data)
+            self._relay.send(data)
             return
         if self._closing:
             return
+        gate = self._gate
+        if gate.holds or gate.unparsed is not None:  # not expected: nothing is read while held
+            gate.keep(data)
+            self._chunk = None
+            return
         if self.server.keeps_reads:
             self._chunk, self._chunk_requests = None if self._reading else data, 0
-        try:
+        if len(data) > FEED_SLICE:
+            gate.parse(data)
+            return
+        try:  # what _feed does, inline: a read of one request or a few is the hot path
             self.parser.feed_data(data)
-            if self._in_head:  # httptools keeps a header that spans reads in memory: count what came
-                self._head_reads += len(data)
-                if self._head_reads > self.server.limits.max_head:
-                    self._fail_head()
         except httptools.HttpParserUpgrade:
-            pass  # CONNECT: answered in on_message_complete
+            return
         except httptools.HttpParserError as exc:
-            cause = exc.__context__  # what a callback raised: httptools reports it as a callback error
-            if isinstance(cause, _BodyTooLarge):
-                self._fail(413, f"request body larger than {self.server.limits.max_body} bytes")
-            elif isinstance(cause, _HeadTooLarge):
-                self._fail_head()
-            else:
-                self._fail(400, f"Bad Request: {exc}")
+            self._parse_failed(exc)
+            return
+        if self._in_head:
+            self._count_head(len(data))
+
+    def pause_writing(self) -> None:
+        """The write buffer passed its high-water mark: read nothing that would add to it (the
+        client's requests, or what a blind tunnel's host sends) until it drains."""
+        self._write_paused = True
+        if self._relay is not None:
+            self._relay.pause_reading()
+        else:
+            self._gate.hold(HOLD_WRITE)
+
+    def resume_writing(self) -> None:
+        """The write buffer drained to its low-water mark: answers and reads go on."""
+        self._write_paused = False
+        if self._resumed is not None:
+            if not self._resumed.done():
+                self._resumed.set_result(None)
+            self._resumed = None
+        if self._relay is not None:
+            self._relay.resume_reading()
+        else:
+            self._gate.release(HOLD_WRITE)
 
     def close(self) -> None:
         self._closing = True
         if self.transport is not None:
             self.transport.close()
+
+    def _feed(self, data: bytes | memoryview) -> bool:
+        """Parse ``data``; False when nothing after it is to be parsed (a CONNECT, an error, a close)."""
+        if self._closing:
+            return False
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            return False  # CONNECT: answered in on_message_complete; what follows it in the read is dropped
+        except httptools.HttpParserError as exc:
+            self._parse_failed(exc)
+            return False
+        if self._in_head:
+            self._count_head(len(data))
+        return not self._closing
+
+    def _count_head(self, size: int) -> None:
+        """A read (or slice) of ``size`` bytes ended inside a head: httptools keeps a header that spans
+        reads in memory, so what came counts against ``max_head``."""
+        self._head_reads = 0 if self._head_reads < 0 else self._head_reads + size
+        if self._head_reads > self.server.limits.max_head:
+            self._fail_head()
+
+    def _parse_failed(self, exc: httptools.HttpParserError) -> None:
+        cause = exc.__context__  # what a callback raised: httptools reports it as a callback error
+        if isinstance(cause, _BodyTooLarge):
+            self._fail(413, f"request body larger than {self.server.limits.max_body} bytes")
+        elif isinstance(cause, _HeadTooLarge):
+            self._fail_head()
+        else:
+            self._fail(400, f"Bad Request: {exc}")
 
     # -- httptools callbacks ---------------------------------------------------------------------
 
@@ -220,7 +290,7 @@ class ProxyProtocol(asyncio.Protocol):
         self._body = []
         self._body_size = 0
         self._head_size = 0
-        self._head_reads = 0
+        self._head_reads = -1  # what came before it in this read is not this head's
         self._in_head = True
         self._reading = True
 
@@ -280,11 +350,15 @@ class ProxyProtocol(asyncio.Protocol):
         if raw is not None and (self._chunk_requests != 1 or raw.find(b"\r\n\r\n") + 4 + self._body_size != len(raw)):
             raw = None
         received = (request_or_error, time.time(), time.perf_counter(), raw, self._arrival_encoded)
-        if not checked:
-            checking = self._check_then_handle(credentials, request_or_error)
-            self._enqueue(asyncio.ensure_future(checking), keep_alive, head_only, received)
+        if self._queue and (self._deferred or len(self._queue) >= self.server.limits.max_pipelined):
+            self._queue.append((_Deferred(request_or_error, checked, credentials), keep_alive, head_only, received))
+            self._deferred += 1  # answered once fewer are owed (_start_deferred)
+            self._gate.hold(HOLD_PIPELINE)
             return
-        try:
+        if not checked:
+            self._enqueue(self._answer(request_or_error, checked, credentials), keep_alive, head_only, received)
+            return
+        try:  # what _answer does, inline: the hot path
             outcome: Outcome = self.server.engine.handle(request_or_error)
         except Exception:
             log.exception("request handling failed")
@@ -293,6 +367,17 @@ class ProxyProtocol(asyncio.Protocol):
             self._enqueue(outcome, keep_alive, head_only, received)
         else:
             self._enqueue(asyncio.ensure_future(outcome), keep_alive, head_only, received)
+
+    def _answer(self, req: RequestDetails, checked: bool, credentials: str | None) -> asyncio.Future[Wire] | Wire:
+        """Ask the engine for the answer to ``req``: ready, or to come."""
+        if not checked:
+            return asyncio.ensure_future(self._check_then_handle(credentials, req))
+        try:
+            outcome = self.server.engine.handle(req)
+        except Exception:
+            log.exception("request handling failed")
+            outcome = plain_error(500, "Internal error in simproxy\n")
+        return outcome if isinstance(outcome, Wire) else asyncio.ensure_future(outcome)
 
     # -- proxy authentication (-auth) ------------------------------------------------------------
 
@@ -314,7 +399,7 @@ class ProxyProtocol(asyncio.Protocol):
         transport, auth = self.transport, self.server.auth
         if transport is None or auth is None:
             return
-        transport.pause_reading()  # nothing of the tunnel is read before the answer
+        self._gate.hold(HOLD_CONNECT)  # nothing of the tunnel is read before the answer
 
         async def check() -> None:
             denial = await auth.proxy_check(credentials)
@@ -341,16 +426,21 @@ class ProxyProtocol(asyncio.Protocol):
         server, transport = self.server, self.transport
         if transport is None:
             return
-        host, port = _split_authority(authority)
-        if server.tls is None or not host:
-            self._fail(400 if not host else 501, "Bad Request: CONNECT needs host:port" if not host else "No CA")
+        target = split_authority(authority)
+        if target is None:
+            self._fail(400, "Bad Request: CONNECT needs host:port")
             return
-        transport.pause_reading()  # nothing is read until the tunnel is ready
+        if server.tls is None:
+            self._fail(501, "No CA")
+            return
+        host, port = target
         if server.plain_http_tunneling and port != 443:
             transport.write(b"HTTP/1.0 200 OK\r\n\r\n")
             self._enter_tunnel(authority, "http")
-            transport.resume_reading()
-        elif server.engine.intercepts(authority):
+            self._gate.release(HOLD_CONNECT)  # held while -auth checked the CONNECT
+            return
+        self._gate.hold(HOLD_CONNECT)  # nothing is read until the tunnel is ready
+        if server.engine.intercepts(authority):
             transport.write(b"HTTP/1.0 200 OK\r\n\r\n")
             server.tasks.spawn(self._start_tls(transport, authority, host), name="proxy-tls")
         else:
@@ -363,79 +453,74 @@ class ProxyProtocol(asyncio.Protocol):
 
     async def _start_tls(self, transport: asyncio.Transport, authority: str, host: str) -> None:
         assert self.server.tls is not None
-        loop = asyncio.get_running_loop()
-        try:
-            context = (await self.server.tls.leaves()).context(host)
-            tls = await loop.start_tls(transport, self, context, server_side=True, ssl_handshake_timeout=10.0)
-        except (OSError, ssl.SSLError, TimeoutError, ConnectionError, StoreError, CertificateError) as exc:
-            log.debug("TLS handshake with the client for %s failed: %s", authority, exc)
-            transport.close()
-            return
+        tls = await start_tls(transport, self, self.server.tls, authority, host)
         if tls is None:
-            transport.close()
             return
-        self.transport = tls
+        self.transport = tls  # it tells of its own write buffer: no hold of the plain one is left
+        self._write_paused = False
+        limit_writes(tls, self.server.limits.write_buffer)
         self._enter_tunnel(authority, "https")
+        self._gate.open(tls)
 
     async def _blind_tunnel(self, transport: asyncio.Transport, host: str, port: int) -> None:
         """A CONNECT the destination filter leaves out: the bytes go to the host untouched."""
-        try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 10.0)
-        except (OSError, TimeoutError) as exc:
-            transport.write(f"HTTP/1.0 502 Bad Gateway\r\n\r\n{exc}".encode())
-            transport.close()
+        hold, release = (lambda: self._gate.hold(HOLD_RELAY)), (lambda: self._gate.release(HOLD_RELAY))
+        relay = await open_tunnel(transport, host, port, self.server.limits.write_buffer, hold, release)
+        if relay is None:
             return
-        transport.write(b"HTTP/1.0 200 Connection established\r\n\r\n")
-        self._relay = writer
-        transport.resume_reading()
-        try:
-            while data := await reader.read(65536):
-                if self.transport is None:
-                    break
-                self.transport.write(data)
-        except OSError:
-            pass
-        finally:
-            writer.close()
-            if self.transport is not None:
-                self.transport.close()
+        self._relay = relay
+        if self._write_paused:
+            relay.pause_reading()
+        self._gate.open(transport)  # from now on only HOLD_RELAY: the host decides when the client is read
 
     # -- responses, in request order ---------------------------------------------------------------
 
     def _enqueue(
         self, item: asyncio.Future[Wire] | Wire, keep_alive: bool, head_only: bool, received: Received | None = None
     ) -> None:
-        if not self._queue and isinstance(item, Wire):
+        if not self._queue and isinstance(item, Wire) and not self._write_paused:
             self._write(item, keep_alive, head_only, received)
             return
         self._queue.append((item, keep_alive, head_only, received))
-        if len(self._queue) >= self.server.limits.max_pipelined and self.transport is not None and not self._paused:
-            self._paused = True  # a client pipelining without reading its answers waits for them
-            self.transport.pause_reading()
+        if len(self._queue) >= self.server.limits.max_pipelined:
+            self._gate.hold(HOLD_PIPELINE)  # a client pipelining without reading its answers waits for them
         if not self._draining:
             self._draining = True
             self.server.tasks.spawn(self._drain(), name="proxy-drain")
 
     async def _drain(self) -> None:
+        """Write the answers owed, in order, each once it is ready and the write buffer has room."""
         try:
             while self._queue and not self._closing:
+                self._start_deferred()
                 item, keep_alive, head_only, received = self._queue[0]
                 try:
-                    wire = item if isinstance(item, Wire) else await item
+                    wire = item if isinstance(item, Wire) else await cast("asyncio.Future[Wire]", item)
                 except asyncio.CancelledError:
                     raise
                 except Exception:
                     log.exception("request handling failed")
                     wire = plain_error(500, "Internal error in simproxy\n")
+                while self._write_paused and self.transport is not None and not self._closing:
+                    self._resumed = self._resumed or asyncio.get_running_loop().create_future()
+                    await self._resumed  # resolved by resume_writing (connection_lost calls it too)
                 if self._queue:
                     self._queue.popleft()
                 self._write(wire, keep_alive, head_only, received)
-                if self._paused and len(self._queue) < self.server.limits.max_pipelined // 2 and self.transport:
-                    self._paused = False
-                    self.transport.resume_reading()
+                if len(self._queue) < self.server.limits.max_pipelined // 2:
+                    self._gate.release(HOLD_PIPELINE)
         finally:
             self._draining = False
             self.server.note_answered()
+
+    def _start_deferred(self) -> None:
+        """Answer the requests that came beyond ``max_pipelined`` once they are among the first
+        ``max_pipelined`` owed, oldest first (the head of the queue is always answered)."""
+        for index in range(min(len(self._queue), self.server.limits.max_pipelined) if self._deferred else 0):
+            later, keep_alive, head_only, received = self._queue[index]
+            if isinstance(later, _Deferred):
+                self._queue[index] = (self._answer(*later), keep_alive, head_only, received)
+                self._deferred -= 1
 
     def _write(self, wire: Wire, keep_alive: bool, head_only: bool, received: Received | None = None) -> None:
         transport = self.transport
@@ -448,9 +533,13 @@ class ProxyProtocol(asyncio.Protocol):
         if not keep:
             parts.append(b"Connection: close\r\n")
         parts.append(b"\r\n")
-        if not head_only:
-            parts.append(wire.body)
-        transport.write(b"".join(parts))
+        if head_only or len(wire.body) <= JOIN_LIMIT:
+            if not head_only:
+                parts.append(wire.body)
+            transport.write(b"".join(parts))
+        else:
+            transport.write(b"".join(parts))
+            transport.write(wire.body)
         if not keep:
             self._closing = True
             transport.close()
@@ -480,19 +569,21 @@ class ProxyProtocol(asyncio.Protocol):
         self._write(plain_error(status, text + "\n"), False, False)
 
 
+class _Deferred(NamedTuple):
+    """A request read beyond ``max_pipelined``: answered once fewer are owed."""
+
+    request: RequestDetails
+    checked: bool
+    credentials: str | None
+
+
+_Answer = asyncio.Future[Wire] | Wire | _Deferred
+"""What the queue holds for each request, in order: its answer, ready or to come, or the request."""
+
+
 class _HeadTooLarge(Exception):
     pass
 
 
 class _BodyTooLarge(Exception):
     pass
-
-
-def _split_authority(authority: str) -> tuple[str, int]:
-    """``host:port`` of a CONNECT (``[v6]:port`` too); the port is 443 when none is given."""
-    if authority.startswith("["):
-        host, _, rest = authority[1:].partition("]")
-        port = rest[1:]
-    else:
-        host, _, port = authority.rpartition(":") if ":" in authority else (authority, "", "")
-    return host, int(port) if port.isdigit() else 443

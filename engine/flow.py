@@ -1,0 +1,93 @@
+"""When a proxy connection is read: only while nothing holds it, a read parsed a slice at a time.
+
+A connection stops reading while its client does not read its answers (the write buffer is above
+``ProxyLimits.write_buffer``), while ``max_pipelined`` answers are owed, while a CONNECT's tunnel is
+set up, and, in a blind tunnel, while the host does not read. A read already taken from the socket
+is parsed ``FEED_SLICE`` bytes at a time, so a hold stops the parsing too: the rest of the read
+waits, unparsed, until the last hold is released. What one connection makes a worker hold is so
+bounded by the buffers, whatever its client does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+FEED_SLICE = 4096
+"""Bytes of a read parsed at a time: a hold stops the parsing of a longer read within this."""
+
+# Why a connection is not read, any number of them at once
+HOLD_CONNECT = 1  # a CONNECT's tunnel is being set up
+HOLD_PIPELINE = 2  # max_pipelined answers are owed
+HOLD_WRITE = 4  # the write buffer is above its high-water mark: the client does not read its answers
+HOLD_RELAY = 8  # a blind tunnel's host does not read what the client sends
+
+
+def limit_writes(transport: asyncio.Transport, high: int) -> None:
+    """The write buffer's high-water mark, and a quarter of it for the low one (``resume_writing``)."""
+    transport.set_write_buffer_limits(high=high, low=high // 4)
+
+
+class ReadGate:
+    """Pauses and resumes reading a transport for any number of reasons, and parses what it read."""
+
+    def __init__(self, feed: Callable[[bytes | memoryview], bool]) -> None:
+        self.feed = feed
+        """The parser: False when nothing after what it was given is to be parsed (a CONNECT, an error)."""
+        self.transport: asyncio.Transport | None = None
+        self.holds = 0
+        """Why reading is paused (``HOLD_*`` bits); read only while none."""
+        self.unparsed: memoryview | None = None
+        """The rest of a read that a hold stopped parsing: parsed once every hold is released."""
+        self._feeding = False
+
+    def hold(self, reason: int) -> None:
+        """Stop reading for ``reason`` (a ``HOLD_*`` bit) until it is released."""
+        if not self.holds and self.transport is not None:
+            self.transport.pause_reading()
+        self.holds |= reason
+
+    def release(self, reason: int) -> None:
+        """``reason`` no longer holds: once none does, parse what waits unparsed, then read again."""
+        if not self.holds & reason:
+            return
+        self.holds &= ~reason
+        if not self.holds:
+            self._read_on()
+
+    def open(self, transport: asyncio.Transport) -> None:
+        """Read ``transport`` from now on (a new one, or a tunnel's): no hold of before is left."""
+        self.transport, self.holds, self.unparsed = transport, 0, None
+        transport.resume_reading()
+
+    def keep(self, data: bytes) -> None:
+        """Keep ``data`` for later, after what already waits: a read that came while reading is held
+        or bytes wait (not expected: nothing is read meanwhile; kept in order all the same)."""
+        self.unparsed = memoryview(bytes(self.unparsed or b"") + data)
+
+    def parse(self, data: bytes | memoryview) -> None:
+        """Feed ``data`` to the parser a slice at a time; once reading is held, keep the rest."""
+        if len(data) <= FEED_SLICE:
+            self.feed(data)
+            return
+        view = memoryview(data)
+        self._feeding = True
+        try:
+            for start in range(0, len(view), FEED_SLICE):
+                if self.transport is None:
+                    return
+                if self.holds:
+                    self.unparsed = view[start:]
+                    return
+                if not self.feed(view[start : start + FEED_SLICE]):
+                    return
+        finally:
+            self._feeding = False
+
+    def _read_on(self) -> None:
+        """No hold is left: parse what waits unparsed, then read again unless that held once more."""
+        if self.unparsed is not None and not self._feeding:
+            view, self.unparsed = self.unparsed, None
+            self.parse(view)
+        if not self.holds and self.unparsed is None and self.transport is not None:
+            self.transport.resume_reading()
