@@ -50,3 +50,24 @@ def test_a_worker_killed_during_an_outage_is_back_within_2_s_of_redis_returning(
         assert {sp.proxy("http://h/up")[2] for _ in range(40)} == {b"served"}
     finally:
         redis.stop()
+
+
+def test_a_sequence_starts_again_at_its_first_step_when_redis_comes_back_empty(simproxy_factory: Any) -> None:
+    steps = [pair("/next", f"step {i}") for i in (1, 2, 3)]
+    for i, step in enumerate(steps, 1):
+        step["request"]["requiresState"] = {"sequence:1": str(i)}
+        if i < 3:
+            step["response"]["transitionsState"] = {"sequence:1": str(i + 1)}
+    port = free_port()
+    redis = RedisServer(port=port).start()
+    try:
+        sp: Simproxy = simproxy_factory("-redis-url", redis.url)
+        assert sp.admin_json("PUT", "/api/v2/simulation", simulation(*steps))[0] == 200
+        assert [sp.proxy("http://h/next")[2] for _ in range(2)] == [b"step 1", b"step 2"]
+
+        redis.stop()
+        redis = RedisServer(port=port).start()  # back, and empty: the simulation and the state are gone
+        assert wait_until(lambda: sp.admin_json("GET", "/api/v2/state")[1] == {"state": {"sequence:1": "1"}})
+        assert [sp.proxy("http://h/next")[2] for _ in range(3)] == [b"step 1", b"step 2", b"step 3"]
+    finally:
+        redis.stop()
