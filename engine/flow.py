@@ -21,6 +21,7 @@ HOLD_CONNECT = 1  # a CONNECT's tunnel is being set up
 HOLD_PIPELINE = 2  # max_pipelined answers are owed
 HOLD_WRITE = 4  # the write buffer is above its high-water mark: the client does not read its answers
 HOLD_RELAY = 8  # a blind tunnel's host does not read what the client sends
+HOLD_FAILED = 16  # a request failed while answers were still owed: they come first, then the error, then the close
 
 
 def limit_writes(transport: asyncio.Transport, high: int) -> None:

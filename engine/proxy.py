@@ -34,7 +34,16 @@ from engine.certs import Interception
 from engine.config import ProxyLimits
 from engine.core import Engine, Outcome, Received
 from engine.errors import RequestRejected
-from engine.flow import FEED_SLICE, HOLD_CONNECT, HOLD_PIPELINE, HOLD_RELAY, HOLD_WRITE, ReadGate, limit_writes
+from engine.flow import (
+    FEED_SLICE,
+    HOLD_CONNECT,
+    HOLD_FAILED,
+    HOLD_PIPELINE,
+    HOLD_RELAY,
+    HOLD_WRITE,
+    ReadGate,
+    limit_writes,
+)
 from engine.http_request import Arrival, build_request
 from engine.request import RequestDetails
 from engine.responses import Wire, plain_error, proxy_auth_required
@@ -566,7 +575,13 @@ class ProxyProtocol(asyncio.Protocol):
         self._fail(431, f"request target and headers larger than {self.server.limits.max_head} bytes")
 
     def _fail(self, status: int, text: str) -> None:
-        self._write(plain_error(status, text + "\n"), False, False)
+        """Answer ``status`` and close: after the answers still owed (in order), nothing more read."""
+        wire = plain_error(status, text + "\n")
+        if not self._queue:
+            self._write(wire, False, False)
+            return
+        self._gate.hold(HOLD_FAILED)
+        self._enqueue(wire, False, False)
 
 
 class _Deferred(NamedTuple):

@@ -178,3 +178,19 @@ def test_join_fleet_leaves_a_running_fleet_alone_unless_the_start_up_changed(
     pod.admin_json("PUT", "/api/v2/simulation", simulation(pair("/v", "changed again")))
     plain = simproxy_factory("-redis-url", redis_server.url, "-redis-prefix", "join-fleet:", "-import", second_file)
     assert plain.proxy("http://svc.test/v")[2] == b"second"
+
+
+def test_a_request_that_fails_behind_one_still_owed_is_answered_after_it(simproxy: Simproxy) -> None:
+    """Garbage pipelined behind a request whose answer takes time: the answer comes first, then the
+    400, then the connection closes (the 400 used to overtake the answer, which was lost)."""
+    slow = pair("/slow", "worth the wait")
+    slow["response"]["fixedDelay"] = 300
+    simproxy.admin_json("PUT", "/api/v2/simulation", simulation(slow))
+    with socket.create_connection(("127.0.0.1", simproxy.proxy_port), timeout=10) as sock:
+        sock.sendall(b"GET http://h/slow HTTP/1.1\r\nHost: h\r\n\r\nthis is not HTTP\r\n\r\n")
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    first, second = data.split(b"HTTP/1.1 ")[1:]
+    assert first.startswith(b"200 OK") and first.endswith(b"worth the wait")
+    assert second.startswith(b"400 Bad Request")
