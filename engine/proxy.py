@@ -164,8 +164,10 @@ class ProxyProtocol(asyncio.Protocol):
         self._reading = False
         """A request has begun and not yet arrived whole."""
         self._served = 0
-        self._mark = (-1, False, 0.0)
-        """(requests served, reading, when the sweep first saw both so): how long nothing has moved."""
+        self._drained = 0
+        """Times the write buffer drained after it had filled: a slow client still reading its answers."""
+        self._mark = (-1, 0, False, 0.0)
+        """(requests served, drains, reading, when the sweep first saw them so): how long nothing has moved."""
         self._gate = ReadGate(self._feed)
         self._write_paused = False
         """The transport's write buffer is above its high-water mark (``pause_writing``)."""
@@ -245,6 +247,7 @@ class ProxyProtocol(asyncio.Protocol):
     def resume_writing(self) -> None:
         """The write buffer drained to its low-water mark: answers and reads go on."""
         self._write_paused = False
+        self._drained += 1
         if self._resumed is not None:
             if not self._resumed.done():
                 self._resumed.set_result(None)
@@ -560,12 +563,15 @@ class ProxyProtocol(asyncio.Protocol):
 
     def check_timeouts(self, now: float, limits: ProxyLimits) -> None:
         """Called by the sweep: 408 for a request still arriving after ``read_timeout``; close after
-        ``idle_timeout`` without a request (a blind tunnel is left alone: it is not HTTP any more)."""
+        ``idle_timeout`` without a request, or with answers the client has not read for as long (a
+        blind tunnel is left alone: it is not HTTP any more)."""
         if self._closing or self.transport is None or self._relay is not None:
             return
-        served, reading, since = self._mark
-        if (served, reading) != (self._served, self._reading):
-            self._mark = (self._served, self._reading, now)  # something moved since the last sweep
+        served, drained, reading, since = self._mark
+        if (served, drained, reading) != (self._served, self._drained, self._reading):
+            self._mark = (self._served, self._drained, self._reading, now)  # something moved since the last sweep
+        elif self._write_paused and now - since > limits.idle_timeout:
+            self.transport.abort()  # its buffers are bounded, its descriptor is not to be kept forever
         elif reading and now - since > limits.read_timeout:
             self._fail(408, "Request Timeout: the request did not arrive in time")
         elif not reading and not self._queue and now - since > limits.idle_timeout:

@@ -375,3 +375,24 @@ def test_a_connect_to_a_malformed_authority_is_400(simproxy_factory: Any) -> Non
         assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n"), (authority, answer)
         assert b"Content-Type: text/plain\r\n" in answer and b"Connection: close\r\n" in answer
         assert answer.endswith(b"Bad Request: CONNECT needs host:port\n"), (authority, answer)
+
+
+def test_a_client_that_stops_reading_its_answers_is_disconnected_after_the_idle_timeout(
+    simproxy_factory: Any,
+) -> None:
+    """Its memory is bounded, its connection is not kept for ever: with nothing read for
+    ``-idle-timeout``, the worker drops it."""
+    sp: Simproxy = simproxy_factory("-idle-timeout", "1s")
+    assert sp.admin("PUT", "/api/v2/simulation", _stubs())[0] == 200
+    with _client(sp.proxy_port, small=False) as sock:
+        sock.setblocking(False)
+        sent = 0
+        while sent < 2000 and _send(sock, _request(sent)):  # far more answers than the buffers hold
+            sent += 1
+        time.sleep(4)  # not reading: the idle timeout passes, a sweep (every second) sees it
+        sock.settimeout(5)
+        received = 0
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := sock.recv(1 << 20):
+                received += len(chunk)
+        assert received < sent * STUB_SIZE  # dropped before it was answered in full
