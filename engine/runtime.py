@@ -206,10 +206,13 @@ class Runtime:
     async def _reseed(self, name: str, body: bytes) -> bool:
         """The store lost a document this worker still holds (Redis restarted empty): put it back.
 
-        Compare-and-set against "never written", so of all workers doing this only the first wins.
+        Compare-and-set against "never written", so of all workers doing this only the first wins;
+        it tells the others at once (a worker that started meanwhile found the store empty).
         """
-        if await self.store.write_document(name, body, expected_version=0) is None:
+        generation = await self.store.write_document(name, body, expected_version=0)
+        if generation is None:
             return False
+        await self.store.publish(generation)
         log.warning("the store had lost the %s; restored it from this worker's copy", name)
         return True
 

@@ -42,11 +42,16 @@ def test_a_worker_killed_during_an_outage_is_back_within_2_s_of_redis_returning(
 
         redis = RedisServer(port=port).start()  # back, and empty
         back = time.monotonic()
-        assert wait_until(lambda: len(_serving_workers(sp)) == 2, timeout=10, interval=0.02)
+
+        def served_by_both() -> bool:
+            """Both workers live in the store, and new connections (spread over both) get the
+            simulation the other worker put back into the empty store."""
+            return len(_serving_workers(sp)) == 2 and {sp.proxy("http://h/up")[2] for _ in range(20)} == {b"served"}
+
+        assert wait_until(served_by_both, timeout=10, interval=0.02)
         assert time.monotonic() - back < 2.0
         workers = _serving_workers(sp)
         assert victim not in workers and workers <= set(descendants(sp.process.pid))
-        # the replacement serves the simulation the other worker put back into the empty store
         assert {sp.proxy("http://h/up")[2] for _ in range(40)} == {b"served"}
     finally:
         redis.stop()
