@@ -481,8 +481,8 @@ class ProxyProtocol(asyncio.Protocol):
         if relay is None:
             return
         self._relay = relay
-        if self._write_paused:
-            relay.pause_reading()
+        if not self._write_paused:
+            relay.resume_reading()  # the host's bytes only after the CONNECT's answer
         self._gate.open(transport)  # from now on only HOLD_RELAY: the host decides when the client is read
 
     # -- responses, in request order ---------------------------------------------------------------

@@ -88,7 +88,8 @@ async def open_tunnel(
     release_client: Callable[[], None],
 ) -> Tunnel | None:
     """Connect to ``host:port`` for a blind tunnel and answer the CONNECT: ``200``, or ``502`` and
-    the close (then None, as when the client left meanwhile)."""
+    the close (then None, as when the client left meanwhile). The host is not read yet: the caller
+    resumes it once the client's side is ready for what it sends."""
     loop = asyncio.get_running_loop()
     try:
         _, tunnel = await asyncio.wait_for(
@@ -131,6 +132,8 @@ class Tunnel(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's transports do not subclass asyncio's
         self.transport.set_write_buffer_limits(high=self.write_buffer, low=self.write_buffer // 4)
+        # nothing from the host before the CONNECT is answered: the client's side resumes reading
+        self.transport.pause_reading()
 
     def data_received(self, data: bytes) -> None:
         self.client.write(data)

@@ -238,7 +238,9 @@ def _head(sock: socket.socket) -> bytes:
     """The answer to a CONNECT, read byte by byte: what follows it is the tunnel's."""
     head = b""
     while b"\r\n\r\n" not in head:
-        head += sock.recv(1)
+        byte = sock.recv(1)
+        assert byte and len(head) < 4096, f"no whole answer to the CONNECT: {head[:200]!r}"
+        head += byte
     return head
 
 
