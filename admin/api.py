@@ -28,7 +28,7 @@ from engine.core import Engine
 from engine.errors import ImportFailure, SimulationError
 from engine.logs import RecordHandler
 from engine.matchers import MatcherRegistry
-from engine.proxy import ProxyServer
+from engine.proxy_server import ProxyServer
 from engine.records import Recorder
 from engine.runtime import REGISTRY_SETTLE_MS, Runtime
 from engine.upstream import Upstream, UpstreamOptions

@@ -1,5 +1,5 @@
 """One worker's life in the current process: the admin app (Sanic) and the proxy port
-(engine/proxy.py) on one uvloop event loop, from start to a graceful stop.
+(engine/proxy_server.py) on one uvloop event loop, from start to a graceful stop.
 
 With one worker (the default) this runs in the main process: nothing else is started. With
 several, each process the supervisor (admin/workers.py) forks runs it. A stop (SIGTERM, SIGINT or
@@ -26,7 +26,7 @@ from sanic import Sanic
 from admin.api import create_app
 from admin.listeners import BACKLOG, Endpoint
 from admin.settings import Settings
-from engine.proxy import DRAIN_GRACE, ProxyServer
+from engine.proxy_server import DRAIN_GRACE, ProxyServer
 
 log = logging.getLogger(__name__)
 

@@ -36,7 +36,7 @@ from types import FrameType
 
 from admin.serving import Worker, WorkerSockets
 from admin.settings import Settings
-from engine.proxy import DRAIN_GRACE
+from engine.proxy_server import DRAIN_GRACE
 from store.errors import SimproxyError
 from store.lifeline import die_with_parent
 

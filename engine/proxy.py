@@ -17,22 +17,16 @@ or ``max_pipelined`` of them are owed; answers wait, in order, for room in the w
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import socket
 import time
 from collections import deque
-from collections.abc import Callable
 from dataclasses import replace
-from email.utils import formatdate
-from typing import NamedTuple, cast
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 import httptools
 
-from engine.auth import Authenticator
-from engine.certs import Interception
 from engine.config import ProxyLimits
-from engine.core import Engine, Outcome, Received
+from engine.core import Outcome, Received
 from engine.errors import RequestRejected
 from engine.flow import (
     FEED_SLICE,
@@ -47,102 +41,16 @@ from engine.flow import (
 from engine.http_request import Arrival, build_request
 from engine.request import RequestDetails
 from engine.responses import Wire, plain_error, proxy_auth_required
-from engine.tasks import TaskSet
 from engine.tunnel import Tunnel, open_tunnel, split_authority, start_tls
+
+if TYPE_CHECKING:
+    from engine.proxy_server import ProxyServer
 
 log = logging.getLogger(__name__)
 
-SWEEP_INTERVAL = 1.0
-BACKLOG = 2048
-DRAIN_GRACE = 8.0
-"""Seconds a stopping worker waits for the answers of requests in flight (Sanic's manager waits 10)."""
 JOIN_LIMIT = 64 * 1024
 """Bodies longer than this are written apart from their head: the transport keeps the body itself,
 shared by every answer of the pair, instead of a copy joined to the head."""
-
-
-class HttpDate:
-    """The ``Date`` header value, formatted at most once a second."""
-
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
-        self._clock = clock
-        self._second = -1
-        self._value = b""
-
-    def value(self) -> bytes:
-        now = self._clock()
-        second = int(now)
-        if second != self._second:
-            self._second = second
-            self._value = formatdate(now, usegmt=True).encode("ascii")
-        return self._value
-
-
-class ProxyServer:
-    """Owns the listening socket of one worker and the connections it accepted."""
-
-    def __init__(
-        self,
-        engine: Engine,
-        *,
-        port: int,
-        limits: ProxyLimits | None = None,
-        tls: Interception | None = None,
-        plain_http_tunneling: bool = False,
-        auth: Authenticator | None = None,
-    ) -> None:
-        self.engine = engine
-        self.keeps_reads = engine.runtime.records.journal_enabled
-        """The journal is on: a read that holds exactly one request is kept with it (``Received``)."""
-        self.auth = auth
-        """``-auth``: every request needs ``Proxy-Authorization`` (checked on the CONNECT for a tunnel)."""
-        self.port = port
-        self.limits = limits or ProxyLimits()
-        self.tls = tls
-        self.plain_http_tunneling = plain_http_tunneling
-        self.date = HttpDate()
-        self.tasks = TaskSet()
-        self.connections: set[ProxyProtocol] = set()
-        self._server: asyncio.Server | None = None
-        self._quiet: asyncio.Event | None = None
-        """While stopping: set once no connection has an answer still to write."""
-
-    async def start(self, sock: socket.socket) -> None:
-        """Serve connections accepted on ``sock``, a listening socket (admin/listeners.py binds it)."""
-        loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(lambda: ProxyProtocol(self), sock=sock, backlog=BACKLOG)
-        self.tasks.spawn(self._sweep(), name="proxy-timeouts")
-
-    def stop_accepting(self) -> None:
-        """Close the listening socket now: new connections are refused, those accepted go on."""
-        if self._server is not None:
-            self._server.close()
-
-    def note_answered(self) -> None:
-        """A connection wrote its last pending answer, or closed: a stop may be waiting for that."""
-        if self._quiet is not None and not any(conn.busy for conn in self.connections):
-            self._quiet.set()
-
-    async def _sweep(self) -> None:
-        """Once a second: answer 408 to requests that take too long to arrive, close idle connections."""
-        while True:
-            await asyncio.sleep(SWEEP_INTERVAL)
-            now = time.monotonic()
-            for conn in list(self.connections):
-                conn.check_timeouts(now, self.limits)
-
-    async def aclose(self, grace: float = DRAIN_GRACE) -> None:
-        """Stop accepting, let requests in flight be answered (up to ``grace`` seconds), then close."""
-        self.stop_accepting()
-        self._quiet = asyncio.Event()
-        self.note_answered()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._quiet.wait(), grace)
-        for conn in list(self.connections):
-            conn.close()
-        await self.tasks.aclose()
-        if self._server is not None:
-            await self._server.wait_closed()
 
 
 class ProxyProtocol(asyncio.Protocol):

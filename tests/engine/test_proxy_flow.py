@@ -10,7 +10,8 @@ from typing import Any
 
 from engine.config import ProxyLimits
 from engine.flow import FEED_SLICE
-from engine.proxy import ProxyProtocol, ProxyServer
+from engine.proxy import ProxyProtocol
+from engine.proxy_server import ProxyServer
 from engine.responses import Wire, plain_error
 from engine.tunnel import split_authority
 
