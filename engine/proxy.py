@@ -100,6 +100,10 @@ class ProxyProtocol(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = self._gate.transport = cast(asyncio.Transport, transport)  # uvloop's are not asyncio's
+        if len(self.server.connections) >= self.server.max_connections:
+            # the worker's descriptors are for everyone: the admin API, the store, the real services
+            self._write(plain_error(503, "Service Unavailable: too many connections to this worker\n"), False, False)
+            return
         limit_writes(self.transport, self.server.limits.write_buffer)
         self.server.connections.add(self)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import resource
 import socket
 import time
 from collections.abc import Callable
@@ -19,6 +20,9 @@ from engine.tasks import TaskSet
 
 SWEEP_INTERVAL = 1.0
 BACKLOG = 2048
+RESERVED_DESCRIPTORS = 256
+"""Descriptors a worker keeps out of its proxy connections' reach: the admin API's connections, the
+store's, the real services' (capture, spy), files, the PAC child."""
 DRAIN_GRACE = 8.0
 """Seconds a stopping worker waits for the answers of requests in flight."""
 
@@ -63,6 +67,8 @@ class ProxyServer:
         self.tls = tls
         self.plain_http_tunneling = plain_http_tunneling
         self.date = HttpDate()
+        self.max_connections = connection_budget()
+        """Proxy connections this worker holds at once; one more is answered 503 and closed."""
         self.tasks = TaskSet()
         self.connections: set[ProxyProtocol] = set()
         self._server: asyncio.Server | None = None
@@ -105,3 +111,12 @@ class ProxyServer:
         await self.tasks.aclose()
         if self._server is not None:
             await self._server.wait_closed()
+
+
+def connection_budget() -> int:
+    """The proxy connections a worker may hold: its descriptor limit less ``RESERVED_DESCRIPTORS``
+    (a client opening connections without end must not leave none for anything else)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 1 << 20
+    return max(soft - RESERVED_DESCRIPTORS, 16)
