@@ -27,6 +27,7 @@ from engine.journal import (
     entry_view,
     index_key,
     index_view,
+    page_of,
     paging,
     parse_sort,
     parse_time,
@@ -77,13 +78,16 @@ async def get_journal(request: Request) -> HTTPResponse:
     except ValueError as exc:  # a bad sort key or order: Hoverfly answers 500, a client error is a 400
         raise BadRequest(str(exc)) from exc
     records = await _records(runtime)
-    if from_ is None and to is None and key == "timestarted" and not descending and not _indexed(runtime):
+    if (
+        from_ is None
+        and to is None
+        and key == "timestarted"
+        and not descending
+        and not runtime.snapshot.config.journal_indexes
+    ):
         # the page in arrival order: only its entries are decoded, however long the journal
-        start = max(offset, 0)
-        if start >= len(records):
-            return _journal_response([], [], offset, limit, 0)
-        window = records[start : start + max(limit, 0)]
-        return _journal_response([decode_entry(raw) for raw in window], [], offset, limit, len(records))
+        window, total = page_of(records, limit, offset)
+        return _journal_response([decode_entry(raw) for raw in window], [], offset, limit, total)
 
     def query() -> HTTPResponse:
         entries = _decode_all(records)
@@ -91,10 +95,6 @@ async def get_journal(request: Request) -> HTTPResponse:
         return _journal_response(page, _indexes(runtime, entries, page) if page else [], offset, limit, total)
 
     return await svc.offload.run(query)
-
-
-def _indexed(runtime: Runtime) -> bool:
-    return bool(runtime.snapshot.config.journal_indexes)
 
 
 def _journal_response(

@@ -17,9 +17,8 @@ import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from engine.config import BACKLOG
 from store.errors import SimproxyError
-
-BACKLOG = 2048
 
 
 class PortInUse(SimproxyError):

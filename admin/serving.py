@@ -24,8 +24,9 @@ import uvloop
 from sanic import Sanic
 
 from admin.api import create_app
-from admin.listeners import BACKLOG, Endpoint
+from admin.listeners import Endpoint
 from admin.settings import Settings
+from engine.config import BACKLOG
 from engine.proxy_server import DRAIN_GRACE, ProxyServer
 
 log = logging.getLogger(__name__)

@@ -3,8 +3,8 @@
 Every write validates, upgrades, compiles and checks the whole document before the one store
 write that swaps it in, so a rejected upload leaves the served simulation untouched everywhere.
 That work runs off the event loop (engine/offload.py): a large upload costs seconds of CPU, and the
-loop it would otherwise hold also serves the proxy port. A document over ``-max-pairs`` is refused (413) as soon
-as it is parsed, before it is validated.
+loop it would otherwise hold also serves the proxy port. A document over ``-max-pairs`` is refused
+(413) as soon as it is parsed, before it is validated.
 """
 
 from __future__ import annotations

@@ -56,6 +56,8 @@ class ModeArguments:
 
 
 MAX_BODY = 64 * 1024 * 1024
+BACKLOG = 2048
+"""Connections the kernel queues on a listening socket (admin and proxy ports) before one is accepted."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ import re
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import orjson
 
@@ -33,6 +33,8 @@ DEFAULT_LIMIT = 500
 Headers = tuple[tuple[str, tuple[str, ...]], ...]
 CompiledList = tuple[CompiledMatcher, ...]
 Named = tuple[tuple[str, CompiledList], ...]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,11 +347,16 @@ def query_journal(
         selected.sort(key=lambda e: e.latency_ms, reverse=descending)
     elif descending:
         selected.sort(key=lambda e: e.time_started, reverse=True)
-    total = len(selected)
+    return page_of(selected, limit, offset)
+
+
+def page_of(items: Sequence[T], limit: int, offset: int) -> tuple[list[T], int]:
+    """(``items[offset:offset + limit]``, the total); ``([], 0)`` when ``offset`` is past the end."""
+    total = len(items)
     offset = max(offset, 0)
     if offset >= total:
         return [], 0
-    return selected[offset : offset + max(limit, 0)], total
+    return list(items[offset : offset + max(limit, 0)]), total
 
 
 # ---------------------------------------------------------------------------------------------

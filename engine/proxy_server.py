@@ -13,13 +13,12 @@ from email.utils import formatdate
 
 from engine.auth import Authenticator
 from engine.certs import Interception
-from engine.config import ProxyLimits
+from engine.config import BACKLOG, ProxyLimits
 from engine.core import Engine
 from engine.proxy import ProxyProtocol
 from engine.tasks import TaskSet
 
 SWEEP_INTERVAL = 1.0
-BACKLOG = 2048
 RESERVED_DESCRIPTORS = 256
 """Descriptors a worker keeps out of its proxy connections' reach: the admin API's connections, the
 store's, the real services' (capture, spy), files, the PAC child."""
