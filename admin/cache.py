@@ -8,7 +8,8 @@ from sanic.response import HTTPResponse
 
 from admin.configuration import write_config
 from admin.errors import ServerError
-from admin.responses import json_response, services
+from admin.responses import JSON_TYPE, json_response, services
+from engine.cache import listing
 from engine.runtime import Runtime
 
 
@@ -21,9 +22,11 @@ async def get_cache(request: Request) -> HTTPResponse:
     runtime = services(request).runtime
     _require_cache(runtime)
     raw_entries = await runtime.cache_entries()
-    generation = list(runtime.cache.generation)
-    entries = [orjson.loads(raw) for raw in raw_entries]
-    return json_response({"cache": [e["view"] for e in entries if e.get("generation") == generation]})
+    snap = runtime.snapshot
+    sim, generation = snap.simulation, (snap.lineage, snap.config.cache_epoch)
+    # entries name pairs by index: each pair is encoded once, off the loop (a pair can be large)
+    body = await services(request).offload.run(lambda: orjson.dumps({"cache": listing(raw_entries, sim, generation)}))
+    return HTTPResponse(body, content_type=JSON_TYPE)
 
 
 async def delete_cache(request: Request) -> HTTPResponse:

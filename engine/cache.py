@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -83,7 +84,6 @@ class MatchCache:
         self.generation: Generation = ("", 0)
         self._entries: OrderedDict[str, CacheEntry] = OrderedDict()
         self._aliases: OrderedDict[FastKey, str] = OrderedDict()
-        self._views: dict[int, orjson.Fragment] = {}
         self.pending: dict[str, CacheEntry] = {}
         self.dropped = 0
         """Entries not mirrored because the store was away and newer ones filled the buffer."""
@@ -135,17 +135,11 @@ class MatchCache:
         self.generation = generation
         self._entries.clear()
         self._aliases.clear()
-        self._views.clear()
         self.pending.clear()
 
     def dump(self, entry: CacheEntry) -> bytes:
-        """``dump_entry`` for this cache's generation, with each pair's view encoded once."""
-        view = None
-        if entry.pair is not None:
-            view = self._views.get(entry.pair.index)
-            if view is None:
-                view = self._views[entry.pair.index] = orjson.Fragment(orjson.dumps(encode_pair(entry.pair.pair)))
-        return dump_entry(entry, self.generation, view)
+        """``dump_entry`` for this cache's generation."""
+        return dump_entry(entry, self.generation)
 
     def entries(self) -> list[CacheEntry]:
         """Every entry, least recently used first."""
@@ -207,46 +201,94 @@ def _preload_query(query: Any) -> dict[str, list[str]] | None:
 
 # -- the mirrored (store) form ---------------------------------------------------------------------
 
+MIRRORED_MISS_LIMIT = 64 * 1024
+"""A cached miss's 502 is mirrored word for word up to this many bytes. A longer one quotes a large
+request or the closest pair's large response: it is mirrored without its text, and a worker that
+loads such an entry works the miss out again (the same answer, the request's headers aside) rather
+than have Redis carry a copy of a large body for each distinct request."""
 
-def entry_view(entry: CacheEntry, pair_view: orjson.Fragment | None = None) -> dict[str, Any]:
-    """One element of ``GET /api/v2/cache`` (``pair_view``: the matching pair already encoded)."""
-    view: dict[str, Any] = {"key": entry.key}
-    if entry.pair is not None:
-        view["matchingPair"] = pair_view if pair_view is not None else encode_pair(entry.pair.pair)
-    view["headerMatch"] = False
+
+def dump_entry(entry: CacheEntry, generation: Generation) -> bytes:
+    """What the store keeps: pair indexes into the generation's simulation, never the pairs
+    themselves (a 100 MB pair would otherwise be copied into Redis once per distinct request)."""
     closest = entry.closest
-    view["closestMiss"] = (
-        None
-        if closest is None
-        else {
-            "response": encode_response(closest.pair.response),
-            "requestMatcher": encode_request(closest.pair.request),
-            "missedFields": list(closest.missed_fields),
-        }
-    )
-    return view
-
-
-def dump_entry(entry: CacheEntry, generation: Generation, pair_view: orjson.Fragment | None = None) -> bytes:
-    """What the store keeps: the listing view plus what another worker needs to serve it."""
+    miss = entry.miss.body if entry.miss is not None and len(entry.miss.body) <= MIRRORED_MISS_LIMIT else None
     return orjson.dumps(
         {
-            "view": entry_view(entry, pair_view),
-            "pair": None if entry.pair is None else entry.pair.index,
-            "miss": None if entry.miss is None else entry.miss.body.decode("utf-8", "surrogateescape"),
+            "key": entry.key,
             "generation": list(generation),
+            "pair": None if entry.pair is None else entry.pair.index,
+            "closest": None
+            if closest is None
+            else {"pair": closest.index, "missedFields": list(closest.missed_fields), "state": closest.state},
+            "miss": None if miss is None else miss.decode("utf-8", "surrogateescape"),
         }
     )
 
 
 def load_entry(raw: bytes, sim: CompiledSimulation, generation: Generation) -> CacheEntry | None:
-    """A mirrored entry for this simulation, or None when it belongs to another generation."""
+    """A mirrored entry this worker can serve from, or None: another generation, or a miss
+    mirrored without its text (MIRRORED_MISS_LIMIT)."""
+    decoded = _decode(raw, sim, generation)
+    if decoded is None:
+        return None
+    key, pair, closest, miss = decoded
+    if pair is not None:
+        return CacheEntry(key, pair)
+    return None if miss is None else CacheEntry(key, None, plain_error(502, miss, outcome="miss"), closest)
+
+
+def listing(raws: Iterable[bytes], sim: CompiledSimulation, generation: Generation) -> list[dict[str, Any]]:
+    """``GET /api/v2/cache``'s elements for the mirrored entries of this generation, each pair
+    encoded once however many entries name it."""
+    views: dict[int, orjson.Fragment] = {}
+
+    def pair_view(index: int) -> orjson.Fragment:
+        view = views.get(index)
+        if view is None:
+            view = views[index] = orjson.Fragment(orjson.dumps(encode_pair(sim.pairs[index].pair)))
+        return view
+
+    out = []
+    for raw in raws:
+        decoded = _decode(raw, sim, generation)
+        if decoded is None:
+            continue
+        key, pair, closest, _ = decoded
+        view: dict[str, Any] = {"key": key}
+        if pair is not None:
+            view["matchingPair"] = pair_view(pair.index)
+        view["headerMatch"] = False
+        view["closestMiss"] = (
+            None
+            if closest is None
+            else {
+                "response": encode_response(closest.pair.response),
+                "requestMatcher": encode_request(closest.pair.request),
+                "missedFields": list(closest.missed_fields),
+            }
+        )
+        out.append(view)
+    return out
+
+
+def _decode(
+    raw: bytes, sim: CompiledSimulation, generation: Generation
+) -> tuple[str, CompiledPair | None, ClosestMiss | None, str | None] | None:
+    """(key, pair, closest miss, miss text) of a mirrored entry of this generation whose indexes
+    name pairs of ``sim``; None otherwise."""
     doc = orjson.loads(raw)
     if tuple(doc.get("generation") or ()) != generation:
         return None
-    key = doc["view"]["key"]
+    pairs = sim.pairs
     index = doc.get("pair")
     if index is not None:
-        return CacheEntry(key, sim.pairs[index]) if 0 <= index < len(sim.pairs) else None
-    miss = doc.get("miss")
-    return None if miss is None else CacheEntry(key, None, plain_error(502, miss))
+        return (doc["key"], pairs[index], None, None) if 0 <= index < len(pairs) else None
+    near = doc.get("closest")
+    closest = None
+    if near is not None:
+        at = near["pair"]
+        if not 0 <= at < len(pairs):
+            return None
+        closest = ClosestMiss(pairs[at].pair, tuple(near["missedFields"]), dict(near["state"]), at)
+    return doc["key"], None, closest, doc.get("miss")

@@ -52,6 +52,8 @@ class ClosestMiss:
     pair: Pair
     missed_fields: tuple[str, ...]
     state: dict[str, str]
+    index: int
+    """The pair's place in the simulation: what the shared match cache keeps instead of the pair."""
 
 
 @hot_value
@@ -345,7 +347,7 @@ def closest_miss(
             closest, closest_score = (cp, missed), score
     if closest is None:
         return None
-    return ClosestMiss(closest[0].pair, tuple(closest[1]), dict(state))
+    return ClosestMiss(closest[0].pair, tuple(closest[1]), dict(state), closest[0].index)
 
 
 def full_scan(
@@ -371,4 +373,6 @@ def full_scan(
         return MatchResult(best, cacheable=not blocked)
     if strategy == "first" or closest is None:
         return MatchResult(None, cacheable=not blocked)
-    return MatchResult(None, ClosestMiss(closest[0].pair, tuple(closest[1]), dict(state)), cacheable=not blocked)
+    return MatchResult(
+        None, ClosestMiss(closest[0].pair, tuple(closest[1]), dict(state), closest[0].index), cacheable=not blocked
+    )

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import hashlib
 
+import orjson
+
 from engine.cache import (
+    MIRRORED_MISS_LIMIT,
     CacheEntry,
     MatchCache,
     cache_key,
     canonical_query,
     dump_entry,
     fast_key,
+    listing,
     load_entry,
     preload_entries,
 )
-from engine.matching import match
+from engine.codec import encode_pair, encode_response
+from engine.matching import compile_simulation, match
+from engine.miss import miss_text
+from engine.responses import plain_error
 from tests.engine.conftest import REGISTRY, compiled, exact, glob, m, pair, request, simulation
 
 
@@ -152,3 +159,52 @@ def test_a_dump_encodes_each_pair_view_once_and_loads_back() -> None:
     assert cache.dump(entry) == dump_entry(entry, ("lineage", 1))
     loaded = load_entry(cache.dump(entry), sim, ("lineage", 1))
     assert loaded is not None and loaded.pair is sim.pairs[0]
+
+
+def test_the_mirrored_form_names_pairs_by_index_and_the_listing_rebuilds_them() -> None:
+    big = "b" * 1_000_000
+    big_pair = pair({"path": [exact("/big")], "method": [exact("GET")]}, body=big)
+    sim = compile_simulation(simulation(pair({"path": [exact("/small")]}), big_pair), REGISTRY)
+    hit = CacheEntry("hit", sim.pairs[1])
+    missed = request("/big", "POST")
+    result = match(sim, missed, {}, "strongest", False)
+    assert result.closest is not None and result.closest.index == 1
+    miss = CacheEntry("miss", None, plain_error(502, miss_text(missed, result.closest), outcome="miss"), result.closest)
+    assert miss.miss is not None and len(miss.miss.body) > MIRRORED_MISS_LIMIT  # it quotes the big response
+    raws = [dump_entry(hit, ("L", 0)), dump_entry(miss, ("L", 0))]
+    assert all(len(raw) < 1_000 for raw in raws)  # not a copy of the pair each
+    # another generation's entry is left out
+    views = orjson.loads(orjson.dumps(listing([*raws, dump_entry(hit, ("L", 1))], sim, ("L", 0))))
+    assert views == [
+        {"key": "hit", "matchingPair": encode_pair(sim.pairs[1].pair), "headerMatch": False, "closestMiss": None},
+        {
+            "key": "miss",
+            "headerMatch": False,
+            "closestMiss": {
+                "response": encode_response(sim.pairs[1].pair.response),
+                "requestMatcher": {"path": [{"matcher": "exact", "value": "/big"}],
+                                   "method": [{"matcher": "exact", "value": "GET"}]},
+                "missedFields": ["method"],
+            },
+        },
+    ]  # fmt: skip
+    loaded = load_entry(raws[0], sim, ("L", 0))
+    assert loaded is not None and loaded.pair is sim.pairs[1]
+    assert load_entry(raws[1], sim, ("L", 0)) is None  # this worker works the long miss out itself
+
+
+def test_a_short_miss_is_mirrored_word_for_word_and_served_as_a_miss() -> None:
+    sim = compiled({"path": [exact("/a")]})
+    missed = request("/b")
+    result = match(sim, missed, {}, "strongest", False)
+    wire = plain_error(502, miss_text(missed, result.closest), outcome="miss")
+    loaded = load_entry(dump_entry(CacheEntry("k", None, wire, result.closest), ("L", 0)), sim, ("L", 0))
+    assert loaded is not None and loaded.miss is not None and loaded.closest == result.closest
+    assert (loaded.miss.body, loaded.miss.outcome) == (wire.body, "miss")
+
+
+def test_an_entry_naming_a_pair_the_simulation_lacks_is_ignored() -> None:
+    two = compiled({"path": [exact("/a")]}, {"path": [exact("/b")]})
+    one = compiled({"path": [exact("/a")]})
+    raw = dump_entry(CacheEntry("k", two.pairs[1]), ("L", 0))
+    assert load_entry(raw, one, ("L", 0)) is None and listing([raw], one, ("L", 0)) == []

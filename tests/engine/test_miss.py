@@ -266,7 +266,7 @@ def test_the_response_block_is_the_closest_pairs_response_in_export_form() -> No
             },
         }
     )
-    body = miss_text(request("/a"), ClosestMiss(sim.pairs[0], ("path",), {}))
+    body = miss_text(request("/a"), ClosestMiss(sim.pairs[0], ("path",), {}, 0))
     assert section(body, "would have given the following response:") == "\n".join(
         [
             "{",
@@ -329,5 +329,5 @@ def test_line_and_paragraph_separators_are_escaped() -> None:
 
 def test_whole_number_values_are_written_without_a_fraction() -> None:
     closest_pair = Pair(RequestMatcher(path=(Matcher("exact", 2.0),)), Response())
-    body = miss_text(request("/a"), ClosestMiss(closest_pair, ("path",), {}))
+    body = miss_text(request("/a"), ClosestMiss(closest_pair, ("path",), {}, 0))
     assert '"value": 2\n' in body

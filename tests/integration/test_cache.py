@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+import redis
 
+from store.redisserver import RedisServer, free_port
 from tests.integration.conftest import Simproxy, pair, simulation
 from tests.integration.test_workers import _burst
 
@@ -96,3 +101,46 @@ def test_the_cache_is_one_view_across_workers(simproxy_factory: Any) -> None:
     for i in range(80):
         sp.proxy(f"http://svc.example.com/v?n={i}")
     assert len(_cache(sp)) == 50
+
+
+BIG = 2_000_000
+"""A response body far larger than anything the shared cache should carry per entry."""
+
+
+def _send(sp: Simproxy, method: str, url: str, body: str | None = None) -> tuple[int, bytes]:
+    with contextlib.closing(http.client.HTTPConnection("127.0.0.1", sp.proxy_port, timeout=30)) as conn:
+        conn.request(method, url, body=body)
+        resp = conn.getresponse()
+        return resp.status, resp.read()
+
+
+def test_a_large_pair_is_not_copied_into_redis_for_each_request_it_answers(simproxy_factory: Any) -> None:
+    with RedisServer(port=free_port()) as server:
+        sp: Simproxy = simproxy_factory("-workers", "2", "-redis-url", server.url)
+        big = "b" * BIG
+        get_only = [{"matcher": "exact", "value": "GET"}]
+        assert sp.admin_json("PUT", "/api/v2/simulation", simulation(pair("/big", big, method=get_only)))[0] == 200
+        hosts = [f"http://h{i}.example.com/big" for i in range(20)]  # 20 distinct requests (and cache keys)
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            hits = list(pool.map(lambda url: _send(sp, "GET", url), hosts))
+            # POSTs miss on the method only: each 502 quotes the whole large response, as Hoverfly's does
+            misses = list(pool.map(lambda n: _send(sp, "POST", "http://svc.example.com/big", f"n={n}"), range(4)))
+        assert hits == [(200, big.encode())] * 20
+        assert all(status == 502 and big.encode() in body for status, body in misses)
+
+        listed = _cache(sp)
+        assert (
+            sorted(e["matchingPair"]["response"]["body"] == big for e in listed if "matchingPair" in e) == [True] * 20
+        )
+        closest = [e["closestMiss"] for e in listed if "matchingPair" not in e]
+        assert [(c["missedFields"], c["response"]["body"] == big) for c in closest] == [(["method"], True)] * 4
+
+        client = redis.Redis.from_url(server.url)
+        (cache_key,) = [k for k in client.scan_iter(match="*cache") if client.type(k) == b"hash"]
+        mirrored = sum(client.hstrlen(cache_key, field) for field in client.hkeys(cache_key))
+        assert mirrored < BIG // 20, mirrored  # 24 entries, and not one copy of the pair among them
+        client.close()
+
+        # a miss whose text was too long to mirror is worked out again by any worker, word for word
+        again = Counter(_send(sp, "POST", "http://svc.example.com/big", "n=0") for _ in range(20))
+        assert again == Counter({misses[0]: 20})
