@@ -8,6 +8,8 @@ anything happen twice, nor an admin write answered 503 happen later: see store/r
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import secrets
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from functools import wraps
@@ -16,6 +18,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
+from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.typing import EncodableT, FieldT
@@ -24,7 +27,15 @@ from store import redis_scripts as scripts
 from store.base import DOCUMENTS, TRAFFIC_KEEP_S, JournalRecord, Versions
 from store.batches import BatchId
 from store.errors import StoreError, StoreUnavailable
-from store.redis_once import LOST, WRITE_OUTCOME_KEEP_MS, RedisBatch, take_lease, write_outcome
+from store.redis_once import (
+    LOST,
+    WRITE_OUTCOME_KEEP_MS,
+    RedisBatch,
+    take_lease,
+    transfer_allowance,
+    write_lease,
+    write_outcome,
+)
 
 SOCKET_TIMEOUT = 1.0
 """Seconds a command may wait for the server's first reply byte (or a connection to open)."""
@@ -84,8 +95,11 @@ def _unframe(item: bytes) -> tuple[str, bytes]:
 class RedisStore:
     shared = True
 
-    def __init__(self, client: aioredis.Redis, prefix: str = "simproxy:") -> None:
+    def __init__(self, client: aioredis.Redis, prefix: str = "simproxy:", bulk: aioredis.Redis | None = None) -> None:
+        """``bulk``: a client without a socket timeout, for large transfers (``_sized``); ``client``
+        by default."""
         self._client = client
+        self._bulk = bulk or client
         self.errors = 0
         base = key_prefix(prefix)
         self._batches = f"{base}batch:"
@@ -128,16 +142,32 @@ class RedisStore:
         # is replaced transparently; only a server that stays away surfaces as StoreUnavailable.
         # A server that accepts but does not answer (paused, overloaded) is given up on after a
         # second, not retried: admin calls then answer 503 at once rather than hang with it.
-        retry = Retry(ExponentialBackoff(cap=0.25, base=0.01), retries=3, supported_errors=(RedisConnectionError,))
-        client = aioredis.Redis.from_url(
-            url,
-            socket_timeout=SOCKET_TIMEOUT,
-            socket_connect_timeout=SOCKET_TIMEOUT,
-            health_check_interval=10,
-            retry=retry,
-            retry_on_error=[RedisConnectionError],
-        )
-        return cls(client, prefix)
+        def connect(timeout: float | None) -> aioredis.Redis:
+            retry = Retry(ExponentialBackoff(cap=0.25, base=0.01), retries=3, supported_errors=(RedisConnectionError,))
+            return aioredis.Redis.from_url(
+                url,
+                socket_timeout=timeout,
+                socket_connect_timeout=SOCKET_TIMEOUT,
+                health_check_interval=10,
+                retry=retry,
+                retry_on_error=[RedisConnectionError],
+            )
+
+        return cls(connect(SOCKET_TIMEOUT), prefix, bulk=connect(None))
+
+    @contextlib.asynccontextmanager
+    async def _sized(self, size: int, script: AsyncScript | None = None) -> AsyncIterator[aioredis.Redis]:
+        """The client for a command carrying or fetching ``size`` bytes, within a time limit that
+        fits them (a timeout raises ``TimeoutError``, one of ``LOST``). A large ``script`` call is
+        preceded by loading the script: redis-py sends its arguments again when Redis lacks it."""
+        allowance = transfer_allowance(size)
+        if not allowance:
+            yield self._client
+            return
+        if script is not None:
+            await self._client.script_load(script.script)
+        async with asyncio.timeout(SOCKET_TIMEOUT + allowance):
+            yield self._bulk
 
     def batch(self, batch: BatchId) -> RedisBatch:
         return RedisBatch(self, batch)
@@ -168,7 +198,9 @@ class RedisStore:
 
     @_translate
     async def read_document(self, name: str) -> tuple[int, bytes] | None:
-        version, body = await self._client.hmget(self._docs[name], ["v", "body"])
+        key = self._docs[name]
+        async with self._sized(await self._client.hstrlen(key, "body")) as client:
+            version, body = await client.hmget(key, ["v", "body"])
         if version is None or body is None:
             return None
         return int(version), body if isinstance(body, bytes) else body.encode()
@@ -177,16 +209,17 @@ class RedisStore:
     async def write_document(self, name: str, body: bytes, expected_version: int | None = None) -> int | None:
         marker = self._writes + secrets.token_hex(8)
         expected = "" if expected_version is None else str(expected_version)
-        leased = await take_lease(self._client, marker)
+        lease = write_lease(len(body))
+        leased = await take_lease(self._client, marker, lease)
         try:
-            result = int(
-                await self._write_script(
-                    keys=[self._docs[name], self._gen, marker], args=[body, expected, WRITE_OUTCOME_KEEP_MS]
+            async with self._sized(len(body), self._write_script) as client:
+                keys = [self._docs[name], self._gen, marker]
+                result = int(
+                    await self._write_script(keys=keys, args=[body, expected, WRITE_OUTCOME_KEEP_MS], client=client)
                 )
-            )
         except LOST as exc:
             self.errors += 1
-            result = await write_outcome(self._client, marker, leased, exc, self._count_error)
+            result = await write_outcome(self._client, marker, leased, lease, exc, self._count_error)
             if result < 0:
                 raise StoreUnavailable(f"the store did not answer a write in time ({exc}); it was not applied") from exc
         if result < 0:
@@ -361,14 +394,16 @@ class RedisStore:
             lengths += (str(len(raw_id)), str(len(body)))
             parts += (raw_id, body)
         batch_key, opening = self._batch("journal", batch)
-        args: list[str | bytes] = [*opening, str(limit), str(len(entries)), ",".join(lengths), b"".join(parts)]
+        payload = b"".join(parts)
+        args: list[str | bytes] = [*opening, str(limit), str(len(entries)), ",".join(lengths), payload]
         keys = [batch_key, *self._journal]
         for index, mapping in index_keys.items():
             keys.append(self._index_prefix + index)
             args.append(str(len(mapping)))
             for key, entry_id in mapping.items():
                 args += [key, entry_id]
-        await self._journal_append_script(keys=keys, args=args)
+        async with self._sized(len(payload), self._journal_append_script) as client:
+            await self._journal_append_script(keys=keys, args=args, client=client)
 
     @_translate
     async def journal_amend(self, entry_id: str, entry: bytes) -> bool:
@@ -524,3 +559,5 @@ class RedisStore:
     async def aclose(self) -> None:
         self._closed = True
         await self._client.aclose()
+        if self._bulk is not self._client:
+            await self._bulk.aclose()

@@ -40,24 +40,52 @@ CLOCK_MARGIN = 0.1
 """Seconds waited beyond the lease before a write is taken as never applied (clock granularity)."""
 
 
-async def take_lease(client: aioredis.Redis, marker: str) -> float:
-    """Take a write's lease (its marker, "pending") and return when it was acknowledged (loop time):
-    the write, sent after, can be applied until ``WRITE_LEASE`` after that at the latest."""
-    await client.set(marker, b"pending", nx=True, px=int(WRITE_LEASE * 1000))
+BULK_BYTES = 1 << 20
+"""A command that carries or fetches more than this many bytes (a large simulation, a journal
+batch of large bodies) gets a time limit that grows with its size: under a fixed second, every
+worker fetching a 100 MB simulation at once timed out, retried and kept Redis busy for minutes."""
+BULK_RATE = 10 << 20
+"""Bytes per second such a command is allowed at the least (on top of the store's socket timeout): 13 s
+for a 120 MB simulation. Several workers fetching it at once, with their loops busy compiling,
+measured 35-150 MB/s each on the 2-core test machine."""
+
+
+def transfer_allowance(size: int) -> float:
+    """Seconds added to a command's time limit for carrying ``size`` bytes."""
+    return size / BULK_RATE if size > BULK_BYTES else 0.0
+
+
+def write_lease(size: int) -> float:
+    """Seconds a document write of ``size`` bytes may take to reach Redis (see ``WRITE_LEASE``)."""
+    return WRITE_LEASE + transfer_allowance(size)
+
+
+async def take_lease(client: aioredis.Redis, marker: str, lease: float) -> float:
+    """Take a write's lease (its marker, "pending") for ``lease`` seconds (``WRITE_LEASE``, more for
+    a large write) and return when it was acknowledged (loop time): the write, sent after, can be
+    applied until ``lease`` after that at the latest."""
+    await client.set(marker, b"pending", nx=True, px=int(lease * 1000))
     return asyncio.get_running_loop().time()
 
 
 async def write_outcome(
-    client: aioredis.Redis, marker: str, leased: float, lost: BaseException, failed: Callable[[], None]
+    client: aioredis.Redis,
+    marker: str,
+    leased: float,
+    lease: float,
+    lost: BaseException,
+    failed: Callable[[], None],
 ) -> int:
     """The outcome of a write whose reply was lost, as ``redis_scripts.WRITE_DOCUMENT`` returns it
-    (-1: not applied), read back once the lease taken at ``leased`` (loop time) has run out.
+    (-1: not applied), read back once the lease of ``lease`` seconds taken at ``leased`` (loop
+    time) has run out.
 
-    Raises ``WriteUnconfirmed`` when Redis does not answer within ``WRITE_LOOKUP``; ``failed`` is
-    called for each lookup that fails.
+    Raises ``WriteUnconfirmed`` when Redis does not answer within ``WRITE_LOOKUP`` (counted beyond
+    ``WRITE_LEASE``, for a longer lease); ``failed`` is called for each lookup that fails.
     """
     loop = asyncio.get_running_loop()
-    await asyncio.sleep(max(leased + WRITE_LEASE + CLOCK_MARGIN - loop.time(), 0))
+    await asyncio.sleep(max(leased + lease + CLOCK_MARGIN - loop.time(), 0))
+    give_up = leased + lease - WRITE_LEASE + WRITE_LOOKUP
     while True:
         try:
             outcome = await client.get(marker)
@@ -67,7 +95,7 @@ async def write_outcome(
         else:
             if outcome != b"pending":  # it cannot be still, unless clocks disagree: look again
                 return -1 if outcome is None else int(outcome)
-        if loop.time() >= leased + WRITE_LOOKUP:
+        if loop.time() >= give_up:
             raise WriteUnconfirmed(
                 f"the store stopped answering while a write was sent ({lost}): it may have been applied"
                 " before; it cannot be any more"
