@@ -44,6 +44,11 @@ FLUSH_INTERVAL = 0.005
 HEARTBEAT_INTERVAL = 1.0
 ALIVE_WINDOW_MS = 3_000
 BARRIER_TIMEOUT = 3.0
+"""Seconds a write waits for a live worker that has not applied it (a frozen one), plus
+``LOAD_RATE``'s allowance for a large document."""
+LOAD_RATE = 10 << 20
+"""Bytes of a document a worker is given a second to fetch and compile, on top of BARRIER_TIMEOUT:
+a 120 MB simulation took its workers 3-5 s on the 2-core machine."""
 RETRY_INTERVAL = 0.2
 """How often a worker tries the store again while it is unavailable."""
 REGISTRY_SETTLE_MS = 1_500
@@ -293,7 +298,13 @@ class Runtime:
             try:
                 if failing or loop.time() - last_beat >= HEARTBEAT_INTERVAL:
                     last_beat = loop.time()
-                    await self.sync()  # heartbeat, and a safety net for a missed event
+                    if self._sync_lock.locked():
+                        # still applying a change (a large simulation takes seconds): alive, and
+                        # not up to date yet, which a write's barrier must see rather than a worker
+                        # gone quiet, that it would stop waiting for
+                        await self.store.heartbeat(self.worker_id, self._acked, self._clock_ms())
+                    else:
+                        await self.sync()  # heartbeat, and a safety net for a missed event
                     if failing:
                         log.warning("store available again")
                     failing = False
@@ -360,7 +371,7 @@ class Runtime:
             await self._refresh_cache(old, self.snapshot)
             self.records.use_indexes(self.snapshot.config.journal_indexes)
         if wait:
-            await self._barrier(generation)
+            await self._barrier(generation, len(body))
         return True
 
     async def barrier(self) -> None:
@@ -389,13 +400,15 @@ class Runtime:
         journal, cache = await self.store.sizes()
         return journal, cache if self.cache.mirrored else len(self.cache)
 
-    async def _barrier(self, generation: int) -> None:
+    async def _barrier(self, generation: int, size: int = 0) -> None:
+        """Wait until every live worker has applied ``generation`` (a document of ``size`` bytes)."""
         await self.store.publish(generation)
         await self.sync()
         if not self.store.shared:
             return  # this worker is the only one
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + BARRIER_TIMEOUT
+        timeout = BARRIER_TIMEOUT + size / LOAD_RATE
+        deadline = loop.time() + timeout
         since = await self.store.registry_since()
         settled_at = (since if since is not None else self._clock_ms()) + self._settle_ms
         while True:
@@ -408,7 +421,7 @@ class Runtime:
                     "workers %s did not apply generation %d within %.1fs",
                     lagging,
                     generation,
-                    BARRIER_TIMEOUT,
+                    timeout,
                 )
                 return
             await asyncio.sleep(0.002)
