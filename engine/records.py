@@ -34,6 +34,11 @@ from store import Batch, BatchIds, JournalRecord, Outbox, Store
 T = TypeVar("T")
 _SEQUENCE = itemgetter(1)
 
+JOURNAL_BATCH_BYTES = 8 << 20
+"""A shared store's journal batch carries at most this many bytes of entries (one entry at least):
+Redis applies a batch in one script and answers no one else meanwhile. Sixteen 40 MB entries in
+one batch (``-journal-body-size-limit=``, whole bodies) held it for seconds."""
+
 Pending = tuple[str, RequestDetails, Wire, float, float, str]
 """(entry id, request, response, wall-clock time received, latency in ms, mode)."""
 
@@ -58,6 +63,9 @@ class Recorder:
         """(sequence number, JSON form) of entries whose bytes the proxy could not keep."""
         self._journal: list[Pending] = []
         """Entries waiting for the flush with their request, to be indexed or cut to the body limit."""
+        self._ready: list[tuple[str, JournalRecord]] = []
+        """Entries in their stored form that did not fit in the last batch (JOURNAL_BATCH_BYTES)."""
+        self._ready_keys: dict[str, dict[str, str]] = {}
         self._logs: list[bytes] = []
         ids = BatchIds()
         self._journal_out: Outbox[JournalBatch] = Outbox(ids)
@@ -81,7 +89,13 @@ class Recorder:
     @property
     def pending(self) -> bool:
         return bool(
-            self._packable or self._encoded or self._journal or self._logs or self._journal_out or self._logs_out
+            self._packable
+            or self._encoded
+            or self._journal
+            or self._ready
+            or self._logs
+            or self._journal_out
+            or self._logs_out
         )
 
     def entry_id(self, sequence: int) -> str:
@@ -179,23 +193,36 @@ class Recorder:
             await store.batch(batch.id).logs_append(batch.items, self.logs_size)
 
         await self._journal_out.send(write_journal, lambda: self._take_journal(store.shared))
+        while self._ready:
+            await self._journal_out.send(write_journal, lambda: self._take_journal(store.shared))
         await self._logs_out.send(write_logs, self._take_logs)
 
     def _take_journal(self, pack: bool) -> JournalBatch | None:
-        """The buffered entries, packed (``pack``) and indexed; the newest ``journal_size`` only, all
-        the store would keep of them."""
-        if not (self._packable or self._encoded or self._journal):
+        """The buffered entries, packed (``pack``, for a shared store: then at most
+        JOURNAL_BATCH_BYTES of them, the rest kept for the next batch) and indexed; the newest
+        ``journal_size`` only, all the store would keep of them."""
+        if self._packable or self._encoded or self._journal:
+            taken, self._journal = self._journal, []
+            entries = [self.entry(p) for p in taken]
+            self._ready += self._take_recorded(pack)
+            self._ready += ((e.id, compact(encode_entry(e, self.body_limit))) for e in entries)
+            del self._ready[: -self.journal_size]
+            for name, expr in self._indexes.items():
+                self._ready_keys.setdefault(name, {}).update((k, e.id) for k, e in build_index(expr, entries).items())
+        if not self._ready:
             return None
-        taken, self._journal = self._journal, []
-        entries = [self.entry(p) for p in taken]
-        bodies = [
-            *self._take_recorded(pack),
-            *((e.id, compact(encode_entry(e, self.body_limit))) for e in entries),
-        ]
-        keys = {
-            name: {key: e.id for key, e in build_index(expr, entries).items()} for name, expr in self._indexes.items()
-        }
-        return JournalBatch(bodies[-self.journal_size :], keys)
+        cut = len(self._ready)
+        if pack:
+            size, cut = 0, 0
+            for _, body in self._ready:
+                size += len(body)
+                if cut and size > JOURNAL_BATCH_BYTES:
+                    break
+                cut += 1
+        batch = JournalBatch(self._ready[:cut], self._ready_keys)
+        del self._ready[:cut]
+        self._ready_keys = {}
+        return batch
 
     def _take_logs(self) -> list[bytes] | None:
         logs, self._logs = self._logs, []

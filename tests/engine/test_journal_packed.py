@@ -14,7 +14,7 @@ from engine.http_request import Arrival, read_request
 from engine.journal import decode_entry, encode_record
 from engine.journal_packed import Packable, pack_entry, unpack_entry
 from engine.model import Response
-from engine.records import Recorder
+from engine.records import JOURNAL_BATCH_BYTES, Recorder
 from engine.responses import Wire, render_response
 from store import JournalRecord, MemoryStore, StoreUnavailable
 
@@ -195,3 +195,38 @@ def test_the_recorder_keeps_the_newest_entries_while_the_store_is_away(shared: b
 def test_a_disabled_journal_records_nothing() -> None:
     recorder = Recorder(journal_size=0, logs_size=10)
     assert _record(recorder, 1, kept=True) == 0 and not recorder.pending
+
+
+class _Batches(MemoryStore):
+    """A shared in-process store noting the bytes of each journal batch it is given."""
+
+    shared = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[int] = []
+
+    async def journal_append(
+        self, entries: Sequence[tuple[str, JournalRecord]], index_keys: Mapping[str, Mapping[str, str]], limit: int
+    ) -> None:
+        self.batches.append(sum(len(entry) for _, entry in entries))
+        await super().journal_append(entries, index_keys, limit)
+
+
+def test_large_entries_go_to_a_shared_store_in_batches_of_a_few_megabytes() -> None:
+    async def scenario() -> None:
+        store, recorder = _Batches(), Recorder(journal_size=100, logs_size=10)
+        big = _wire(b"x" * (3 << 20))
+        for n in range(6):
+            raw = b"GET http://h.test/%d HTTP/1.1\r\nHost: h.test\r\n\r\n" % n
+            recorder.record(read_request(raw, Arrival()), big, time.time(), 0.5, "simulate", raw, Arrival().encode())
+        huge = read_request(b"GET /huge HTTP/1.1\r\nHost: h.test\r\n\r\n", Arrival())
+        recorder.record(huge, _wire(b"y" * (9 << 20)), time.time(), 0.5, "simulate")  # not kept: encoded at once
+        await recorder.flush(store)
+        assert not recorder.pending
+        assert len(store.batches) == 4 and all(size <= JOURNAL_BATCH_BYTES for size in store.batches[:3])
+        assert store.batches[3] > JOURNAL_BATCH_BYTES  # an entry larger than a batch goes alone
+        paths = [decode_entry(raw).request.path for raw in await store.journal_entries()]
+        assert paths == [f"/{n}" for n in range(6)] + ["/huge"]
+
+    asyncio.run(scenario())
