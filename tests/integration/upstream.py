@@ -30,6 +30,13 @@ BINARY = bytes(range(256))
 GZIP_DOC = {"compressed": True, "items": list(range(20))}
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 1024
+    """socketserver listens with a backlog of 5: 500 post-serve actions connecting at once lost
+    SYNs, and the kernel's retransmissions (1, 2, 4, 8 s) held some callbacks up to 20 s."""
+
+
 @dataclass
 class Seen:
     method: str
@@ -146,8 +153,7 @@ def start_upstream(tls: ssl.SSLContext | None = None) -> Upstream:
 
         do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = handle_one
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
+    server = _Server(("127.0.0.1", 0), Handler)
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
