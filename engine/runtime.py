@@ -128,6 +128,7 @@ class Runtime:
         await self.sync()
         self._tasks.spawn(self._follow_events(), name="runtime-events")
         self._tasks.spawn(self._housekeeping(), name="runtime-housekeeping")
+        self._tasks.spawn(self._keep_alive(), name="runtime-keep-alive")
 
     async def aclose(self) -> None:
         await self._tasks.aclose()
@@ -289,6 +290,16 @@ class Runtime:
             with contextlib.suppress(StoreError):
                 await self.sync()  # catch up on whatever was published while disconnected
 
+    async def _keep_alive(self) -> None:
+        """Beat while a sync is under way, whichever task runs it: applying a large simulation takes
+        seconds, and a worker that stops beating for ALIVE_WINDOW_MS is taken for gone, so a
+        write's barrier would stop waiting for it while it still serves the old simulation."""
+        while True:
+            await asyncio.sleep(HEARTBEAT_INTERVAL)
+            if self._sync_lock.locked():
+                with contextlib.suppress(StoreError):
+                    await self.store.heartbeat(self.worker_id, self._acked, self._clock_ms())
+
     async def _housekeeping(self) -> None:
         last_beat = 0.0
         failing = False
@@ -298,13 +309,7 @@ class Runtime:
             try:
                 if failing or loop.time() - last_beat >= HEARTBEAT_INTERVAL:
                     last_beat = loop.time()
-                    if self._sync_lock.locked():
-                        # still applying a change (a large simulation takes seconds): alive, and
-                        # not up to date yet, which a write's barrier must see rather than a worker
-                        # gone quiet, that it would stop waiting for
-                        await self.store.heartbeat(self.worker_id, self._acked, self._clock_ms())
-                    else:
-                        await self.sync()  # heartbeat, and a safety net for a missed event
+                    await self.sync()  # heartbeat, and a safety net for a missed event
                     if failing:
                         log.warning("store available again")
                     failing = False
