@@ -10,9 +10,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from store.base import DOCUMENTS, TRAFFIC_KEEP_S, BatchWriter, JournalRecord, Store, Versions
+from store.base import DOCUMENTS, NO_EFFECTS, TRAFFIC_KEEP_S, BatchWriter, JournalRecord, Store, Versions, WriteEffects
 from store.batches import Batch, BatchId, BatchIds, Outbox
-from store.errors import SimproxyError, StoreError, StoreUnavailable, WriteUnconfirmed
+from store.errors import SimproxyError, SimulationChanged, StoreError, StoreUnavailable, WriteUnconfirmed
 from store.memory import MemoryStore
 
 if TYPE_CHECKING:
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DOCUMENTS",
+    "NO_EFFECTS",
     "TRAFFIC_KEEP_S",
     "Batch",
     "BatchId",
@@ -30,10 +31,12 @@ __all__ = [
     "Outbox",
     "RedisStore",
     "SimproxyError",
+    "SimulationChanged",
     "Store",
     "StoreError",
     "StoreUnavailable",
     "Versions",
+    "WriteEffects",
     "WriteUnconfirmed",
     "key_prefix",
     "open_store",

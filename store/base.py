@@ -54,6 +54,20 @@ values, kept as given (the engine's unpacked form of an entry, which never leave
 
 
 @dataclass(frozen=True, slots=True)
+class WriteEffects:
+    """What a document write changes with it, in the same atomic step: an import clears the match
+    cache and starts its ``sequence:`` state again, so that no worker can see the new simulation
+    with the old cache or the old sequence state."""
+
+    clear_cache: bool = False
+    state: tuple[tuple[str, str], ...] = ()
+    """State values set (the state's version bumped) with the document."""
+
+
+NO_EFFECTS = WriteEffects()
+
+
+@dataclass(frozen=True, slots=True)
 class Versions:
     """The generation counter and the generation at which each document was last written (0: never)."""
 
@@ -117,8 +131,11 @@ class Store(BatchWriter, Protocol):
     async def read_document(self, name: str) -> tuple[int, bytes] | None:
         """(version, body) of a document, or None when it was never written."""
 
-    async def write_document(self, name: str, body: bytes, expected_version: int | None = None) -> int | None:
-        """Store ``body`` atomically, bumping the generation; returns the new generation.
+    async def write_document(
+        self, name: str, body: bytes, expected_version: int | None = None, effects: WriteEffects = NO_EFFECTS
+    ) -> int | None:
+        """Store ``body`` and apply ``effects`` atomically, bumping the generation; returns the new
+        generation.
 
         With ``expected_version`` (0 = never written) the write only happens if the document is
         still at that version; otherwise nothing changes and None is returned.
@@ -165,17 +182,25 @@ class Store(BatchWriter, Protocol):
         """(version, state) in one round trip; the version grows with every change of the state."""
 
     async def state_step(
-        self, version: int, sets: Mapping[str, str], removes: Sequence[str]
+        self, version: int, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None
     ) -> tuple[bool, int, dict[str, str]]:
         """When the state is still at ``version``: set ``sets``, delete ``removes`` and return
         (True, its version now, the state now); otherwise change nothing and return (False, the
-        current version, the current state), so the caller can decide again without another read."""
+        current version, the current state), so the caller can decide again without another read.
+
+        ``simulation``: the version of the simulation document the step was decided on; when the
+        stored one is another, nothing changes and ``SimulationChanged`` is raised."""
 
     async def state_transition(
-        self, requires: Mapping[str, str], sets: Mapping[str, str], removes: Sequence[str]
+        self,
+        requires: Mapping[str, str],
+        sets: Mapping[str, str],
+        removes: Sequence[str],
+        simulation: int | None = None,
     ) -> bool:
         """One atomic compare-and-set: when every key of ``requires`` holds its value, set ``sets``,
-        then delete ``removes``, and return True; otherwise change nothing and return False."""
+        then delete ``removes``, and return True; otherwise change nothing and return False.
+        ``simulation`` as for ``state_step``."""
 
     async def cache_entries(self) -> dict[str, bytes]: ...
 

@@ -4,8 +4,9 @@ The root lives in the lowest layer so that every package (admin -> engine -> sto
 
     SimproxyError
     ├── store.StoreError              a store operation failed
-    │   └── store.StoreUnavailable    the backing server cannot be reached (admin answers 503)
-    │       └── store.WriteUnconfirmed  ... while a document write was sent: applied or not, unknown
+    │   ├── store.StoreUnavailable    the backing server cannot be reached (admin answers 503)
+    │   │   └── store.WriteUnconfirmed  ... while a document write was sent: applied or not, unknown
+    │   └── store.SimulationChanged   a state step decided on a simulation that was replaced meanwhile
     ├── engine.EngineError            see engine/errors.py
     └── admin.ApiError                see admin/errors.py (carries the HTTP status)
 """
@@ -28,3 +29,8 @@ class StoreUnavailable(StoreError):
 class WriteUnconfirmed(StoreUnavailable):
     """A document write was sent, then the store stopped answering for longer than its outcome was
     looked for: it was applied or not before the store stopped, and it can no longer be applied."""
+
+
+class SimulationChanged(StoreError):
+    """A state step was decided on a simulation that is no longer the stored one: nothing was
+    changed. The worker loads the new simulation and decides again."""

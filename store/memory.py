@@ -10,8 +10,9 @@ from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Mapping, Sequence
 from operator import itemgetter
 
-from store.base import DOCUMENTS, TRAFFIC_KEEP_S, JournalRecord, Versions
+from store.base import DOCUMENTS, NO_EFFECTS, TRAFFIC_KEEP_S, JournalRecord, Versions, WriteEffects
 from store.batches import BatchId
+from store.errors import SimulationChanged
 
 _FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
@@ -56,13 +57,24 @@ class MemoryStore:
     async def read_document(self, name: str) -> tuple[int, bytes] | None:
         return self._documents.get(name)
 
-    async def write_document(self, name: str, body: bytes, expected_version: int | None = None) -> int | None:
+    async def write_document(
+        self, name: str, body: bytes, expected_version: int | None = None, effects: WriteEffects = NO_EFFECTS
+    ) -> int | None:
         current = self._documents.get(name, (0, b""))[0]
         if expected_version is not None and current != expected_version:
             return None
         self._generation += 1
         self._documents[name] = (self._generation, bytes(body))
+        if effects.clear_cache:
+            self._clear_cache()
+        if effects.state:
+            self._state.update(effects.state)
+            self._state_version += 1
         return self._generation
+
+    def _check_simulation(self, simulation: int | None) -> None:
+        if simulation is not None and self._documents.get("simulation", (0, b""))[0] != simulation:
+            raise SimulationChanged("the simulation was replaced since this step was decided")
 
     async def bump_generation(self) -> int:
         self._generation += 1
@@ -113,8 +125,9 @@ class MemoryStore:
         return self._state_version, dict(self._state)
 
     async def state_step(
-        self, version: int, sets: Mapping[str, str], removes: Sequence[str]
+        self, version: int, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None
     ) -> tuple[bool, int, dict[str, str]]:
+        self._check_simulation(simulation)
         if version != self._state_version:
             return False, self._state_version, dict(self._state)
         if sets or removes:
@@ -125,9 +138,14 @@ class MemoryStore:
         return True, self._state_version, dict(self._state)
 
     async def state_transition(
-        self, requires: Mapping[str, str], sets: Mapping[str, str], removes: Sequence[str]
+        self,
+        requires: Mapping[str, str],
+        sets: Mapping[str, str],
+        removes: Sequence[str],
+        simulation: int | None = None,
     ) -> bool:
         # no await in here: one step of the event loop, so atomic within the process
+        self._check_simulation(simulation)
         if any(self._state.get(key) != value for key, value in requires.items()):
             return False
         self._state.update(sets)
@@ -148,6 +166,9 @@ class MemoryStore:
         return dict(self._cache)
 
     async def cache_clear(self) -> None:
+        self._clear_cache()
+
+    def _clear_cache(self) -> None:
         self._cache.clear()
 
     async def journal_append(

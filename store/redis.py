@@ -24,9 +24,9 @@ from redis.exceptions import RedisError
 from redis.typing import EncodableT, FieldT
 
 from store import redis_scripts as scripts
-from store.base import DOCUMENTS, TRAFFIC_KEEP_S, JournalRecord, Versions
+from store.base import DOCUMENTS, NO_EFFECTS, TRAFFIC_KEEP_S, JournalRecord, Versions, WriteEffects
 from store.batches import BatchId
-from store.errors import StoreError, StoreUnavailable
+from store.errors import SimulationChanged, StoreError, StoreUnavailable
 from store.redis_once import (
     LOST,
     WRITE_OUTCOME_KEEP_MS,
@@ -78,6 +78,10 @@ def _mapping(values: Mapping[str, str]) -> dict[FieldT, EncodableT]:
         key.encode("utf-8", "surrogateescape"): value.encode("utf-8", "surrogateescape")
         for key, value in values.items()
     }
+
+
+def _simulation_arg(simulation: int | None) -> str:
+    return "" if simulation is None else str(simulation)
 
 
 def _frame(key: str, value: bytes) -> bytes:
@@ -206,17 +210,20 @@ class RedisStore:
         return int(version), body if isinstance(body, bytes) else body.encode()
 
     @_translate
-    async def write_document(self, name: str, body: bytes, expected_version: int | None = None) -> int | None:
+    async def write_document(
+        self, name: str, body: bytes, expected_version: int | None = None, effects: WriteEffects = NO_EFFECTS
+    ) -> int | None:
         marker = self._writes + secrets.token_hex(8)
         expected = "" if expected_version is None else str(expected_version)
         lease = write_lease(len(body))
         leased = await take_lease(self._client, marker, lease)
         try:
             async with self._sized(len(body), self._write_script) as client:
-                keys = [self._docs[name], self._gen, marker]
-                result = int(
-                    await self._write_script(keys=keys, args=[body, expected, WRITE_OUTCOME_KEEP_MS], client=client)
-                )
+                keys = [self._docs[name], self._gen, marker, *self._cache, self._state, self._state_version]
+                args: list[EncodableT] = [body, expected, WRITE_OUTCOME_KEEP_MS, "1" if effects.clear_cache else ""]
+                for key, value in effects.state:
+                    args += [key.encode("utf-8", "surrogateescape"), value.encode("utf-8", "surrogateescape")]
+                result = int(await self._write_script(keys=keys, args=args, client=client))
         except LOST as exc:
             self.errors += 1
             result = await write_outcome(self._client, marker, leased, lease, exc, self._count_error)
@@ -333,28 +340,39 @@ class RedisStore:
 
     @_translate
     async def state_step(
-        self, version: int, sets: Mapping[str, str], removes: Sequence[str]
+        self, version: int, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None
     ) -> tuple[bool, int, dict[str, str]]:
-        args: list[str] = [str(version), str(len(sets))]
+        args: list[str] = [_simulation_arg(simulation), str(version), str(len(sets))]
         for key, value in sets.items():
             args += [key, value]
         args += list(removes)
-        applied, now, flat = await self._step_script(keys=[self._state, self._state_version], args=args)
+        reply = await self._step_script(keys=[self._state, self._state_version, self._docs["simulation"]], args=args)
+        if reply == -1:
+            raise SimulationChanged("the simulation was replaced since this step was decided")
+        applied, now, flat = reply
         state = {_text(flat[i]): _text(flat[i + 1]) for i in range(0, len(flat), 2)}
         return bool(applied), int(now), state
 
     @_translate
     async def state_transition(
-        self, requires: Mapping[str, str], sets: Mapping[str, str], removes: Sequence[str]
+        self,
+        requires: Mapping[str, str],
+        sets: Mapping[str, str],
+        removes: Sequence[str],
+        simulation: int | None = None,
     ) -> bool:
-        args: list[str] = [str(len(requires))]
+        args: list[str] = [_simulation_arg(simulation), str(len(requires))]
         for key, value in requires.items():
             args += [key, value]
         args.append(str(len(sets)))
         for key, value in sets.items():
             args += [key, value]
         args += list(removes)
-        return bool(await self._transition_script(keys=[self._state, self._state_version], args=args))
+        keys = [self._state, self._state_version, self._docs["simulation"]]
+        applied = int(await self._transition_script(keys=keys, args=args))
+        if applied == -1:
+            raise SimulationChanged("the simulation was replaced since this step was decided")
+        return bool(applied)
 
     @_translate
     async def cache_put(self, entries: Mapping[str, bytes], capacity: int, batch: BatchId | None = None) -> None:

@@ -22,8 +22,10 @@ end
 # KEYS: the counter. Returns its new value.
 BUMP_ONE = BUMP + "return bump(KEYS[1])\n"
 
-# KEYS: document hash, generation, the write's marker. ARGV: body, expected version ("" =
-# unconditional), ms to keep the outcome. The marker, set to "pending" for a while (the write's lease)
+# KEYS: document hash, generation, the write's marker, then the write's effects' keys (cache hash,
+# recency zset, sequence counter, state hash, state version). ARGV: body, expected version ("" =
+# unconditional), ms to keep the outcome, "1" to clear the cache (else ""), then (key, value) pairs
+# of state to set (with a bump of the state version). The marker, set to "pending" for a while (the write's lease)
 # before the write is sent, is what lets the write be applied: a copy that reaches Redis after the
 # lease ran out (its reply was given up on) changes nothing. The outcome replaces it, so a copy sent
 # again, or the writer looking the outcome up, gets the first copy's. Returns -1 when the lease ran
@@ -43,49 +45,69 @@ if ARGV[2] ~= '' then
 end
 local gen = bump(KEYS[2])
 redis.call('HSET', KEYS[1], 'v', gen, 'body', ARGV[1])
+if ARGV[4] == '1' then redis.call('DEL', KEYS[4], KEYS[5], KEYS[6]) end
+if #ARGV > 4 then
+  for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[7], ARGV[i], ARGV[i + 1]) end
+  bump(KEYS[8])
+end
 redis.call('SET', KEYS[3], gen, 'PX', ARGV[3])
 return gen
 """
 )
 
+# The opening of the state steps: KEYS[3] the simulation document, ARGV[1] the version the step
+# was decided on ("" for any). When the stored simulation is another, the script returns -1 at
+# once (nothing changed). A holds ARGV from the second on.
+SIMULATION_CHECK = """
+if ARGV[1] ~= '' and (redis.call('HGET', KEYS[3], 'v') or '0') ~= ARGV[1] then return -1 end
+local A = {}
+for i = 2, #ARGV do A[i - 1] = ARGV[i] end
+"""
 
-# KEYS: state hash, its version. ARGV: n, then n (key, value) pairs required; m, then m (key, value)
-# pairs to set; then the keys to remove. Returns 1 when applied, 0 when a required value did not hold.
+
+# KEYS: state hash, its version, the simulation document. ARGV: the simulation's version (see
+# SIMULATION_CHECK); n, then n (key, value) pairs required; m, then m (key, value) pairs to set; then
+# the keys to remove. Returns 1 when applied, 0 when a required value did not hold, -1 when the
+# simulation changed.
 STATE_TRANSITION = (
     BUMP
+    + SIMULATION_CHECK
     + """
-local n = tonumber(ARGV[1])
+local n = tonumber(A[1])
 for i = 0, n - 1 do
-  if redis.call('HGET', KEYS[1], ARGV[2 + 2 * i]) ~= ARGV[3 + 2 * i] then return 0 end
+  if redis.call('HGET', KEYS[1], A[2 + 2 * i]) ~= A[3 + 2 * i] then return 0 end
 end
 local at = 2 + 2 * n
-local m = tonumber(ARGV[at])
+local m = tonumber(A[at])
 for i = 0, m - 1 do
-  redis.call('HSET', KEYS[1], ARGV[at + 1 + 2 * i], ARGV[at + 2 + 2 * i])
+  redis.call('HSET', KEYS[1], A[at + 1 + 2 * i], A[at + 2 + 2 * i])
 end
-for i = at + 1 + 2 * m, #ARGV do
-  redis.call('HDEL', KEYS[1], ARGV[i])
+for i = at + 1 + 2 * m, #A do
+  redis.call('HDEL', KEYS[1], A[i])
 end
-if m > 0 or #ARGV > at + 2 * m then bump(KEYS[2]) end
+if m > 0 or #A > at + 2 * m then bump(KEYS[2]) end
 return 1
 """
 )
 
-# KEYS: state hash, its version. ARGV: the version the caller decided on, m, m (key, value) pairs to
-# set, then the keys to remove. Returns {applied (1/0), version now, the state as HGETALL gives it}.
+# KEYS: state hash, its version, the simulation document. ARGV: the simulation's version (see
+# SIMULATION_CHECK), the state version the caller decided on, m, m (key, value) pairs to set, then
+# the keys to remove. Returns {applied (1/0), version now, the state as HGETALL gives it}, or -1 when
+# the simulation changed.
 STATE_STEP = (
     BUMP
+    + SIMULATION_CHECK
     + """
 local v = tonumber(redis.call('GET', KEYS[2]) or '0')
-if v ~= tonumber(ARGV[1]) then return {0, v, redis.call('HGETALL', KEYS[1])} end
-local m = tonumber(ARGV[2])
+if v ~= tonumber(A[1]) then return {0, v, redis.call('HGETALL', KEYS[1])} end
+local m = tonumber(A[2])
 for i = 0, m - 1 do
-  redis.call('HSET', KEYS[1], ARGV[3 + 2 * i], ARGV[4 + 2 * i])
+  redis.call('HSET', KEYS[1], A[3 + 2 * i], A[4 + 2 * i])
 end
-for i = 3 + 2 * m, #ARGV do
-  redis.call('HDEL', KEYS[1], ARGV[i])
+for i = 3 + 2 * m, #A do
+  redis.call('HDEL', KEYS[1], A[i])
 end
-if #ARGV > 2 then v = bump(KEYS[2]) end
+if #A > 2 then v = bump(KEYS[2]) end
 return {1, v, redis.call('HGETALL', KEYS[1])}
 """
 )
