@@ -20,7 +20,7 @@ from admin.errors import ServerError
 from admin.responses import JSON_TYPE, json_response, services
 from admin.services import Services
 from admin.simfile import parse_simulation, schema_document
-from admin.startup import import_with_files, reset_sequences
+from admin.startup import import_effects, import_with_files
 from admin.views import simulation_view, warnings_view
 from engine.codec import decode_simulation
 from engine.goregex import InvalidPattern, compile_go
@@ -28,6 +28,7 @@ from engine.matchers import MatcherRegistry
 from engine.matching import compile_simulation
 from engine.model import EMPTY_SIMULATION, Matchers, Pair, Simulation
 from engine.simulation import ImportResult
+from store import WriteEffects
 
 APPEND_ATTEMPTS = 20
 log = logging.getLogger(__name__)
@@ -78,10 +79,9 @@ async def put_simulation(request: Request) -> HTTPResponse:
         svc.settings, None, incoming, svc.runtime.snapshot.config.action_names, svc.offload
     )
     compiled = await svc.offload.run(compile_simulation, result.simulation, svc.registry)
-    await svc.runtime.write_simulation(result.simulation, compiled, expected=None)  # a new lineage
+    effects = import_effects(result.sequence_keys, replace=True)
+    await svc.runtime.write_simulation(result.simulation, compiled, expected=None, effects=effects)  # a new lineage
     _log_import(incoming, result)
-    await svc.runtime.store.cache_clear()
-    await reset_sequences(svc.runtime.store, result.sequence_keys)
     return await _import_response(svc, result)
 
 
@@ -97,11 +97,14 @@ async def post_simulation(request: Request) -> HTTPResponse:
         )
         compiled = await svc.offload.run(compile_simulation, result.simulation, svc.registry)
         written = await svc.runtime.write_simulation(
-            result.simulation, compiled, expected=snap.simulation_version, lineage=snap.lineage
+            result.simulation,
+            compiled,
+            expected=snap.simulation_version,
+            lineage=snap.lineage,
+            effects=import_effects(result.sequence_keys, replace=False),
         )
         if written:
             _log_import(incoming, result)
-            await reset_sequences(svc.runtime.store, result.sequence_keys)
             return await _import_response(svc, result)
     raise ServerError("An error occurred: the simulation kept changing during the append; try again")
 
@@ -130,9 +133,11 @@ def _log_import(incoming: Simulation, result: ImportResult) -> None:
 async def delete_simulation(request: Request) -> HTTPResponse:
     svc = services(request)
     await svc.runtime.write_simulation(
-        EMPTY_SIMULATION, compile_simulation(EMPTY_SIMULATION, svc.registry), expected=None
+        EMPTY_SIMULATION,
+        compile_simulation(EMPTY_SIMULATION, svc.registry),
+        expected=None,
+        effects=WriteEffects(clear_cache=True),
     )
-    await svc.runtime.store.cache_clear()
     return json_response(simulation_view(EMPTY_SIMULATION), newline=True)
 
 

@@ -24,7 +24,7 @@ from engine.offload import Offloader
 from engine.runtime import Runtime, new_lineage
 from engine.simulation import ImportResult, body_file_urls, download_body_files, import_simulation
 from engine.templating.csv_store import parse_csv
-from store import Store
+from store import WriteEffects
 from store.errors import SimproxyError
 
 
@@ -141,9 +141,10 @@ async def bootstrap(runtime: Runtime, settings: Settings, *, wait: bool = True) 
     if imported is not None:
         lineage = new_lineage()
         compiled = compile_simulation(imported.simulation, runtime.registry)
-        await runtime.write_simulation(imported.simulation, compiled, expected=None, lineage=lineage, wait=wait)
-        await runtime.store.cache_clear()
-        await reset_sequences(runtime.store, imported.sequence_keys)
+        effects = import_effects(imported.sequence_keys, replace=True)
+        await runtime.write_simulation(
+            imported.simulation, compiled, expected=None, lineage=lineage, wait=wait, effects=effects
+        )
         wanted = wanted.preloading(lineage)  # Hoverfly preloads the cache after a start-up import
     existing = await runtime.store.read_document("config")
     if existing is None or wanted != RuntimeConfig():
@@ -162,7 +163,7 @@ def _startup_digest(imported: ImportResult | None, sources: dict[str, list[list[
     return hashlib.sha256(orjson.dumps(what, option=orjson.OPT_SORT_KEYS)).hexdigest().encode()
 
 
-async def reset_sequences(store: Store, keys: tuple[str, ...]) -> None:
-    """Hoverfly starts every imported ``sequence:`` at its first step."""
-    if keys:
-        await store.state_update(dict.fromkeys(keys, "1"))
+def import_effects(sequence_keys: tuple[str, ...], *, replace: bool) -> WriteEffects:
+    """What an import changes with the simulation, in the same step: Hoverfly starts every imported
+    ``sequence:`` at its first step, and a replace (not an append) empties the match cache."""
+    return WriteEffects(clear_cache=replace, state=tuple((key, "1") for key in sequence_keys))

@@ -33,7 +33,7 @@ from engine.runtime import Runtime, Snapshot
 from engine.templated import Rendered, render_pair
 from engine.templating import CsvTables
 from engine.upstream import Upstream
-from store import StoreError
+from store import SimulationChanged, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -194,14 +194,14 @@ class Engine:
             if entry is not None:
                 if entry.pair is None:
                     return entry.miss or plain_error(502, error_text(MATCHING_CONTEXT, NO_MATCH), outcome="miss")
-                return self._serve(snap, entry.pair, req, delay)  # a cached pair never requires state
+                return self._serve(snap, entry.pair, req, delay, cache_misses)  # a cached pair never requires state
         if snap.simulation.writes_state:
             return self._simulate_with_state(snap, req, probe, cache_misses, delay)
         result = match(snap.simulation, req, _NO_STATE, _strategy(snap), self.webserver)
         if result.pair is None:
             return self._miss(result, req, probe if cache_misses else None)
         self._remember(result, probe)
-        return self._serve(snap, result.pair, req, delay)
+        return self._serve(snap, result.pair, req, delay, cache_misses)
 
     def _remember(self, result: MatchResult, probe: Probe | None, miss: Wire | None = None) -> None:
         """Keep the result (a hit, or the 502 of a miss) in the match cache when Hoverfly would."""
@@ -220,7 +220,9 @@ class Engine:
         self._remember(result, probe, wire)
         return wire
 
-    def _serve(self, snap: Snapshot, pair: CompiledPair, req: RequestDetails, delayed: bool = True) -> Outcome:
+    def _serve(
+        self, snap: Snapshot, pair: CompiledPair, req: RequestDetails, delayed: bool = True, cache_misses: bool = True
+    ) -> Outcome:
         """Answer with a chosen pair: templates, state steps and delay, then the wire.
 
         Synchronous when nothing needs the store or a timer (the common case).
@@ -234,9 +236,18 @@ class Engine:
             return self._wire_of(rendered.response, pair.rendered.proxy.pair)
         if templates is None and not step and delay <= 0:
             return self._wire(pair)
-        return self._finish(snap, pair, req, delay, step)
+        return self._finish(snap, pair, req, delay, step, (delayed, cache_misses))
 
-    async def _finish(self, snap: Snapshot, pair: CompiledPair, req: RequestDetails, delay: float, step: bool) -> Wire:
+    async def _finish(
+        self,
+        snap: Snapshot,
+        pair: CompiledPair,
+        req: RequestDetails,
+        delay: float,
+        step: bool,
+        again: tuple[bool, bool],
+    ) -> Wire:
+        """``again``: (delayed, cache_misses), to simulate the request again if need be."""
         response = pair.pair.response
         wire: Wire | None = None
         transitions = response.transitions_state
@@ -248,7 +259,10 @@ class Engine:
                     return self._conflict()
                 wire, transitions = self._wire_of(rendered.response, pair.rendered.proxy.pair), rendered.transitions
             if step:
-                await self.runtime.store.state_transition({}, dict(transitions or ()), response.removes_state or ())
+                sets, removes = dict(transitions or ()), response.removes_state or ()
+                await self.runtime.store.state_transition({}, sets, removes, simulation=snap.simulation_version)
+        except SimulationChanged:
+            return await self._simulate_again(req, *again)
         except StoreError as exc:
             return plain_error(502, error_text(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}"))
         if delay > 0:
@@ -268,8 +282,12 @@ class Engine:
         worker the steps take turns (as Hoverfly's do), so only other workers can make one retry;
         the response's delay is waited after the turn.
         """
-        async with self._state_turn:
-            outcome = await self._step_state(snap, req, probe, cache_misses)
+        try:
+            async with self._state_turn:
+                outcome = await self._step_state(snap, req, probe, cache_misses)
+        except SimulationChanged:
+            self._state_seen = None
+            return await self._simulate_again(req, delayed, cache_misses)
         if isinstance(outcome, Wire):
             return outcome
         wire, response = outcome
@@ -309,19 +327,32 @@ class Engine:
                         return self._conflict()
                     wire, transitions = self._wire_of(rendered.response, pair.rendered.proxy.pair), rendered.transitions
                 sets, removes = dict(transitions or ()), response.removes_state or ()
+                at = snap.simulation_version  # a step decided on a replaced simulation is refused
                 if not reads:  # nothing was decided on the state: the step needs no check
-                    applied = await store.state_transition({}, sets, removes)
+                    applied = await store.state_transition({}, sets, removes, simulation=at)
                 else:
-                    applied, version, state = await store.state_step(version, sets, removes)
+                    applied, version, state = await store.state_step(version, sets, removes, simulation=at)
                     self._state_seen = (version, state)
                     fresh = True
                 if applied:
                     self._remember(result, probe)
                     return wire or self._wire(pair), response
+        except SimulationChanged:
+            raise
         except StoreError as exc:
             self._state_seen = None
             return self._without_state(snap, req, exc)
         return self._conflict()
+
+    async def _simulate_again(self, req: RequestDetails, delayed: bool, cache_misses: bool) -> Wire:
+        """The simulation was replaced while this request was answered on it (its state step was
+        refused): load the new one and answer the request from it, as if it had come after."""
+        try:
+            await self.runtime.sync()
+        except StoreError as exc:
+            return plain_error(502, error_text(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}"))
+        outcome = self._simulate(self.runtime.snapshot, req, cache_misses=cache_misses, delay=delayed)
+        return outcome if isinstance(outcome, Wire) else await outcome
 
     def _without_state(self, snap: Snapshot, req: RequestDetails, exc: StoreError) -> Wire | tuple[Wire, Response]:
         """The store is away: a request is still answered when the pair it matches, the state left

@@ -36,7 +36,7 @@ from engine.records import Recorder
 from engine.simulation import sequence_keys
 from engine.tasks import TaskSet
 from engine.templating.csv_store import CsvMutation
-from store import Batch, BatchIds, Outbox, Store, StoreError, Versions
+from store import NO_EFFECTS, Batch, BatchIds, Outbox, Store, StoreError, Versions, WriteEffects
 
 log = logging.getLogger(__name__)
 
@@ -333,8 +333,10 @@ class Runtime:
         *,
         lineage: str | None = None,
         wait: bool = True,
+        effects: WriteEffects = NO_EFFECTS,
     ) -> bool:
-        """Store ``sim`` (compare-and-set against ``expected`` when given), then wait for every worker.
+        """Store ``sim`` (compare-and-set against ``expected`` when given) and apply ``effects`` in
+        the same atomic step, then wait for every worker.
 
         ``lineage`` continues the current simulation (an append); None starts a new one (a replace).
         ``wait=False`` skips the wait: for start-up, before any worker exists.
@@ -347,7 +349,7 @@ class Runtime:
                 return snap
             return Snapshot(compiled, generation, snap.config, snap.config_version, lineage, snap.csv)
 
-        return await self._write("simulation", body, expected, apply, wait)
+        return await self._write("simulation", body, expected, apply, wait, effects)
 
     async def write_config(self, config: RuntimeConfig, expected: int | None, *, wait: bool = True) -> bool:
         """Store ``config`` like ``write_simulation`` stores a simulation."""
@@ -366,8 +368,9 @@ class Runtime:
         expected: int | None,
         apply: Callable[[Snapshot, int], Snapshot],
         wait: bool,
+        effects: WriteEffects = NO_EFFECTS,
     ) -> bool:
-        generation = await self.store.write_document(name, body, expected)
+        generation = await self.store.write_document(name, body, expected, effects)
         if generation is None:
             return False
         async with self._sync_lock:  # this worker serves the new document before the others ack
