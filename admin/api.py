@@ -25,7 +25,7 @@ from engine.auth import Authenticator, shared_secret
 from engine.cache import MatchCache
 from engine.certs import Interception, fleet_ca, load_ca
 from engine.core import Engine
-from engine.errors import ImportFailure, SimulationError
+from engine.errors import ImportFailure, SimulationError, WriteConflict
 from engine.logs import RecordHandler
 from engine.matchers import MatcherRegistry
 from engine.proxy_server import ProxyServer
@@ -128,6 +128,8 @@ def _handle_error(request: Request, exc: Exception) -> HTTPResponse:
         return error_response(f"Invalid simulation: {exc}", 400)
     if isinstance(exc, ImportFailure):
         return error_response(f"An error occurred: {exc}", 500)
+    if isinstance(exc, WriteConflict):
+        return error_response(str(exc), 500)
     if isinstance(exc, StoreUnavailable):
         return error_response(str(exc), 503)
     if isinstance(exc, StoreError):

@@ -11,7 +11,7 @@ from dataclasses import replace
 from sanic import Request
 from sanic.response import HTTPResponse
 
-from admin.errors import NotFound, ServerError, Unprocessable
+from admin.errors import NotFound, Unprocessable
 from admin.responses import empty_response, json_response, services
 from admin.views import (
     config_view,
@@ -22,6 +22,7 @@ from admin.views import (
     typed,
     usage_view,
 )
+from engine.cas import until_written
 from engine.config import MiddlewareSpec, RuntimeConfig
 from engine.cors import cors_view
 from engine.goregex import InvalidPattern, compile_go
@@ -29,7 +30,6 @@ from engine.middleware import TRIAL, MiddlewareError
 from engine.runtime import Runtime
 from engine.version import VERSION
 
-WRITE_ATTEMPTS = 20
 log = logging.getLogger(__name__)
 
 
@@ -54,13 +54,14 @@ async def get_config(request: Request) -> HTTPResponse:
 
 async def write_config(runtime: Runtime, build: Callable[[RuntimeConfig], RuntimeConfig]) -> RuntimeConfig:
     """Apply ``build`` to the current config with compare-and-set, retrying if another write won."""
-    for _ in range(WRITE_ATTEMPTS):
+
+    async def attempt() -> RuntimeConfig | None:
         await runtime.sync()
         snap = runtime.snapshot
         config = build(snap.config)
-        if await runtime.write_config(config, expected=snap.config_version):
-            return config
-    raise ServerError("the configuration kept changing during the update; try again")
+        return config if await runtime.write_config(config, expected=snap.config_version) else None
+
+    return await until_written(attempt, "the configuration kept changing during the update; try again")
 
 
 async def get_mode(request: Request) -> HTTPResponse:

@@ -7,14 +7,13 @@ from collections.abc import Callable, Mapping
 from sanic import Request
 from sanic.response import HTTPResponse
 
-from admin.errors import BadRequest, NotFound, ServerError
+from admin.errors import BadRequest, NotFound
 from admin.responses import json_response, services
 from admin.views import load_object, typed
+from engine.cas import until_written
 from engine.datasources import CsvSources, Rows
 from engine.runtime import Runtime
 from engine.templating.csv_store import format_csv, parse_csv
-
-WRITE_ATTEMPTS = 20
 
 
 def _view(csv: CsvSources) -> dict[str, list[dict[str, str]]]:
@@ -46,8 +45,8 @@ async def delete_source(request: Request, name: str) -> HTTPResponse:
 
 
 async def _write(runtime: Runtime, change: Callable[[CsvSources], Mapping[str, Rows]]) -> CsvSources:
-    for _ in range(WRITE_ATTEMPTS):
+    async def attempt() -> CsvSources | None:
         current = await runtime.fresh_csv()
-        if await runtime.write_csv(change(current), expected=current.version):
-            return runtime.snapshot.csv
-    raise ServerError("the data sources kept changing during the update; try again")
+        return runtime.snapshot.csv if await runtime.write_csv(change(current), expected=current.version) else None
+
+    return await until_written(attempt, "the data sources kept changing during the update; try again")

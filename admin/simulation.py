@@ -22,6 +22,7 @@ from admin.services import Services
 from admin.simfile import parse_simulation, schema_document
 from admin.startup import import_effects, import_with_files
 from admin.views import simulation_view, warnings_view
+from engine.cas import until_written
 from engine.codec import decode_simulation
 from engine.goregex import InvalidPattern, compile_go
 from engine.matchers import MatcherRegistry
@@ -30,7 +31,6 @@ from engine.model import EMPTY_SIMULATION, Matchers, Pair, Simulation
 from engine.simulation import ImportResult
 from store import WriteEffects
 
-APPEND_ATTEMPTS = 20
 log = logging.getLogger(__name__)
 
 
@@ -104,7 +104,8 @@ async def post_simulation(request: Request) -> HTTPResponse:
     svc = services(request)
     incoming, _ = await _incoming(request)
     await svc.runtime.barrier()  # every worker's cache entries are in the store: they survive the append
-    for _ in range(APPEND_ATTEMPTS):
+
+    async def attempt() -> ImportResult | None:
         await svc.runtime.sync()
         snap = svc.runtime.snapshot
         result = await import_with_files(
@@ -118,10 +119,13 @@ async def post_simulation(request: Request) -> HTTPResponse:
             lineage=snap.lineage,
             effects=import_effects(result.sequence_keys, replace=False),
         )
-        if written:
-            _log_import(incoming, result)
-            return await _import_response(svc, result)
-    raise ServerError("An error occurred: the simulation kept changing during the append; try again")
+        return result if written else None
+
+    result = await until_written(
+        attempt, "An error occurred: the simulation kept changing during the append; try again"
+    )
+    _log_import(incoming, result)
+    return await _import_response(svc, result)
 
 
 async def _import_response(svc: Services, result: ImportResult) -> HTTPResponse:

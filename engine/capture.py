@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from engine.cas import until_written
 from engine.codec import decode_simulation, storage_simulation
 from engine.config import DEFAULT_MAX_PAIRS, ModeArguments
 from engine.errors import CaptureConflict
@@ -25,6 +26,7 @@ from engine.model import JSON, Matcher, Matchers, NamedMatchers, Pair, RequestMa
 from engine.request import RequestDetails
 from engine.simulation import request_key
 from engine.upstream import UpstreamResponse
+from store import WriteEffects
 
 if TYPE_CHECKING:
     from engine.runtime import Runtime
@@ -194,34 +196,40 @@ class Captures:
         return await future
 
     async def _store(self, batch: Sequence[_Pending]) -> list[bool]:
+        conflict = "the simulation kept changing while captured pairs were being stored"
+        return await until_written(
+            lambda: self._store_once(batch), conflict, attempts=CAPTURE_ATTEMPTS, error=CaptureConflict
+        )
+
+    async def _store_once(self, batch: Sequence[_Pending]) -> list[bool] | None:
+        """Which pairs of ``batch`` were added (all False: nothing to write), or None when another
+        write of the simulation came first."""
         store = self.runtime.store
-        for _ in range(CAPTURE_ATTEMPTS):
-            doc = await store.read_document("simulation")
-            version, data = (0, {}) if doc is None else (doc[0], orjson.loads(doc[1]))
-            sim = decode_simulation(data) if data else Simulation()
-            stateful = any(args.stateful for _, args, _ in batch)
-            state = await store.state_get() if stateful else {}
-            added: list[bool] = []
-            starts: list[str] = []
-            full = False
-            for pair, args, _ in batch:
-                if len(sim.pairs) >= self.max_pairs:
-                    added.append(False)
-                    full = True
-                    continue
-                merged = merge_capture(sim, pair, args, state)
-                added.append(merged is not None)
-                if merged is not None:
-                    sim = merged.simulation
-                    starts.extend(merged.sequence_starts)
-                    state = {**state, **{k: "1" for k in merged.sequence_starts}}
-            if full:
-                log.warning("simulation holds -max-pairs %d pairs: captured pairs are not stored", self.max_pairs)
-            if not any(added):
-                return added
-            body = orjson.dumps({**storage_simulation(sim), "lineage": str(data.get("lineage", ""))})
-            if await store.write_document("simulation", body, expected_version=version) is not None:
-                if starts:
-                    await store.state_update({k: "1" for k in starts})
-                return added
-        raise CaptureConflict("the simulation kept changing while captured pairs were being stored")
+        doc = await store.read_document("simulation")
+        version, data = (0, {}) if doc is None else (doc[0], orjson.loads(doc[1]))
+        sim = decode_simulation(data) if data else Simulation()
+        stateful = any(args.stateful for _, args, _ in batch)
+        state = await store.state_get() if stateful else {}
+        added: list[bool] = []
+        starts: list[str] = []
+        full = False
+        for pair, args, _ in batch:
+            if len(sim.pairs) >= self.max_pairs:
+                added.append(False)
+                full = True
+                continue
+            merged = merge_capture(sim, pair, args, state)
+            added.append(merged is not None)
+            if merged is not None:
+                sim = merged.simulation
+                starts.extend(merged.sequence_starts)
+                state = {**state, **{k: "1" for k in merged.sequence_starts}}
+        if full:
+            log.warning("simulation holds -max-pairs %d pairs: captured pairs are not stored", self.max_pairs)
+        if not any(added):
+            return added
+        body = orjson.dumps({**storage_simulation(sim), "lineage": str(data.get("lineage", ""))})
+        effects = WriteEffects(state=tuple((key, "1") for key in starts))  # a new sequence starts with its pair
+        if await store.write_document("simulation", body, version, effects) is None:
+            return None
+        return added

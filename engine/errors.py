@@ -5,7 +5,8 @@ EngineError
 ├── ImportFailure     a simulation Hoverfly rejects at import time with 500 "An error occurred: ..."
 ├── UpstreamError     a forwarded request got no usable answer (the proxy answers Hoverfly's 502)
 ├── RequestRejected   a request the proxy cannot serve (no Host, addressed to the proxy itself)
-├── CaptureConflict   captured pairs could not be stored: the simulation kept changing
+├── WriteConflict     a compare-and-set write kept meeting other writes (engine/cas.py)
+│   └── CaptureConflict   captured pairs could not be stored: the simulation kept changing
 └── AuthError         -auth refused someone (admin answers with the subclass's status)
     ├── LoginRefused      wrong user name or password (401)
     ├── TooManyAttempts   the fleet-wide lock-out after failed logins (429)
@@ -50,7 +51,11 @@ class RequestRejected(EngineError):
         self.text = text
 
 
-class CaptureConflict(EngineError):
+class WriteConflict(EngineError):
+    """Every attempt of a compare-and-set write met a concurrent write of the same document."""
+
+
+class CaptureConflict(WriteConflict):
     """Every attempt to store captured pairs met a concurrent write of the simulation."""
 
 
