@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping, Sequence
 from types import FrameType
 
-from admin.cli import parse_args
+from admin.arguments import parse_args
 from admin.flags import PROGRAM, UsageError
 from store.lifeline import die_with_parent
 from store.redisserver import RedisServer

@@ -17,7 +17,8 @@ from pathlib import Path
 import bcrypt
 import pytest
 
-from admin.cli import main, parse_args
+from admin.arguments import parse_args
+from admin.cli import main
 from admin.flags import FLAGS_BY_NAME, HelpRequested, UsageError, VersionRequested, usage_text
 from admin.settings import Settings
 from engine.config import ActionSpec, MiddlewareSpec
