@@ -21,8 +21,8 @@ from types import FrameType
 
 from admin.arguments import parse_args
 from admin.flags import PROGRAM, UsageError
-from store.lifeline import die_with_parent
-from store.redisserver import RedisServer
+from admin.redisserver import RedisServer
+from engine.lifeline import die_with_parent
 
 USAGE = f"usage: {PROGRAM} fleet N [flags]   (N instances sharing one store and the proxy port)"
 

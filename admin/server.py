@@ -18,6 +18,7 @@ import sys
 from dataclasses import replace
 
 from admin.listeners import Endpoint, close_all
+from admin.redisserver import RedisServer
 from admin.serving import Worker, WorkerSockets
 from admin.settings import Settings
 from admin.startup import bootstrap, initial_config
@@ -25,7 +26,6 @@ from admin.workers import StoppedBeforeReady, Supervisor, stop_before_ready
 from engine.matchers import MatcherRegistry
 from engine.runtime import Runtime
 from store import SimproxyError, open_store
-from store.redisserver import RedisServer
 
 
 def run(settings: Settings) -> int:

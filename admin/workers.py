@@ -36,9 +36,9 @@ from types import FrameType
 
 from admin.serving import Worker, WorkerSockets
 from admin.settings import Settings
+from engine.lifeline import die_with_parent
 from engine.proxy_server import DRAIN_GRACE
 from store.errors import SimproxyError
-from store.lifeline import die_with_parent
 
 log = logging.getLogger(__name__)
 

@@ -38,8 +38,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from admin.redisserver import free_port
 from benchmarks.procs import listeners
-from store.redisserver import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST = "api.bench.test"

@@ -47,9 +47,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from admin.listeners import Endpoint
+from admin.redisserver import free_port
 from benchmarks.procs import descendants
-from store.lifeline import start_time
-from store.redisserver import free_port
+from engine.lifeline import start_time
 
 ROOT = Path(__file__).resolve().parents[1]
 START_POLL = 0.002

@@ -32,8 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from admin.redisserver import free_port
 from benchmarks.procs import cpu_seconds, listeners
-from store.redisserver import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 STUB = {

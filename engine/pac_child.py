@@ -16,7 +16,7 @@ import sys
 
 from pypac.parser import PACFile
 
-from store.lifeline import die_with_parent
+from engine.lifeline import die_with_parent
 
 
 def serve() -> None:

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
+from admin.redisserver import RedisServer, free_port
 from benchmarks.procs import listeners
-from store.redisserver import RedisServer, free_port
 from tests.integration.upstream import Upstream, start_upstream
 
 ROOT = Path(__file__).resolve().parents[2]

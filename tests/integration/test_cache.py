@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import redis
 
-from store.redisserver import RedisServer, free_port
+from admin.redisserver import RedisServer, free_port
 from tests.integration.conftest import Simproxy, pair, simulation
 from tests.integration.test_workers import _burst
 

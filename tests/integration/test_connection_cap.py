@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from store.redisserver import free_port
+from admin.redisserver import free_port
 from tests.integration.conftest import ROOT, call, pair, simulation, wait_until
 
 pytestmark = pytest.mark.slow

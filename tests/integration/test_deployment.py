@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from admin.redisserver import RedisServer, free_port
 from benchmarks.procs import listeners
-from store.redisserver import RedisServer, free_port
 from tests.deploy.render import one, render
 from tests.integration.conftest import ROOT, call, wait_until
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from admin.redisserver import free_port
 from benchmarks.procs import descendants
-from store.lifeline import start_time
-from store.redisserver import free_port
+from engine.lifeline import start_time
 from tests.integration.conftest import ROOT, Simproxy, pair, refused, simulation, wait_until
 
 pytestmark = pytest.mark.slow

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from admin.redisserver import RedisServer, free_port
 from benchmarks.procs import descendants
-from store.redisserver import RedisServer, free_port
 from tests.integration.conftest import ROOT, Simproxy, _cmdline, pair, simulation
 
 

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from admin.redisserver import RedisServer, free_port
 from engine.matchers import MatcherRegistry
 from engine.records import Recorder
 from engine.runtime import Runtime
 from store import BatchId, MemoryStore, RedisStore, Store, StoreUnavailable, WriteUnconfirmed, key_prefix, redis_once
-from store.redisserver import RedisServer, free_port
 
 WRITES: dict[str, Callable[[Any], Awaitable[object]]] = {
     "counters": lambda w: w.add_counters({"simulate": 2}),

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from admin.redisserver import RedisServer
 from store import RedisStore, StoreUnavailable
 from store.redis_once import BULK_RATE
-from store.redisserver import RedisServer
 
 RATE = BULK_RATE * 1.25
 """The link's bytes per second in each direction: a little above what the store allows at the least."""

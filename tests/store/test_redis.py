@@ -18,6 +18,7 @@ import redis.asyncio as aioredis
 from redis.crc import key_slot
 from redis.exceptions import RedisError
 
+from admin.redisserver import RedisServer, free_port
 from store import (
     DOCUMENTS,
     BatchId,
@@ -29,7 +30,6 @@ from store import (
     key_prefix,
     open_store,
 )
-from store.redisserver import RedisServer, free_port
 from tests.store.test_contract import _at
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -351,7 +351,7 @@ def test_private_server_on_a_unix_socket_serves_a_store_and_cleans_up(run) -> No
 def test_a_private_server_whose_parent_is_killed_stops_and_removes_its_socket() -> None:
     """The private Redis of a simproxy killed with SIGKILL leaves nothing in the temporary folder."""
     script = (
-        "import sys, time; from store.redisserver import RedisServer; "
+        "import sys, time; from admin.redisserver import RedisServer; "
         "server = RedisServer().start(); print(server.socket_path, flush=True); time.sleep(60)"
     )
     parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, cwd=ROOT)

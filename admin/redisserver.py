@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+from engine.lifeline import die_with_parent
 from store.errors import StoreUnavailable
-from store.lifeline import die_with_parent
 
 
 def find_redis_server() -> str:
