@@ -22,7 +22,7 @@ from engine.matching import compile_simulation
 from engine.model import Simulation
 from engine.offload import Offloader
 from engine.runtime import Runtime, new_lineage
-from engine.simulation import ImportResult, body_file_urls, download_body_files, import_simulation
+from engine.simulation import ImportResult, body_file_urls, download_body_files, import_simulation, sequence_starts
 from engine.templating.csv_store import parse_csv
 from store import WriteEffects
 from store.errors import SimproxyError
@@ -166,4 +166,4 @@ def _startup_digest(imported: ImportResult | None, sources: dict[str, list[list[
 def import_effects(sequence_keys: tuple[str, ...], *, replace: bool) -> WriteEffects:
     """What an import changes with the simulation, in the same step: Hoverfly starts every imported
     ``sequence:`` at its first step, and a replace (not an append) empties the match cache."""
-    return WriteEffects(clear_cache=replace, state=tuple((key, "1") for key in sequence_keys))
+    return WriteEffects(clear_cache=replace, state=sequence_starts(sequence_keys))

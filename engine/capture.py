@@ -24,7 +24,7 @@ from engine.config import DEFAULT_MAX_PAIRS, ModeArguments
 from engine.errors import CaptureConflict
 from engine.model import JSON, Matcher, Matchers, NamedMatchers, Pair, RequestMatcher, Response, Simulation
 from engine.request import RequestDetails
-from engine.simulation import request_key
+from engine.simulation import request_key, sequence_starts
 from engine.upstream import UpstreamResponse
 from store import WriteEffects
 
@@ -223,13 +223,13 @@ class Captures:
             if merged is not None:
                 sim = merged.simulation
                 starts.extend(merged.sequence_starts)
-                state = {**state, **{k: "1" for k in merged.sequence_starts}}
+                state = {**state, **dict(sequence_starts(merged.sequence_starts))}
         if full:
             log.warning("simulation holds -max-pairs %d pairs: captured pairs are not stored", self.max_pairs)
         if not any(added):
             return added
         body = orjson.dumps({**storage_simulation(sim), "lineage": str(data.get("lineage", ""))})
-        effects = WriteEffects(state=tuple((key, "1") for key in starts))  # a new sequence starts with its pair
+        effects = WriteEffects(state=sequence_starts(starts))  # a new sequence starts with its pair
         if await store.write_document("simulation", body, version, effects) is None:
             return None
         return added

@@ -52,6 +52,11 @@ _ACTION_MODES = frozenset({"simulate", "synthesize"})
 _NO_STATE: Mapping[str, str] = MappingProxyType({})  # what simulations without requiresState match against
 
 
+def _state_unavailable(exc: StoreError) -> Wire:
+    """The 502 of a request that needs the shared state while the store cannot be reached."""
+    return plain_error(502, error_text(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}"))
+
+
 def _strategy(snap: Snapshot) -> Strategy:
     return "strongest" if snap.config.strategy == "strongest" else "first"
 
@@ -264,7 +269,7 @@ class Engine:
         except SimulationChanged:
             return await self._simulate_again(req, *again)
         except StoreError as exc:
-            return plain_error(502, error_text(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}"))
+            return _state_unavailable(exc)
         if delay > 0:
             await asyncio.sleep(delay)
         return wire or self._wire(pair)
@@ -350,7 +355,7 @@ class Engine:
         try:
             await self.runtime.sync()
         except StoreError as exc:
-            return plain_error(502, error_text(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}"))
+            return _state_unavailable(exc)
         outcome = self._simulate(self.runtime.snapshot, req, cache_misses=cache_misses, delay=delayed)
         return outcome if isinstance(outcome, Wire) else await outcome
 
@@ -369,7 +374,7 @@ class Engine:
                     return self._wire(pair), response
                 rendered = self._render(snap, pair, req, _NO_STATE, CsvTables({}))
                 return self._wire_of(rendered.response, pair.rendered.proxy.pair), response
-        return plain_error(502, error_text(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}"))
+        return _state_unavailable(exc)
 
     async def _render_shared(
         self, snap: Snapshot, pair: CompiledPair, req: RequestDetails, state: Mapping[str, str]

@@ -33,7 +33,7 @@ from engine.metrics import MetricsBatch, MetricsBuffer
 from engine.model import EMPTY_SIMULATION, Simulation
 from engine.offload import Offloader
 from engine.records import Recorder
-from engine.simulation import sequence_keys
+from engine.simulation import sequence_keys, sequence_starts
 from engine.tasks import TaskSet
 from engine.templating.csv_store import CsvMutation
 from store import NO_EFFECTS, Batch, BatchIds, Outbox, Store, StoreError, Versions, WriteEffects
@@ -172,11 +172,9 @@ class Runtime:
         restored = False
         if versions.documents["simulation"] == 0 and snap.simulation_version and snap.simulation.simulation.pairs:
             sim = snap.simulation.simulation
-            if await self._reseed("simulation", await self.offload.run(_simulation_body, sim, snap.lineage)):
-                # the state went with it: every sequence starts again at its first step, as after an import
-                keys = sequence_keys(sim)
-                if keys:
-                    await self.store.state_update(dict.fromkeys(keys, "1"))
+            body = await self.offload.run(_simulation_body, sim, snap.lineage)
+            # the state went with it: every sequence starts again at its first step, as after an import
+            await self._reseed("simulation", body, WriteEffects(state=sequence_starts(sequence_keys(sim))))
             restored = True
         if versions.documents["config"] == 0 and snap.config_version:
             await self._reseed("config", orjson.dumps(snap.config.to_json()))
@@ -209,13 +207,14 @@ class Runtime:
             if entry is not None and self.cache.generation == generation:
                 self.cache.put(entry, mirror=False)
 
-    async def _reseed(self, name: str, body: bytes) -> bool:
-        """The store lost a document this worker still holds (Redis restarted empty): put it back.
+    async def _reseed(self, name: str, body: bytes, effects: WriteEffects = NO_EFFECTS) -> bool:
+        """The store lost a document this worker still holds (Redis restarted empty): put it back,
+        with ``effects`` in the same step.
 
         Compare-and-set against "never written", so of all workers doing this only the first wins;
         it tells the others at once (a worker that started meanwhile found the store empty).
         """
-        generation = await self.store.write_document(name, body, expected_version=0)
+        generation = await self.store.write_document(name, body, 0, effects)
         if generation is None:
             return False
         await self.store.publish(generation)

@@ -14,7 +14,7 @@ import binascii
 import re
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from http.client import HTTPMessage
 from pathlib import Path
@@ -41,6 +41,15 @@ class ImportResult:
 def request_key(request: RequestMatcher) -> bytes:
     """Canonical bytes of a request matcher: equal keys <=> Hoverfly's deep-equal duplicate rule."""
     return orjson.dumps(encode_request(request, export=False), option=orjson.OPT_SORT_KEYS)
+
+
+FIRST_STEP = "1"
+
+
+def sequence_starts(keys: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """The state that starts each ``sequence:`` key at its first step (Hoverfly's ``"1"``): what an
+    import, a capture that starts a sequence and a simulation restored into an empty store set."""
+    return tuple((key, FIRST_STEP) for key in keys)
 
 
 def sequence_keys(sim: Simulation) -> tuple[str, ...]:
