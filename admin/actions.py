@@ -13,7 +13,7 @@ from admin.configuration import write_config
 from admin.errors import BadRequest
 from admin.responses import json_response, services
 from admin.views import load_object, typed
-from engine.config import ActionSpec, RuntimeConfig
+from engine.fleet.config import ActionSpec, RuntimeConfig
 
 log = logging.getLogger(__name__)
 

@@ -22,16 +22,16 @@ from admin.services import Services
 from admin.settings import Settings
 from admin.startup import bootstrap, initial_config
 from engine.auth import Authenticator, shared_secret
-from engine.cache import MatchCache
-from engine.certs import Interception, fleet_ca, load_ca
-from engine.core import Engine
 from engine.errors import ImportFailure, SimulationError, WriteConflict
-from engine.logs import RecordHandler
-from engine.matchers import MatcherRegistry
-from engine.proxy_server import ProxyServer
-from engine.records import Recorder
-from engine.runtime import REGISTRY_SETTLE_MS, Runtime
-from engine.upstream import Upstream, UpstreamOptions
+from engine.fleet.runtime import REGISTRY_SETTLE_MS, Runtime
+from engine.journal.logs import RecordHandler
+from engine.journal.recorder import Recorder
+from engine.matching.cache import MatchCache
+from engine.matching.registry import MatcherRegistry
+from engine.modes.dispatch import Dispatcher
+from engine.outbound.upstream import Upstream, UpstreamOptions
+from engine.server.certs import Interception, fleet_ca, load_ca
+from engine.server.listener import ProxyServer
 from store import StoreError, StoreUnavailable, open_store
 
 log = logging.getLogger(__name__)
@@ -178,7 +178,7 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
             tls_verify=settings.tls_verification, proxy=settings.upstream_proxy, timeout=settings.upstream_timeout
         )
     )
-    engine = Engine(
+    dispatcher = Dispatcher(
         runtime,
         webserver=settings.webserver,
         upstream=upstream,
@@ -194,7 +194,7 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
         secret = settings.jwt_secret.encode("utf-8") or await shared_secret(store)
         authenticator = Authenticator(settings.users, secret, store, token_seconds=settings.token_seconds)
     proxy = ProxyServer(
-        engine,
+        dispatcher,
         port=settings.proxy_port,
         limits=settings.proxy_limits,
         tls=interception,
@@ -207,7 +207,7 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
         settings=settings,
         runtime=runtime,
         registry=registry,
-        middleware=engine.middleware,
+        middleware=dispatcher.middleware,
         interception=interception,
         auth=authenticator,
     )
@@ -221,7 +221,7 @@ async def _stop_worker(app: Sanic[Any, Any]) -> None:
     proxy: ProxyServer | None = getattr(app.ctx, "proxy", None)
     if proxy is not None:
         await proxy.aclose()
-        await proxy.engine.aclose()
+        await proxy.dispatcher.aclose()
     services: Services | None = getattr(app.ctx, "services", None)
     if services is not None:
         await services.runtime.aclose()

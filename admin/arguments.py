@@ -23,7 +23,7 @@ from admin.flags import (
 )
 from admin.settings import Settings
 from engine.auth import User, hash_password, valid_hash
-from engine.config import ActionSpec, MiddlewareSpec, ProxyLimits
+from engine.fleet.config import ActionSpec, MiddlewareSpec, Mode, ProxyLimits
 
 
 def _port(flags: ParsedFlags, name: str, env: Mapping[str, str], env_name: str, label: str) -> int:
@@ -75,7 +75,7 @@ def _ca_files(flags: ParsedFlags) -> tuple[str, str]:
     if bool(cert) != bool(key):
         raise fatal("-cert and -key must be given together")
     if cert:
-        from engine.certs import CertificateError, load_ca
+        from engine.server.certs import CertificateError, load_ca
 
         try:
             load_ca(cert, key)
@@ -107,17 +107,17 @@ def _mode(flags: ParsedFlags) -> str:
     """Hoverfly's getInitialMode: -webserver wins, then the first mode flag in precedence order."""
     chosen = [name for name in MODE_FLAGS if flags.switch(name)]
     if flags.switch("webserver") or not chosen:
-        mode = "simulate"
-    elif chosen[0] in ("synthesize", "modify") and not flags.text("middleware").strip():
+        mode = Mode.SIMULATE.value
+    elif chosen[0] in (Mode.SYNTHESIZE, Mode.MODIFY) and not flags.text("middleware").strip():
         raise fatal(f"{chosen[0].capitalize()} mode chosen although middleware not supplied")
     elif len(chosen) > 1:
         raise fatal("Two or more modes supplied, check your flags")
     else:
-        mode = chosen[0]
+        mode = str(chosen[0])
     if flags.switch("capture-on-miss"):
         if not flags.switch("spy"):
             raise fatal("-capture-on-miss can only be used with -spy mode")
-        if mode != "spy":
+        if mode != Mode.SPY:
             raise fatal("-capture-on-miss cannot be used with -webserver, which starts in simulate mode")
     return mode
 

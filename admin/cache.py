@@ -9,8 +9,8 @@ from sanic.response import HTTPResponse
 from admin.configuration import write_config
 from admin.errors import ServerError
 from admin.responses import JSON_TYPE, json_response, services
-from engine.cache import listing
-from engine.runtime import Runtime
+from engine.fleet.runtime import Runtime
+from engine.matching.cache import listing
 
 
 def _require_cache(runtime: Runtime) -> None:
@@ -30,8 +30,8 @@ async def get_cache(request: Request) -> HTTPResponse:
 
 
 async def delete_cache(request: Request) -> HTTPResponse:
-    runtime = services(request).runtime
-    _require_cache(runtime)
-    await write_config(runtime, lambda config: config.flushing_cache())
-    await runtime.store.cache_clear()
+    svc = services(request)
+    _require_cache(svc.runtime)
+    await write_config(svc.runtime, lambda config: config.flushing_cache())
+    await svc.cache.cache_clear()
     return json_response({"cache": []})

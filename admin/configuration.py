@@ -13,6 +13,7 @@ from sanic.response import HTTPResponse
 
 from admin.errors import NotFound, Unprocessable
 from admin.responses import empty_response, json_response, services
+from admin.services import Services
 from admin.views import (
     config_view,
     load_object,
@@ -22,25 +23,25 @@ from admin.views import (
     typed,
     usage_view,
 )
-from engine.cas import until_written
-from engine.config import MiddlewareSpec, RuntimeConfig
-from engine.cors import cors_view
-from engine.goregex import InvalidPattern, compile_go
-from engine.middleware import TRIAL, MiddlewareError
-from engine.runtime import Runtime
+from engine.fleet.cas import until_written
+from engine.fleet.config import MiddlewareSpec, Mode, RuntimeConfig
+from engine.fleet.runtime import Runtime
+from engine.gocompat.goregex import InvalidPattern, compile_go
+from engine.modes.cors import cors_view
+from engine.outbound.middleware import TRIAL, MiddlewareError
 from engine.version import VERSION
 
 log = logging.getLogger(__name__)
 
 
-async def _counters(runtime: Runtime) -> dict[str, int]:
-    await runtime.barrier()  # every worker flushes what it counted before we read the sum
-    return await runtime.store.read_counters()
+async def _counters(svc: Services) -> dict[str, int]:
+    await svc.runtime.barrier()  # every worker flushes what it counted before we read the sum
+    return await svc.telemetry.read_counters()
 
 
 async def get_config(request: Request) -> HTTPResponse:
     svc = services(request)
-    counters = await _counters(svc.runtime)
+    counters = await _counters(svc)
     return json_response(
         config_view(
             svc.runtime.snapshot.config,
@@ -77,9 +78,9 @@ async def put_mode(request: Request) -> HTTPResponse:
 
     def switch(current: RuntimeConfig) -> RuntimeConfig:
         config = current.with_mode(mode, arguments)
-        if mode == "capture":
+        if mode == Mode.CAPTURE:
             return config.flushing_cache()  # Hoverfly empties the cache when capture starts
-        if mode in ("simulate", "spy"):
+        if mode in (Mode.SIMULATE, Mode.SPY):
             return config.preloading(lineage)  # ... and preloads it for simulate and spy
         return config
 
@@ -111,7 +112,7 @@ def _with_destination(config: RuntimeConfig, destination: str) -> RuntimeConfig:
 
 
 async def get_usage(request: Request) -> HTTPResponse:
-    return json_response(usage_view(await _counters(services(request).runtime)))
+    return json_response(usage_view(await _counters(services(request))))
 
 
 async def get_version(request: Request) -> HTTPResponse:

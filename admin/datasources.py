@@ -10,9 +10,9 @@ from sanic.response import HTTPResponse
 from admin.errors import BadRequest, NotFound
 from admin.responses import json_response, services
 from admin.views import load_object, typed
-from engine.cas import until_written
-from engine.datasources import CsvSources, Rows
-from engine.runtime import Runtime
+from engine.fleet.cas import until_written
+from engine.fleet.datasources import CsvSources, Rows
+from engine.fleet.runtime import Runtime
 from engine.templating.csv_store import format_csv, parse_csv
 
 

@@ -14,41 +14,41 @@ from sanic.response import HTTPResponse
 
 from admin.errors import BadRequest
 from admin.responses import empty_response, json_response, services
+from admin.services import Services
 from admin.views import get_field
-from engine.runtime import Runtime
 
 if TYPE_CHECKING:
-    from engine.diff import DiffGroup
+    from engine.modes.diff_report import DiffGroup
 
 _FILTER = "v2.DiffFilterView"
 _FIELDS = ("excludedHeaders", "excludedResponseFields")
 
 
-async def _groups(runtime: Runtime) -> list[DiffGroup]:
-    from engine.diff import decode_groups
+async def _groups(svc: Services) -> list[DiffGroup]:
+    from engine.modes.diff_report import decode_groups
 
-    await runtime.barrier()  # every worker's buffered reports are in the store
-    return decode_groups(await runtime.store.diff_reports())
+    await svc.runtime.barrier()  # every worker's buffered reports are in the store
+    return decode_groups(await svc.diffs.diff_reports())
 
 
 async def get_diff(request: Request) -> HTTPResponse:
-    from engine.diff import diff_view
+    from engine.modes.diff_report import diff_view
 
-    return json_response(diff_view(await _groups(services(request).runtime)))
+    return json_response(diff_view(await _groups(services(request))))
 
 
 async def post_diff(request: Request) -> HTTPResponse:
-    from engine.diff import diff_view, filter_reports
+    from engine.modes.diff_report import diff_view, filter_reports
 
     excluded_headers, excluded_fields = parse_filter(request.body)
-    groups = await _groups(services(request).runtime)
+    groups = await _groups(services(request))
     return json_response(diff_view(filter_reports(groups, excluded_headers, excluded_fields)))
 
 
 async def delete_diff(request: Request) -> HTTPResponse:
-    runtime = services(request).runtime
-    await runtime.barrier()
-    await runtime.store.diff_clear()
+    svc = services(request)
+    await svc.runtime.barrier()
+    await svc.diffs.diff_clear()
     return empty_response()
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
+from engine.fleet.config import Mode
 from engine.version import VERSION
 
 Kind = Literal["bool", "int", "string", "list", "size"]
@@ -18,7 +19,7 @@ Kind = Literal["bool", "int", "string", "list", "size"]
 PROGRAM = "simproxy"
 TRUE_WORDS = ("1", "t", "T", "TRUE", "true", "True")
 FALSE_WORDS = ("0", "f", "F", "FALSE", "false", "False")
-MODE_FLAGS = ("capture", "synthesize", "modify", "spy", "diff")  # Hoverfly's order of precedence
+MODE_FLAGS = (Mode.CAPTURE, Mode.SYNTHESIZE, Mode.MODIFY, Mode.SPY, Mode.DIFF)  # Hoverfly's order of precedence
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 

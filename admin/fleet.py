@@ -22,7 +22,7 @@ from types import FrameType
 from admin.arguments import parse_args
 from admin.flags import PROGRAM, UsageError
 from admin.redisserver import RedisServer
-from engine.lifeline import die_with_parent
+from engine.execution.lifeline import die_with_parent
 
 USAGE = f"usage: {PROGRAM} fleet N [flags]   (N instances sharing one store and the proxy port)"
 

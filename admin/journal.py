@@ -19,7 +19,8 @@ from admin.errors import BadRequest, NotFound, ServerError
 from admin.responses import json_response, services
 from admin.services import Services
 from admin.views import load_object, typed
-from engine.journal import (
+from engine.fleet.runtime import Runtime
+from engine.journal.entries import (
     DEFAULT_LIMIT,
     JournalEntry,
     build_index,
@@ -33,7 +34,6 @@ from engine.journal import (
     parse_time,
     query_journal,
 )
-from engine.runtime import Runtime
 from store import JournalRecord
 
 
@@ -42,9 +42,9 @@ def _enabled(runtime: Runtime) -> None:
         raise ServerError("Journal disabled")
 
 
-async def _records(runtime: Runtime) -> Sequence[JournalRecord]:
-    await runtime.barrier()  # every worker's buffered entries are in the store
-    return await runtime.store.journal_entries()
+async def _records(svc: Services) -> Sequence[JournalRecord]:
+    await svc.runtime.barrier()  # every worker's buffered entries are in the store
+    return await svc.journal.journal_entries()
 
 
 def _decode_all(records: Sequence[JournalRecord]) -> list[JournalEntry]:
@@ -54,7 +54,7 @@ def _decode_all(records: Sequence[JournalRecord]) -> list[JournalEntry]:
 async def _entries(svc: Services) -> list[JournalEntry]:
     """Every entry, decoded off the event loop: tens of thousands take a second, not to be spent on
     the loop that serves the proxy port."""
-    return await svc.offload.run(_decode_all, await _records(svc.runtime))
+    return await svc.offload.run(_decode_all, await _records(svc))
 
 
 def _indexes(runtime: Runtime, entries: list[JournalEntry], page: list[JournalEntry] | None) -> list[dict[str, Any]]:
@@ -77,7 +77,7 @@ async def get_journal(request: Request) -> HTTPResponse:
         key, descending = parse_sort(sort)
     except ValueError as exc:  # a bad sort key or order: Hoverfly answers 500, a client error is a 400
         raise BadRequest(str(exc)) from exc
-    records = await _records(runtime)
+    records = await _records(svc)
     if (
         from_ is None
         and to is None
@@ -106,7 +106,7 @@ def _journal_response(
 
 
 async def search_journal(request: Request) -> HTTPResponse:
-    from engine.journal_search import compile_search
+    from engine.journal.search import compile_search
 
     svc = services(request)
     _enabled(svc.runtime)
@@ -120,11 +120,12 @@ async def search_journal(request: Request) -> HTTPResponse:
 
 
 async def delete_journal(request: Request) -> HTTPResponse:
-    runtime = services(request).runtime
+    svc = services(request)
+    runtime = svc.runtime
     _enabled(runtime)
     await runtime.barrier()
     names = runtime.snapshot.config.journal_indexes
-    await runtime.store.journal_clear(names)
+    await svc.journal.journal_clear(names)
     if names:  # Hoverfly's DELETE also removes every index
         await write_config(runtime, lambda config: config.with_journal_indexes(()))
     return json_response({"journal": [], "indexes": [], "offset": 0, "limit": DEFAULT_LIMIT, "total": 0})
@@ -151,7 +152,7 @@ async def add_index(request: Request) -> HTTPResponse:
         raise BadRequest(f"invalid index {name}: {exc}") from exc
     entries = await _entries(svc)
     keyed = build_index(expression, entries)
-    await runtime.store.journal_set_index(name, {key: entry.id for key, entry in keyed.items()})
+    await svc.journal.journal_set_index(name, {key: entry.id for key, entry in keyed.items()})
     await write_config(runtime, lambda config: config.with_journal_indexes((*config.journal_indexes, name)))
     return json_response(_indexes(runtime, entries, None))
 
@@ -165,5 +166,5 @@ async def delete_index(request: Request, name: str) -> HTTPResponse:
     await write_config(
         runtime, lambda config: config.with_journal_indexes(tuple(n for n in config.journal_indexes if n != name))
     )
-    await runtime.store.journal_drop_index(name)
+    await svc.journal.journal_drop_index(name)
     return json_response(_indexes(runtime, await _entries(svc), None))

@@ -17,7 +17,7 @@ import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from engine.config import BACKLOG
+from engine.fleet.config import BACKLOG
 from store.errors import SimproxyError
 
 

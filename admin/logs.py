@@ -8,8 +8,8 @@ from sanic.response import HTTPResponse
 
 from admin.errors import ServerError
 from admin.responses import json_response, services
-from engine.journal import parse_time
-from engine.logs import text_line
+from engine.journal.entries import parse_time
+from engine.journal.logs import text_line
 
 DEFAULT_LIMIT = 500
 
@@ -20,11 +20,12 @@ def _limit(request: Request) -> int:
 
 
 async def get_logs(request: Request) -> HTTPResponse:
-    runtime = services(request).runtime
+    svc = services(request)
+    runtime = svc.runtime
     if not runtime.records.logs_size:
         raise ServerError("Logs disabled")
     await runtime.barrier()  # every worker's buffered records are in the store
-    entries = [orjson.loads(raw) for raw in await runtime.store.logs_records()]
+    entries = [orjson.loads(raw) for raw in await svc.telemetry.logs_records()]
     since = parse_time(request.args.get("from", ""))
     if since is not None:
         cutoff = since.timestamp()

@@ -3,7 +3,7 @@
 Every worker buffers its counts and flushes them into the instance's totals in the store; a
 scrape makes every worker flush first (a barrier) and then renders those totals, so any worker
 answers for the whole instance and summing the instances counts each request once. The counters
-never go down (engine/metrics.py): not after a Redis that restarted empty, not from one scrape to
+never go down (engine/fleet/metrics.py): not after a Redis that restarted empty, not from one scrape to
 the next of the same worker. ``prometheus_client`` is imported by the first scrape.
 """
 
@@ -16,7 +16,7 @@ from sanic import Request
 from sanic.response import HTTPResponse
 
 from admin.responses import services
-from engine.metrics import LATENCY_BUCKETS, STORE_BUCKETS
+from engine.fleet.metrics import LATENCY_BUCKETS, STORE_BUCKETS
 
 if TYPE_CHECKING:
     from prometheus_client.core import Metric
@@ -97,9 +97,10 @@ def _cumulative(counts: Mapping[int, float], bounds: tuple[float, ...]) -> list[
 async def get_metrics(request: Request) -> HTTPResponse:
     from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
-    runtime = services(request).runtime
+    svc = services(request)
+    runtime = svc.runtime
     await runtime.barrier()
-    totals = runtime.metrics.shown(await runtime.store.metrics_read(runtime.instance))
+    totals = runtime.metrics.shown(await svc.telemetry.metrics_read(runtime.instance))
     journal, cache = await runtime.sizes()
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Totals(totals, journal, cache))

@@ -40,7 +40,7 @@ from admin.openapi_build import (
 )
 from admin.openapi_fleet import PAGE_PATHS, live_paths, page_paths
 from admin.responses import json_response
-from engine.config import MODES
+from engine.fleet.config import MODES
 from engine.version import VERSION
 
 NAMESPACES = ("service", "hoverfly")

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from engine.lifeline import die_with_parent
+from engine.execution.lifeline import die_with_parent
 from store.errors import StoreUnavailable
 
 

@@ -23,8 +23,8 @@ from admin.serving import Worker, WorkerSockets
 from admin.settings import Settings
 from admin.startup import bootstrap, initial_config
 from admin.workers import StoppedBeforeReady, Supervisor, stop_before_ready
-from engine.matchers import MatcherRegistry
-from engine.runtime import Runtime
+from engine.fleet.runtime import Runtime
+from engine.matching.registry import MatcherRegistry
 from store import SimproxyError, open_store
 
 

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 
 from admin.settings import Settings
 from engine.auth import Authenticator
-from engine.certs import Interception
-from engine.matchers import MatcherRegistry
-from engine.middleware import MiddlewareRunner
-from engine.offload import Offloader
-from engine.runtime import Runtime
+from engine.execution.offload import Offloader
+from engine.fleet.runtime import Runtime
+from engine.matching.registry import MatcherRegistry
+from engine.outbound.middleware import MiddlewareRunner
+from engine.server.certs import Interception
+from store import CacheStore, DiffStore, JournalStore, SharedState, Telemetry
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,5 +29,27 @@ class Services:
     @property
     def offload(self) -> Offloader:
         """Runs the admin API's heavy work (large simulations and journals) off the event loop:
-        the runtime's, as there must be one per process (engine/offload.py)."""
+        the runtime's, as there must be one per process (engine/execution/offload.py)."""
         return self.runtime.offload
+
+    # the shared resources the handlers read and clear, each by its own narrow type (one store behind them)
+
+    @property
+    def state(self) -> SharedState:
+        return self.runtime.store
+
+    @property
+    def journal(self) -> JournalStore:
+        return self.runtime.store
+
+    @property
+    def cache(self) -> CacheStore:
+        return self.runtime.store
+
+    @property
+    def diffs(self) -> DiffStore:
+        return self.runtime.store
+
+    @property
+    def telemetry(self) -> Telemetry:
+        return self.runtime.store

@@ -1,5 +1,5 @@
 """One worker's life in the current process: the admin app (Sanic) and the proxy port
-(engine/proxy_server.py) on one uvloop event loop, from start to a graceful stop.
+(engine/server/listener.py) on one uvloop event loop, from start to a graceful stop.
 
 With one worker (the default) this runs in the main process: nothing else is started. With
 several, each process the supervisor (admin/workers.py) forks runs it. A stop (SIGTERM, SIGINT or
@@ -26,14 +26,14 @@ from sanic import Sanic
 from admin.api import create_app
 from admin.listeners import Endpoint
 from admin.settings import Settings
-from engine.config import BACKLOG
-from engine.proxy_server import DRAIN_GRACE, ProxyServer
+from engine.fleet.config import BACKLOG
+from engine.server.listener import DRAIN_GRACE, ProxyServer
 
 log = logging.getLogger(__name__)
 
 SWITCH_INTERVAL = 0.0005
 """Seconds a thread holds the GIL while another waits for it (CPython's default: 0.005). Only the
-admin API's heavy work runs in threads (engine/offload.py): with the default, the loop waited up to
+admin API's heavy work runs in threads (engine/execution/offload.py): with the default, the loop waited up to
 5 ms for each of its turns, and proxied requests took up to 130 ms (p99) during a 50,000-pair
 upload; at 0.5 ms, under 10 ms. Without a second thread nothing changes."""
 PORTS_FREE_TIMEOUT = 5.0

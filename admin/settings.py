@@ -14,10 +14,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from engine.auth import DEFAULT_TOKEN_SECONDS, User
-from engine.config import DEFAULT_MAX_PAIRS, ActionSpec, MiddlewareSpec, ProxyLimits
-from engine.goregex import InvalidPattern, compile_go
+from engine.fleet.config import DEFAULT_MAX_PAIRS, MODES, ActionSpec, MiddlewareSpec, Mode, ProxyLimits
+from engine.gocompat.goregex import InvalidPattern, compile_go
 
-MODES = ("simulate", "capture", "spy", "synthesize", "modify", "diff")
 LOG_LEVELS = ("panic", "fatal", "error", "warning", "info", "debug", "trace")
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
@@ -32,7 +31,7 @@ class Settings:
     webserver: bool = False
     imports: tuple[str, ...] = ()
     destination: str = "."
-    mode: str = "simulate"
+    mode: str = Mode.SIMULATE.value
     capture_on_miss: bool = False
     journal_size: int = 1000
     logs_size: int = 1000
@@ -186,7 +185,7 @@ class Settings:
     def _check_mode(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"Unknown mode {self.mode!r}, expected one of {', '.join(MODES)}")
-        if self.capture_on_miss and self.mode != "spy":
+        if self.capture_on_miss and self.mode != Mode.SPY:
             raise ValueError("-capture-on-miss can only be used with -spy mode")
         if self.log_level not in LOG_LEVELS:
             raise ValueError(f"Unknown log-level value {self.log_level!r}, expected one of {', '.join(LOG_LEVELS)}")

@@ -2,7 +2,7 @@
 
 Every write validates, upgrades, compiles and checks the whole document before the one store
 write that swaps it in, so a rejected upload leaves the served simulation untouched everywhere.
-That work runs off the event loop (engine/offload.py): a large upload costs seconds of CPU, and the
+That work runs off the event loop (engine/execution/offload.py): a large upload costs seconds of CPU, and the
 loop it would otherwise hold also serves the proxy port. A document over ``-max-pairs`` is refused
 (413) as soon as it is parsed, before it is validated.
 """
@@ -22,13 +22,13 @@ from admin.services import Services
 from admin.simfile import parse_simulation, schema_document
 from admin.startup import import_effects, import_with_files
 from admin.views import simulation_view, warnings_view
-from engine.cas import until_written
-from engine.codec import decode_simulation
-from engine.goregex import InvalidPattern, compile_go
-from engine.matchers import MatcherRegistry
-from engine.matching import CompiledSimulation, compile_simulation
-from engine.model import EMPTY_SIMULATION, Matchers, Pair, Simulation
-from engine.simulation import ImportResult
+from engine.fleet.cas import until_written
+from engine.gocompat.goregex import InvalidPattern, compile_go
+from engine.matching.registry import MatcherRegistry
+from engine.matching.scoring import CompiledSimulation, compile_simulation
+from engine.simulation.codec import decode_simulation
+from engine.simulation.importing import ImportResult
+from engine.simulation.model import EMPTY_SIMULATION, Matchers, Pair, Simulation
 from store import WriteEffects
 
 log = logging.getLogger(__name__)

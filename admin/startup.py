@@ -14,15 +14,21 @@ import orjson
 from admin.errors import PayloadTooLarge
 from admin.settings import Settings
 from admin.simfile import parse_simulation
-from engine.codec import decode_simulation, export_simulation
-from engine.config import ModeArguments, RuntimeConfig
-from engine.journal import index_key
-from engine.matchers import MatcherRegistry
-from engine.matching import compile_simulation
-from engine.model import Simulation
-from engine.offload import Offloader
-from engine.runtime import Runtime, new_lineage
-from engine.simulation import ImportResult, body_file_urls, download_body_files, import_simulation, sequence_starts
+from engine.execution.offload import Offloader
+from engine.fleet.config import Mode, ModeArguments, RuntimeConfig
+from engine.fleet.runtime import Runtime, new_lineage
+from engine.journal.entries import index_key
+from engine.matching.registry import MatcherRegistry
+from engine.matching.scoring import compile_simulation
+from engine.outbound.bodyfiles import download_body_files
+from engine.simulation.codec import decode_simulation, export_simulation
+from engine.simulation.importing import (
+    ImportResult,
+    body_file_urls,
+    import_simulation,
+    sequence_starts,
+)
+from engine.simulation.model import Simulation
 from engine.templating.csv_store import parse_csv
 from store import WriteEffects
 from store.errors import SimproxyError
@@ -37,7 +43,7 @@ def initial_config(settings: Settings) -> RuntimeConfig:
     config = RuntimeConfig(destination=settings.destination, middleware=settings.middleware, pac=settings.pac)
     for action in settings.post_serve_actions:
         config = config.with_action(action)
-    if settings.mode != "simulate":
+    if settings.mode != Mode.SIMULATE:
         config = config.with_mode(settings.mode, ModeArguments(capture_on_miss=settings.capture_on_miss))
     return config
 
@@ -53,7 +59,9 @@ async def import_with_files(
     in a thread (``offload``'s when given). ``known_actions``: the post-serve action names a response
     may give ("" stands for a fallback)."""
     allowed = settings.response_body_files_allow_origin
-    downloaded = await download_body_files(body_file_urls(incoming, allowed), allowed)
+    downloaded = await download_body_files(
+        body_file_urls(incoming, allowed), allowed, tls_verify=settings.tls_verification
+    )
     run = offload.run if offload is not None else asyncio.to_thread
     result = await run(  # duplicate checks and body files: seconds for a large simulation
         functools.partial(

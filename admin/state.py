@@ -38,7 +38,7 @@ def _state_of(body: bytes, *, required: bool) -> dict[str, str] | None:
 
 
 async def _view(request: Request) -> HTTPResponse:
-    state = await services(request).runtime.store.state_get()
+    state = await services(request).state.state_get()
     return json_response({"state": dict(sorted(state.items()))})
 
 
@@ -49,17 +49,17 @@ async def get_state(request: Request) -> HTTPResponse:
 async def put_state(request: Request) -> HTTPResponse:
     state = _state_of(request.body, required=True)
     assert state is not None
-    await services(request).runtime.store.state_replace(state)
+    await services(request).state.state_replace(state)
     return await _view(request)
 
 
 async def patch_state(request: Request) -> HTTPResponse:
     state = _state_of(request.body, required=False)
     if state:
-        await services(request).runtime.store.state_update(state)
+        await services(request).state.state_update(state)
     return await _view(request)
 
 
 async def delete_state(request: Request) -> HTTPResponse:
-    await services(request).runtime.store.state_replace({})
+    await services(request).state.state_replace({})
     return empty_response()

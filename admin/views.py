@@ -12,10 +12,10 @@ from typing import Any
 import orjson
 
 from admin.errors import BadRequest
-from engine.codec import export_simulation
-from engine.config import MODES, MiddlewareSpec, ModeArguments, RuntimeConfig
-from engine.cors import cors_view
-from engine.model import Simulation
+from engine.fleet.config import MODES, MiddlewareSpec, ModeArguments, RuntimeConfig
+from engine.modes.cors import cors_view
+from engine.simulation.codec import export_simulation
+from engine.simulation.model import Simulation
 from engine.version import VERSION
 
 SCHEMA_VERSION = "v5.3"

@@ -36,8 +36,8 @@ from types import FrameType
 
 from admin.serving import Worker, WorkerSockets
 from admin.settings import Settings
-from engine.lifeline import die_with_parent
-from engine.proxy_server import DRAIN_GRACE
+from engine.execution.lifeline import die_with_parent
+from engine.server.listener import DRAIN_GRACE
 from store.errors import SimproxyError
 
 log = logging.getLogger(__name__)

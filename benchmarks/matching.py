@@ -36,11 +36,11 @@ from typing import Any
 
 import orjson
 
-from engine.codec import decode_simulation
-from engine.matchers import MatcherRegistry
-from engine.matching import CompiledSimulation, compile_simulation, match
-from engine.model import Simulation
-from engine.request import RequestDetails, canonical_header, request_path
+from engine.matching.registry import MatcherRegistry
+from engine.matching.scoring import CompiledSimulation, compile_simulation, match
+from engine.simulation.codec import decode_simulation
+from engine.simulation.model import Simulation
+from engine.wire.request import RequestDetails, canonical_header, request_path
 
 SIZES = (10, 1_000, 10_000)
 SEED = 20_240_601

@@ -49,7 +49,7 @@ from pathlib import Path
 from admin.listeners import Endpoint
 from admin.redisserver import free_port
 from benchmarks.procs import descendants
-from engine.lifeline import start_time
+from engine.execution.lifeline import start_time
 
 ROOT = Path(__file__).resolve().parents[1]
 START_POLL = 0.002

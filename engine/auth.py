@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from engine.errors import LoginRefused, TokenRejected, TooManyAttempts
-from store import Store
+from store import AuthStore, Documents
 
 AUTH_DOCUMENT = "auth"
 LOCK_LIMIT = 3
@@ -67,7 +67,7 @@ def new_secret() -> bytes:
     return secrets.token_bytes(64)
 
 
-async def shared_secret(store: Store) -> bytes:
+async def shared_secret(store: Documents) -> bytes:
     """The signing secret of the fleet: the store's, or a new one stored first-writer-wins."""
     doc = await store.read_document(AUTH_DOCUMENT)
     if doc is not None and doc[1]:
@@ -96,7 +96,7 @@ class Authenticator:
         self,
         users: Iterable[User],
         secret: bytes,
-        store: Store,
+        store: AuthStore,
         *,
         token_seconds: int = DEFAULT_TOKEN_SECONDS,
         clock: Callable[[], float] = time.time,

@@ -5,7 +5,7 @@ EngineError
 ├── ImportFailure     a simulation Hoverfly rejects at import time with 500 "An error occurred: ..."
 ├── UpstreamError     a forwarded request got no usable answer (the proxy answers Hoverfly's 502)
 ├── RequestRejected   a request the proxy cannot serve (no Host, addressed to the proxy itself)
-├── WriteConflict     a compare-and-set write kept meeting other writes (engine/cas.py)
+├── WriteConflict     a compare-and-set write kept meeting other writes (engine/fleet/cas.py)
 │   └── CaptureConflict   captured pairs could not be stored: the simulation kept changing
 └── AuthError         -auth refused someone (admin answers with the subclass's status)
     ├── LoginRefused      wrong user name or password (401)

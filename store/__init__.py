@@ -1,4 +1,5 @@
-"""Shared state behind one interface: ``Store``, with an in-process and a Redis implementation.
+"""Shared state behind one interface: ``Store``, with an in-process and a Redis implementation;
+consumers are typed against the resources they use (``Documents``, ``SharedState``, ``JournalStore``, ...).
 
 The Redis one (``store.redis``, and redis-py with it) is imported only when asked for: by
 ``open_store`` given a URL, or by the first use of ``store.RedisStore`` or ``store.key_prefix``, so
@@ -10,7 +11,24 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from store.base import DOCUMENTS, NO_EFFECTS, TRAFFIC_KEEP_S, BatchWriter, JournalRecord, Store, Versions, WriteEffects
+from store.base import (
+    DOCUMENTS,
+    NO_EFFECTS,
+    TRAFFIC_KEEP_S,
+    AuthStore,
+    BatchWriter,
+    CacheStore,
+    DiffStore,
+    Documents,
+    JournalRecord,
+    JournalStore,
+    SharedState,
+    Store,
+    Telemetry,
+    Versions,
+    Workers,
+    WriteEffects,
+)
 from store.batches import Batch, BatchId, BatchIds, Outbox
 from store.errors import SimproxyError, SimulationChanged, StoreError, StoreUnavailable, WriteUnconfirmed
 from store.memory import MemoryStore
@@ -22,20 +40,28 @@ __all__ = [
     "DOCUMENTS",
     "NO_EFFECTS",
     "TRAFFIC_KEEP_S",
+    "AuthStore",
     "Batch",
     "BatchId",
     "BatchIds",
     "BatchWriter",
+    "CacheStore",
+    "DiffStore",
+    "Documents",
     "JournalRecord",
+    "JournalStore",
     "MemoryStore",
     "Outbox",
     "RedisStore",
+    "SharedState",
     "SimproxyError",
     "SimulationChanged",
     "Store",
     "StoreError",
     "StoreUnavailable",
+    "Telemetry",
     "Versions",
+    "Workers",
     "WriteEffects",
     "WriteUnconfirmed",
     "key_prefix",

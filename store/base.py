@@ -21,14 +21,14 @@ made from it, so every key of one simulation lives in one slot and Lua/MULTI wor
     P{T}:counters         hash mode -> requests served
     P{T}:state            hash state key -> value (requiresState / transitionsState / removesState);
                           P{T}:state:v its version, bumped by every change (never back, as gen)
-    P{T}:cache            hash cache key -> entry (engine/cache.py's JSON); P{T}:cache:lru zset of
+    P{T}:cache            hash cache key -> entry (engine/matching/cache.py's JSON); P{T}:cache:lru zset of
                           the same keys by recency, P{T}:cache:seq its counter: bounded fleet-wide
     P{T}:diff             list of diff reports, oldest first, each ``<n>:<request key (n bytes)><report>``;
-                          read back grouped per request key, groups in first-seen order (engine/diff.py)
+                          read back grouped per request key, groups in first-seen order (engine/modes/diff_report.py)
     P{T}:journal          list of entry ids, oldest first; P{T}:journal:entries hash id -> entry
     P{T}:journal:index:<name>  hash index key -> entry id (the latest entry with that key)
     P{T}:logs             list of log records (JSON), oldest first
-    P{T}:metrics:<instance>  hash metric field -> total, one per simproxy instance (see engine/metrics.py),
+    P{T}:metrics:<instance>  hash metric field -> total, one per simproxy instance (see engine/fleet/metrics.py),
                           and batch|<writer> -> the highest metrics batch number of that worker applied:
                           kept with the totals it guards, so a Redis that lost them loses it too
     P{T}:auth:failures    hash {count, last}: failed logins fleet-wide and the ms of the last one
@@ -110,20 +110,9 @@ class BatchWriter(Protocol):
         sends its whole totals instead (``resumed=False``); otherwise True."""
 
 
-class Store(BatchWriter, Protocol):
-    shared: bool
-    """True when other processes can use this store too (Redis); False for the in-process store,
-    whose only user is the one worker that holds it, so nothing needs mirroring to it for others."""
-    errors: int
-    """Calls of this store (this handle) that failed so far, whatever failed: it only grows."""
-
-    def batch(self, batch: BatchId) -> BatchWriter:
-        """The writes of batch ``batch``: a ``shared`` store applies each kind of write at most once
-        per batch id, and drops a copy of an older batch of the same writer and kind (one sent again
-        after its reply was lost). The in-process store loses no reply: it is its own batch writer."""
-
-    async def ping(self) -> None:
-        """Raise ``StoreUnavailable`` when the backing server cannot be reached."""
+class Documents(Protocol):
+    """The versioned documents (simulation, configuration, data sources, CA, auth secret, last start-up),
+    the generation counter they share, and its announcements."""
 
     async def read_versions(self) -> Versions:
         """The generation and every document's version, in one round trip."""
@@ -153,6 +142,10 @@ class Store(BatchWriter, Protocol):
     def subscribe(self) -> AsyncIterator[int]:
         """Generations published by any worker; ends when the connection is lost."""
 
+
+class Workers(Protocol):
+    """The fleet's registry: which workers are alive and which generation each has applied."""
+
     async def heartbeat(self, worker_id: str, acked: int, now_ms: int) -> None:
         """Register ``worker_id`` as alive at ``now_ms`` having applied generation ``acked``."""
 
@@ -165,9 +158,14 @@ class Store(BatchWriter, Protocol):
     async def worker_acks(self, alive_since_ms: int) -> dict[str, int]:
         """The acked generation of every worker whose heartbeat is not older than ``alive_since_ms``."""
 
+    async def worker_heartbeats(self, alive_since_ms: int) -> dict[str, int]:
+        """{worker id: its last heartbeat in epoch ms} of the workers alive since ``alive_since_ms``."""
+
     async def unregister(self, worker_id: str) -> None: ...
 
-    async def read_counters(self) -> dict[str, int]: ...
+
+class SharedState(Protocol):
+    """The state map pairs require and change (``requiresState``, ``transitionsState``)."""
 
     async def state_get(self) -> dict[str, str]:
         """The whole state map."""
@@ -202,9 +200,17 @@ class Store(BatchWriter, Protocol):
         then delete ``removes``, and return True; otherwise change nothing and return False.
         ``simulation`` as for ``state_step``."""
 
+
+class CacheStore(Protocol):
+    """The fleet-wide match cache (entries written in batches, ``BatchWriter.cache_put``)."""
+
     async def cache_entries(self) -> dict[str, bytes]: ...
 
     async def cache_clear(self) -> None: ...
+
+
+class JournalStore(Protocol):
+    """The journal and its indexes (entries appended in batches, ``BatchWriter.journal_append``)."""
 
     async def journal_amend(self, entry_id: str, entry: bytes) -> bool:
         """Replace a stored entry; False (nothing written) when there is none with that id."""
@@ -223,18 +229,26 @@ class Store(BatchWriter, Protocol):
     async def journal_clear(self, indexes: Sequence[str]) -> None:
         """Delete every entry and the given indexes' maps."""
 
-    async def traffic_read(self, since: int, until: int) -> dict[int, dict[str, float]]:
-        """The fleet's per-second traffic in epoch seconds ``since``..``until``: {second: {name: count}}."""
 
-    async def worker_heartbeats(self, alive_since_ms: int) -> dict[str, int]:
-        """{worker id: its last heartbeat in epoch ms} of the workers alive since ``alive_since_ms``."""
+class Telemetry(Protocol):
+    """What the fleet counted and logged: usage counters, log records, metrics and per-second traffic,
+    and the sizes of the journal and cache (all written in batches through ``BatchWriter``)."""
+
+    async def read_counters(self) -> dict[str, int]: ...
+
+    async def logs_records(self) -> list[bytes]: ...
 
     async def metrics_read(self, instance: str) -> dict[str, float]: ...
+
+    async def traffic_read(self, since: int, until: int) -> dict[int, dict[str, float]]:
+        """The fleet's per-second traffic in epoch seconds ``since``..``until``: {second: {name: count}}."""
 
     async def sizes(self) -> tuple[int, int]:
         """(journal entries, cache entries), fleet-wide."""
 
-    async def logs_records(self) -> list[bytes]: ...
+
+class DiffStore(Protocol):
+    """Diff mode's reports, grouped per request."""
 
     async def diff_add(self, request_key: str, report: bytes) -> None:
         """Append ``report`` to the group of ``request_key`` (one atomic step)."""
@@ -243,6 +257,10 @@ class Store(BatchWriter, Protocol):
         """Every group as (request key, reports oldest first), groups in the order their first report came."""
 
     async def diff_clear(self) -> None: ...
+
+
+class AuthStore(Protocol):
+    """Authentication's fleet-wide memory: the login lock-out and logged-out tokens."""
 
     async def login_locked(self, now_ms: int, window_ms: int, limit: int) -> bool:
         """The fleet-wide lock-out: True when ``limit`` logins or more failed and the last one less than
@@ -256,5 +274,26 @@ class Store(BatchWriter, Protocol):
         """Remember a logged-out token until ``until_ms`` (its expiry; it is refused anyway after)."""
 
     async def token_revoked(self, digest: str) -> bool: ...
+
+
+class Store(
+    BatchWriter, Documents, Workers, SharedState, CacheStore, JournalStore, Telemetry, DiffStore, AuthStore, Protocol
+):
+    """Everything workers share, one connection behind the resources above; each consumer is typed
+    against the resources it uses."""
+
+    shared: bool
+    """True when other processes can use this store too (Redis); False for the in-process store,
+    whose only user is the one worker that holds it, so nothing needs mirroring to it for others."""
+    errors: int
+    """Calls of this store (this handle) that failed so far, whatever failed: it only grows."""
+
+    def batch(self, batch: BatchId) -> BatchWriter:
+        """The writes of batch ``batch``: a ``shared`` store applies each kind of write at most once
+        per batch id, and drops a copy of an older batch of the same writer and kind (one sent again
+        after its reply was lost). The in-process store loses no reply: it is its own batch writer."""
+
+    async def ping(self) -> None:
+        """Raise ``StoreUnavailable`` when the backing server cannot be reached."""
 
     async def aclose(self) -> None: ...

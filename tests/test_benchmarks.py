@@ -12,9 +12,9 @@ import pytest
 
 from admin.simfile import validate
 from benchmarks import matching
-from engine.codec import decode_simulation
-from engine.matchers import MatcherRegistry
-from engine.matching import compile_simulation
+from engine.matching.registry import MatcherRegistry
+from engine.matching.scoring import compile_simulation
+from engine.simulation.codec import decode_simulation
 
 ROW = re.compile(r"^\s*([\d,]+)  (.+?)\s{2,}([\d.]+)\s+([\d.]+)x\s+([\d.]+)\s+([\d.]+)\s+([\d,]+)  (\d+) (hit|miss)$")
 

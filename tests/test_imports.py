@@ -23,7 +23,7 @@ ON_FIRST_USE = frozenset(
         "cryptography",  # HTTPS interception: engine.certs (and jwt)
         "jsonschema",  # simulation uploads and -import: admin.simfile
         "lxml",  # xpath matchers and templating helpers: engine.matchers_xml
-        "jsonpath_ng",  # jsonpath matchers and templating helpers: engine.jsonpath_k8s
+        "jsonpath_ng",  # jsonpath matchers and templating helpers: engine.gocompat.jsonpath_k8s
         "prometheus_client",  # GET /metrics: admin.metrics
         "pypac",  # PAC files, in their own child process: engine.pac_child
         "dukpy",  # the JavaScript engine under pypac
@@ -47,8 +47,8 @@ def test_a_one_worker_start_imports_no_package_of_an_optional_feature() -> None:
     assert {
         "admin.server",
         "admin.api",
-        "engine.proxy",
-        "engine.proxy_server",
+        "engine.server.protocol",
+        "engine.server.listener",
     } <= modules  # the start path itself did load
     assert _packages(modules) & ON_FIRST_USE == set()
 
@@ -56,7 +56,10 @@ def test_a_one_worker_start_imports_no_package_of_an_optional_feature() -> None:
 def test_the_command_line_alone_imports_neither_the_server_nor_the_engine() -> None:
     """``-help``, ``-version`` and usage errors are answered without loading the request path."""
     modules = _modules_after("admin.cli")
-    assert modules & {"admin.server", "admin.api", "engine.proxy", "engine.core", "store.redis"} == set()
+    assert (
+        modules & {"admin.server", "admin.api", "engine.server.protocol", "engine.modes.dispatch", "store.redis"}
+        == set()
+    )
     assert _packages(modules) & (ON_FIRST_USE | {"sanic"}) == set()
 
 

@@ -35,6 +35,59 @@ def test_imports_point_one_way(package: str) -> None:
     assert offenders == {}
 
 
+# engine's rooms, bottom first: a module imports only from its own room or from a lower layer
+ENGINE_LAYERS = (
+    {"errors", "version"},
+    {"gocompat", "execution", "auth"},
+    {"simulation"},
+    {"wire"},
+    {"templating"},
+    {"matching"},
+    {"journal"},
+    {"fleet"},
+    {"outbound"},
+    {"modes"},
+    {"server"},
+)
+RANK = {room: rank for rank, rooms in enumerate(ENGINE_LAYERS) for room in rooms}
+
+
+def _engine_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name.startswith("engine.")}
+
+
+def _room(parts: tuple[str, ...]) -> str:
+    """``engine.matching.cache`` and ``engine/matching/cache.py`` are both in the room ``matching``."""
+    name = parts[1]
+    return name[:-3] if name.endswith(".py") else name
+
+
+def test_every_engine_module_has_a_room() -> None:
+    rooms = {_room(path.relative_to(ROOT).parts) for path in (ROOT / "engine").rglob("*.py")} - {"__init__"}
+    assert rooms - set(RANK) == set()
+
+
+def test_engine_rooms_import_downwards() -> None:
+    offenders = set()
+    for path in (ROOT / "engine").rglob("*.py"):
+        parts = path.relative_to(ROOT).parts
+        if parts[1] == "__init__.py":
+            continue
+        room = _room(parts)
+        for module in _engine_modules(path):
+            target = _room(tuple(module.split(".")))
+            if target != room and RANK[target] >= RANK[room]:
+                offenders.add(f"{'/'.join(parts)} imports {module}")
+    assert offenders == set()
+
+
 @pytest.mark.parametrize("module", sorted(HOMES))
 def test_third_party_packages_stay_in_their_home(module: str) -> None:
     users = {

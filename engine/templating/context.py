@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from engine.request import RequestDetails
 from engine.templating.csv_store import CsvTables
 from engine.templating.values import MISSING, GoFunc, GoStruct, StrList, StructFields
+from engine.wire.request import RequestDetails
 
 if TYPE_CHECKING:
     from engine.templating.engine import Variables
@@ -129,7 +129,7 @@ class RootData(GoStruct):
         )
 
 
-class Runtime:
+class RenderState:
     """The state of one render that helpers reach through their call."""
 
     __slots__ = ("csv", "headers", "internal", "journal", "kvs", "request", "root", "services")

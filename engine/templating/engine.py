@@ -19,14 +19,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import SimulationError
-from engine.templating.context import RenderContext, RenderResult, RequestView, RootData, Runtime
+from engine.templating.context import RenderContext, RenderResult, RenderState, RequestView, RootData
 from engine.templating.evaluate import Call, Scope
 from engine.templating.values import GoFunc, GoInt, RenderFailure
 
 if TYPE_CHECKING:
     from faker import Faker
 
-    from engine.jsonpath_k8s import JsonPath
+    from engine.gocompat.jsonpath_k8s import JsonPath
     from engine.templating.compiler import Usage
     from engine.templating.render import Program
 
@@ -56,7 +56,7 @@ class _Cache:
 
 
 def _jsonpath(query: str) -> JsonPath | None:
-    from engine.jsonpath_k8s import compile_jsonpath, prepare
+    from engine.gocompat.jsonpath_k8s import compile_jsonpath, prepare
 
     try:
         return compile_jsonpath(prepare(query))
@@ -65,10 +65,10 @@ def _jsonpath(query: str) -> JsonPath | None:
 
 
 def _xpath(expr: str) -> Any:
-    from engine.matchers_xml import _check_xpath
+    from engine.gocompat.xpath import check_xpath
 
     try:
-        return _check_xpath(expr, "")
+        return check_xpath(expr, ".value")
     except SimulationError as exc:
         return exc
 
@@ -89,7 +89,7 @@ class Template:
     def render(self, ctx: RenderContext) -> RenderResult:
         """Render against ``ctx``; any failure gives ``ok=False`` and the template text unchanged."""
         engine = self.engine
-        rt = Runtime(engine, ctx.request, ctx.csv, ctx.journal)
+        rt = RenderState(engine, ctx.request, ctx.csv, ctx.journal)
         try:
             variables = ctx.variables.evaluate(rt)
             state = ctx.state if isinstance(ctx.state, dict) else dict(ctx.state)
@@ -136,7 +136,7 @@ class Variables:
     writes_csv: bool = False
     uses_journal: bool = False
 
-    def evaluate(self, rt: Runtime) -> dict[str, Any]:
+    def evaluate(self, rt: RenderState) -> dict[str, Any]:
         values: dict[str, Any] = {}
         for entry in self.entries:
             if not entry.callable:
@@ -158,7 +158,7 @@ class Variables:
         return values
 
 
-def _argument_text(rt: Runtime, argument: Any) -> str:
+def _argument_text(rt: RenderState, argument: Any) -> str:
     """A string argument rendered as ``{{arg}}`` against a root holding only the request; the text
     itself when that does not parse or fails."""
     if isinstance(argument, str):
@@ -176,7 +176,7 @@ def _argument_text(rt: Runtime, argument: Any) -> str:
     return text
 
 
-def _call_variable(rt: Runtime, entry: _Variable) -> Any:
+def _call_variable(rt: RenderState, entry: _Variable) -> Any:
     """The helper called with one argument per Go parameter, as Hoverfly's reflection does."""
     from engine.templating.registry import HELPERS
 

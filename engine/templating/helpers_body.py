@@ -14,10 +14,10 @@ from decimal import Decimal
 from typing import Any
 from xml.parsers import expat
 
-from engine.gojson import InvalidJSON, decode_float, format_v_float, marshal
-from engine.jsonpath_k8s import NO_VALUE, JsonPath, run
-from engine.matchers_json import _composite
-from engine.matchers_xml import _run_xpath, _string_value
+from engine.gocompat.gojson import InvalidJSON, decode_float, format_v_float, marshal
+from engine.gocompat.jsonpath_k8s import NO_VALUE, JsonPath, run
+from engine.gocompat.jwt import token_parts
+from engine.gocompat.xpath import run_xpath, string_value
 from engine.templating.evaluate import Call
 from engine.templating.helpers_csv import evaluation_text
 from engine.templating.values import GO_SPACE, RenderFailure, go_trim_space
@@ -81,8 +81,8 @@ def fetch_from_body(services: Any, query_type: str, query: str, body: str) -> An
         return json_query(services, query, data)
     if query_type == "xpath":
         compiled = services.xpath(query)
-        result = _run_xpath(query, compiled, body)
-        return "" if result is None else _string_value(result)
+        result = run_xpath(query, compiled, body)
+        return "" if result is None else string_value(result)
     if query_type == "jsonpathfromxml":
         return json_query(services, query, xml_to_json(body))
     return ""
@@ -101,7 +101,7 @@ def json_from_jwt(call: Call, path: str, token: str) -> Any:
         return ""
     if token[:7].lower() == "bearer ":
         token = go_trim_space(token[7:])
-    composite = _composite(token)
+    composite = token_parts(token)
     if composite is None:
         return ""
     result = json_query(call.rt.services, path, composite)

@@ -12,7 +12,7 @@ import math
 import re
 from typing import Any
 
-from engine.goregex import InvalidPattern, compile_go
+from engine.gocompat.goregex import InvalidPattern, compile_go
 from engine.templating.evaluate import Call
 from engine.templating.values import (
     GoInt,

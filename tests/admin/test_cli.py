@@ -21,7 +21,7 @@ from admin.arguments import parse_args
 from admin.cli import main
 from admin.flags import FLAGS_BY_NAME, HelpRequested, UsageError, VersionRequested, usage_text
 from admin.settings import Settings
-from engine.config import ActionSpec, MiddlewareSpec
+from engine.fleet.config import ActionSpec, MiddlewareSpec
 from engine.version import VERSION
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,9 +13,9 @@ import pytest
 
 from admin.diff import delete_diff, get_diff, parse_filter, post_diff
 from admin.errors import BadRequest
-from engine.diff import DiffEntry, DiffReport, DiffRequest, encode_report, encode_request
-from engine.matchers import MatcherRegistry
-from engine.runtime import Runtime
+from engine.fleet.runtime import Runtime
+from engine.matching.registry import MatcherRegistry
+from engine.modes.diff_report import DiffEntry, DiffReport, DiffRequest, encode_report, encode_request
 from store import MemoryStore
 
 REQ = DiffRequest("GET", "example.com", "/a", "x=1")
@@ -28,7 +28,9 @@ def runtime() -> Runtime:
 
 
 def call(handler: Any, rt: Runtime, body: bytes = b"") -> tuple[int, str, bytes]:
-    request = SimpleNamespace(app=SimpleNamespace(ctx=SimpleNamespace(services=SimpleNamespace(runtime=rt))), body=body)
+    request = SimpleNamespace(
+        app=SimpleNamespace(ctx=SimpleNamespace(services=SimpleNamespace(runtime=rt, diffs=rt.store))), body=body
+    )
     response = asyncio.run(handler(request))
     return response.status, response.content_type, response.body
 

@@ -67,7 +67,7 @@ def test_the_build_context_makes_a_wheel_with_the_entrypoint_and_the_package_dat
         names = set(archive.namelist())
         entry_points = next(archive.read(n).decode() for n in names if n.endswith("entry_points.txt"))
     assert re.search(r"^simproxy = admin\.cli:main$", entry_points, re.M)
-    assert {"admin/cli.py", "engine/proxy.py", "store/redis.py", "engine/py.typed"} <= names
+    assert {"admin/cli.py", "engine/server/protocol.py", "store/redis.py", "engine/py.typed"} <= names
     assert any(n.startswith("admin/schemas/") and n.endswith(".json") for n in names)
     # the image's ENTRYPOINT is that script, run as the unprivileged user made in the same stage
     assert re.search(r'^ENTRYPOINT \["simproxy"\]$', dockerfile, re.M)

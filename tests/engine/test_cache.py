@@ -6,7 +6,7 @@ import hashlib
 
 import orjson
 
-from engine.cache import (
+from engine.matching.cache import (
     MIRRORED_MISS_LIMIT,
     CacheEntry,
     MatchCache,
@@ -18,10 +18,10 @@ from engine.cache import (
     load_entry,
     preload_entries,
 )
-from engine.codec import encode_pair, encode_response
-from engine.matching import compile_simulation, match
-from engine.miss import miss_text
-from engine.responses import plain_error
+from engine.matching.scoring import compile_simulation, match
+from engine.modes.failures import miss_text
+from engine.simulation.codec import encode_pair, encode_response
+from engine.wire.response import plain_error
 from tests.engine.conftest import REGISTRY, compiled, exact, glob, m, pair, request, simulation
 
 
@@ -120,7 +120,7 @@ def test_a_disabled_cache_keeps_nothing() -> None:
 
 
 def test_mirrored_entries_load_only_into_their_generation() -> None:
-    from engine.matching import compile_simulation
+    from engine.matching.scoring import compile_simulation
 
     sim = compile_simulation(simulation(pair({"path": [exact("/a")]}, body="A")), REGISTRY)
     raw = dump_entry(CacheEntry("k", sim.pairs[0]), ("L", 0))

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from engine.capture import captured_pair, merge_capture
-from engine.config import ModeArguments
-from engine.model import Matcher, Pair, RequestMatcher, Response, Simulation
-from engine.request import RequestDetails
-from engine.upstream import UpstreamResponse
+from engine.fleet.config import ModeArguments
+from engine.modes.capture import captured_pair, merge_capture
+from engine.outbound.upstream import UpstreamResponse
+from engine.simulation.model import Matcher, Pair, RequestMatcher, Response, Simulation
+from engine.wire.request import RequestDetails
 
 
 def request(path: str = "/p", **headers: list[str]) -> RequestDetails:

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.codec import decode_simulation, export_simulation, storage_simulation
 from engine.errors import SimulationError
-from engine.model import Matcher, Pair, RequestMatcher, Response, Simulation
+from engine.simulation.codec import decode_simulation, export_simulation, storage_simulation
+from engine.simulation.model import Matcher, Pair, RequestMatcher, Response, Simulation
 from tests.engine.conftest import exact, glob, m, pair, regex
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from engine.delays import Delays, sample_log_normal
-from engine.model import LogNormal, Response
+from engine.simulation.delays import Delays, sample_log_normal
+from engine.simulation.model import LogNormal, Response
 from tests.engine.conftest import simulation
 
 RNG = random.Random(7)

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
-from engine.journal import (
+from engine.journal.entries import (
     DEFAULT_LIMIT,
     IndexLookup,
     JournalEntry,
@@ -32,9 +32,9 @@ from engine.journal import (
     query_string,
     truncate,
 )
-from engine.journal_search import MALFORMED, NO_REQUEST, compile_search
-from engine.request import RequestDetails
+from engine.journal.search import MALFORMED, NO_REQUEST, compile_search
 from engine.templating import CsvTables, RenderContext, TemplateEngine, Variables
+from engine.wire.request import RequestDetails
 from tests.engine.conftest import REGISTRY, exact, glob, m, regex, request
 
 T0 = datetime(2024, 4, 9, 0, 56, 11, 606999, tzinfo=timezone(timedelta(hours=1)))

@@ -10,12 +10,12 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from engine.http_request import Arrival, read_request
-from engine.journal import decode_entry, encode_record
-from engine.journal_packed import Packable, pack_entry, unpack_entry
-from engine.model import Response
-from engine.records import JOURNAL_BATCH_BYTES, Recorder
-from engine.responses import Wire, render_response
+from engine.journal.entries import decode_entry, encode_record
+from engine.journal.packed import Packable, pack_entry, unpack_entry
+from engine.journal.recorder import JOURNAL_BATCH_BYTES, Recorder
+from engine.simulation.model import Response
+from engine.wire.parse import Arrival, read_request
+from engine.wire.response import Wire, render_response
 from store import JournalRecord, MemoryStore, StoreUnavailable
 
 ZIPPED = gzip.compress(b'{"zipped": true}')

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.errors import SimulationError
-from engine.matchers import CompiledMatcher
-from engine.matching import compile_simulation
-from engine.model import Matcher
+from engine.matching.registry import CompiledMatcher
+from engine.matching.scoring import compile_simulation
+from engine.simulation.model import Matcher
 from tests.engine.conftest import REGISTRY, compiled, exact, glob, hit, m, matcher, pair, regex, request, simulation
 
 WHERE = "data.pairs[0].request.path[0]"

@@ -8,9 +8,9 @@ from urllib.parse import urlencode
 import pytest
 
 from engine.errors import SimulationError
-from engine.matchers import CompiledMatcher
-from engine.matching import compile_simulation, evaluate
-from engine.model import Matcher
+from engine.matching.registry import CompiledMatcher
+from engine.matching.scoring import compile_simulation, evaluate
+from engine.simulation.model import Matcher
 from tests.engine.conftest import REGISTRY, compiled, exact, hit, m, pair, request, simulation
 
 WHERE = "data.pairs[0].request.headers.X-A[0]"

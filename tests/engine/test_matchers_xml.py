@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.errors import SimulationError
-from engine.matchers import CompiledMatcher
-from engine.model import Matcher
-from engine.xmlmin import minify
+from engine.gocompat.xmlmin import minify
+from engine.matching.registry import CompiledMatcher
+from engine.simulation.model import Matcher
 from tests.engine.conftest import REGISTRY
 
 WHERE = "data.pairs[0].request.body[0]"

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.matching import CompiledSimulation, MatchResult, Strategy, evaluate, full_scan, match
-from engine.request import RequestDetails
+from engine.matching.scoring import CompiledSimulation, MatchResult, Strategy, evaluate, full_scan, match
+from engine.wire.request import RequestDetails
 from tests.engine.conftest import closest_index, compiled, exact, glob, hit, m, regex, request, run
 
 ALL_FIELDS = ["body", "destination", "path", "method", "headers", "queries", "state"]

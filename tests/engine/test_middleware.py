@@ -12,12 +12,12 @@ from pathlib import Path
 import orjson
 import pytest
 
-from engine.config import MiddlewareSpec
-from engine.middleware import Exchange, MiddlewareError, MiddlewareRunner, decode_exchange, encode_exchange
-from engine.model import Response
-from engine.request import RequestDetails
-from engine.scripts import run_program
-from engine.upstream import Upstream
+from engine.execution.scripts import run_program
+from engine.fleet.config import MiddlewareSpec
+from engine.outbound.middleware import Exchange, MiddlewareError, MiddlewareRunner, decode_exchange, encode_exchange
+from engine.outbound.upstream import Upstream
+from engine.simulation.model import Response
+from engine.wire.request import RequestDetails
 
 
 def request(

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from engine.matching import ClosestMiss
-from engine.miss import miss_text
-from engine.model import Matcher, Pair, RequestMatcher, Response
-from engine.request import RequestDetails
-from engine.responses import plain_error
+from engine.matching.scoring import ClosestMiss
+from engine.modes.failures import miss_text
+from engine.simulation.model import Matcher, Pair, RequestMatcher, Response
+from engine.wire.request import RequestDetails
+from engine.wire.response import plain_error
 from tests.engine.conftest import compiled, exact, glob, m, request, run, simulation
 
 PREFIX = "simproxy Error!\n\nThere was an error when matching\n\nGot error: "

@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 
 from admin.errors import BadRequest
 from admin.simfile import parse_simulation
-from engine.codec import decode_simulation
 from engine.errors import ImportFailure, SimulationError
-from engine.matchers import BUILTIN_MATCHERS
-from engine.matching import compile_simulation, match
-from engine.request import RequestDetails
-from engine.simulation import import_simulation
+from engine.matching.registry import BUILTIN_MATCHERS
+from engine.matching.scoring import compile_simulation, match
+from engine.simulation.codec import decode_simulation
+from engine.simulation.importing import import_simulation
+from engine.wire.request import RequestDetails
 from tests.engine.conftest import REGISTRY
 
 EXAMPLES = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -8,12 +8,12 @@ from collections.abc import Callable, Coroutine
 from types import SimpleNamespace
 from typing import Any
 
-from engine.config import ProxyLimits
-from engine.flow import FEED_SLICE
-from engine.proxy import ProxyProtocol
-from engine.proxy_server import ProxyServer
-from engine.responses import Wire, plain_error
-from engine.tunnel import split_authority
+from engine.fleet.config import ProxyLimits
+from engine.server.flow import FEED_SLICE
+from engine.server.listener import ProxyServer
+from engine.server.protocol import ProxyProtocol
+from engine.server.tunnel import split_authority
+from engine.wire.response import Wire, plain_error
 
 LIMITS = ProxyLimits(max_pipelined=8, write_buffer=64 * 1024)
 BIG = plain_error(200, "b" * 40_000)
@@ -73,10 +73,9 @@ def _engine(answer: Callable[[Any], Any]) -> Any:
         handled.append(req.raw_query)
         return answer(req)
 
-    records = SimpleNamespace(journal_enabled=False)
     return SimpleNamespace(
-        runtime=SimpleNamespace(records=records), webserver=False, handle=handle, handled=handled,
-        record=lambda *_: None, intercepts=lambda _: True,
+        keeps_reads=False, webserver=False, handle=handle, handled=handled,
+        served=lambda *_: None, intercepts=lambda _: True,
     )  # fmt: skip
 
 

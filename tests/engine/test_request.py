@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.request import canonical_header, parse_query, request_path
+from engine.wire.request import canonical_header, parse_query, request_path
 from tests.engine.conftest import request
 
 # ---------------------------------------------------------------------------------------------

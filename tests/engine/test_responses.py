@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from engine.errors import SimulationError
-from engine.matching import compile_simulation
-from engine.miss import miss_text
-from engine.model import Response
-from engine.responses import RenderedResponse, plain_error, render_response, status_line
+from engine.matching.scoring import compile_simulation
+from engine.modes.failures import miss_text
+from engine.simulation.model import Response
+from engine.wire.response import RenderedResponse, plain_error, render_response, status_line
 from tests.engine.conftest import REGISTRY, exact, pair, request, simulation
 
 WHERE = "data.pairs[0].response"

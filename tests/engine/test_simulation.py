@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from engine.codec import export_simulation
 from engine.errors import ImportFailure
-from engine.model import Delay, DelayLogNormal, LogNormal, Simulation
-from engine.simulation import ImportResult, check_log_normal, import_simulation
+from engine.simulation.codec import export_simulation
+from engine.simulation.importing import ImportResult, check_log_normal, import_simulation
+from engine.simulation.model import Delay, DelayLogNormal, LogNormal, Simulation
 from tests.engine.conftest import exact, glob, m, pair, simulation
 
 

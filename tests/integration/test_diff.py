@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from engine.diff import DiffEntry, DiffReport, DiffRequest, encode_report, encode_request
+from engine.modes.diff_report import DiffEntry, DiffReport, DiffRequest, encode_report, encode_request
 from store.redis import RedisStore
 from tests.integration.conftest import Simproxy
 

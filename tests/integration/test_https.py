@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import requests
 
-from engine.certs import LeafCertificates, generate_ca
-from engine.miss import PRODUCT
+from engine.modes.failures import PRODUCT
+from engine.server.certs import LeafCertificates, generate_ca
 from tests.integration.conftest import Simproxy, simulation
 from tests.integration.upstream import Upstream, start_upstream
 

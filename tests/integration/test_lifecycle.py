@@ -35,7 +35,7 @@ from typing import IO, TypeVar
 import pytest
 
 from benchmarks.procs import descendants
-from engine.lifeline import start_time
+from engine.execution.lifeline import start_time
 from tests.integration.conftest import (
     ROOT,
     Simproxy,

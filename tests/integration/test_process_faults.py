@@ -16,7 +16,7 @@ import pytest
 
 from admin.redisserver import free_port
 from benchmarks.procs import descendants
-from engine.lifeline import start_time
+from engine.execution.lifeline import start_time
 from tests.integration.conftest import ROOT, Simproxy, pair, refused, simulation, wait_until
 
 pytestmark = pytest.mark.slow

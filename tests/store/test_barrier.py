@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from engine import runtime as runtime_module
-from engine.codec import decode_simulation
-from engine.matchers import MatcherRegistry
-from engine.matching import compile_simulation
-from engine.runtime import Runtime
+from engine.fleet import runtime as runtime_module
+from engine.fleet.runtime import Runtime
+from engine.matching.registry import MatcherRegistry
+from engine.matching.scoring import compile_simulation
+from engine.simulation.codec import decode_simulation
 from tests.store.conftest import Backend
 
 COMPILE_S = 4.5

@@ -18,9 +18,9 @@ import pytest
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from admin.redisserver import RedisServer, free_port
-from engine.matchers import MatcherRegistry
-from engine.records import Recorder
-from engine.runtime import Runtime
+from engine.fleet.runtime import Runtime
+from engine.journal.recorder import Recorder
+from engine.matching.registry import MatcherRegistry
 from store import BatchId, MemoryStore, RedisStore, Store, StoreUnavailable, WriteUnconfirmed, key_prefix, redis_once
 
 WRITES: dict[str, Callable[[Any], Awaitable[object]]] = {

@@ -373,7 +373,7 @@ def test_a_private_server_whose_parent_is_killed_stops_and_removes_its_socket() 
 def test_subscribing_without_permission_raises_store_error(run) -> None:
     # FAILS (store bug): RedisStore.subscribe translates only connection errors; any other RedisError from
     # SUBSCRIBE (here NoPermissionError, from an ACL user without channel access) escapes as a raw redis
-    # exception, while publish() and every other method raise StoreError. engine.runtime._follow_events
+    # exception, while publish() and every other method raise StoreError. engine.fleet.runtime._follow_events
     # catches only StoreError, so its task dies and that worker stops following events for good.
     with RedisServer(port=free_port()) as server:
 

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from engine.request import RequestDetails
 from engine.templating import (
     CsvTables,
     JournalLookup,
@@ -19,6 +18,7 @@ from engine.templating import (
     Variables,
     parse_csv,
 )
+from engine.wire.request import RequestDetails
 from tests.engine.conftest import request
 
 NOW = datetime(2018, 1, 1, tzinfo=UTC)

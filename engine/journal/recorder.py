@@ -1,0 +1,253 @@
+"""What every worker writes about the traffic it served: journal entries and log records.
+
+The request path only appends a tuple to a buffer (or, when the request's bytes could not be
+kept, encodes the entry at once); the runtime's flush (every few milliseconds, and before every
+ack) packs and indexes the entries and stores them in one round trip, so a journal read after a
+barrier sees every response already sent, fleet-wide. Entries and logs go in batches the store
+applies once, however often a batch is sent (store/batches.py).
+"""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import TypeVar
+
+from engine.journal.entries import (
+    IndexExpression,
+    JournalEntry,
+    build_index,
+    compile_index,
+    encode_entry,
+    encode_record,
+    record_entry,
+)
+from engine.journal.packed import Packable, pack_entry
+from engine.templating import TemplateEngine
+from engine.wire.request import RequestDetails
+from engine.wire.response import Wire, compact
+from store import Batch, BatchIds, JournalRecord, Outbox, Store
+
+T = TypeVar("T")
+_SEQUENCE = itemgetter(1)
+
+JOURNAL_BATCH_BYTES = 8 << 20
+"""A shared store's journal batch carries at most this many bytes of entries (one entry at least):
+Redis applies a batch in one script and answers no one else meanwhile. Sixteen 40 MB entries in
+one batch (``-journal-body-size-limit=``, whole bodies) held it for seconds."""
+
+Pending = tuple[str, RequestDetails, Wire, float, float, str]
+"""(entry id, request, response, wall-clock time received, latency in ms, mode)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JournalBatch:
+    """Entries as ``journal_append`` takes them, and the index keys that point at them."""
+
+    entries: Sequence[tuple[str, JournalRecord]]
+    index_keys: Mapping[str, Mapping[str, str]]
+
+
+class Recorder:
+    def __init__(self, *, journal_size: int, logs_size: int, body_limit: int | None = None) -> None:
+        self.journal_size = journal_size
+        self.logs_size = logs_size
+        self.body_limit = body_limit
+        self._buffered_max = 2 * journal_size
+        """Entries buffered at most (the store being away), per buffer."""
+        self._packable: list[Packable] = []
+        self._encoded: list[tuple[int, bytes]] = []
+        """(sequence number, JSON form) of entries whose bytes the proxy could not keep."""
+        self._journal: list[Pending] = []
+        """Entries waiting for the flush with their request, to be indexed or cut to the body limit."""
+        self._ready: list[tuple[str, JournalRecord]] = []
+        """Entries in their stored form that did not fit in the last batch (JOURNAL_BATCH_BYTES)."""
+        self._ready_keys: dict[str, dict[str, str]] = {}
+        self._logs: list[bytes] = []
+        ids = BatchIds()
+        self._journal_out: Outbox[JournalBatch] = Outbox(ids)
+        self._logs_out: Outbox[list[bytes]] = Outbox(ids)
+        self._prefix = secrets.token_hex(4)
+        self._id_of = f"{self._prefix}%x".__mod__
+        """Sequence number -> entry id: a C callable, which the flush maps over a batch."""
+        self._sequence = itertools.count(1)
+        self._indexes: dict[str, IndexExpression] = {}
+        self._packs = True
+        """Entries may be packed: no index (indexes need the request at the flush)."""
+        self._templates = TemplateEngine()
+        self.dropped: dict[str, int] = {}
+        """Records given up while the store was away, by kind (``journal``, ``logs``): the buffers
+        keep the newest ``journal_size``/``logs_size`` only, what the store would keep anyway."""
+
+    @property
+    def journal_enabled(self) -> bool:
+        return self.journal_size > 0
+
+    @property
+    def pending(self) -> bool:
+        return bool(
+            self._packable
+            or self._encoded
+            or self._journal
+            or self._ready
+            or self._logs
+            or self._journal_out
+            or self._logs_out
+        )
+
+    def entry_id(self, sequence: int) -> str:
+        """The id of the entry ``record`` numbered ``sequence``."""
+        return self._id_of(sequence)
+
+    def record(
+        self,
+        req: RequestDetails,
+        wire: Wire,
+        received: float,
+        latency_ms: float,
+        mode: str,
+        raw: bytes | None = None,
+        arrival: bytes = b"",
+    ) -> int:
+        """Called on the request path; returns the entry's sequence number (0 with the journal off).
+
+        ``raw``: the bytes the request came in, when they held exactly it. Then (and with the
+        response's journal part at hand, no index, and both bodies within the body limit) the
+        entry is only a tuple until the flush packs it. Otherwise it is encoded as JSON at once
+        (holding requests for the flush keeps them alive long enough to make the garbage
+        collector's work grow with the traffic), or, for indexes and a body to cut to the limit,
+        held with its request after all."""
+        if not self.journal_size:
+            return 0
+        sequence = next(self._sequence)
+        whole = self._within_limit(req, wire, raw)
+        if raw is not None and self._packs and whole and wire.journal is not None:
+            self._packable.append(
+                (self._prefix, sequence, raw, arrival, wire.journal, wire.status, received, latency_ms, mode)
+            )
+            if len(self._packable) > self._buffered_max:  # the store is away: keep the newest
+                self._packable = self._keep("journal", self._packable, self.journal_size)
+        elif not (self._packs and whole):
+            self._journal.append((self.entry_id(sequence), req, wire, received, latency_ms, mode))
+            if len(self._journal) > self._buffered_max:
+                self._journal = self._keep("journal", self._journal, self.journal_size)
+        else:
+            # the in-process store keeps entries as given: compacted here, while orjson's 4 KB
+            # buffer is hot and free for the next request
+            entry_id = self.entry_id(sequence)
+            self._encoded.append((sequence, compact(encode_record(entry_id, req, wire, mode, received, latency_ms))))
+            if len(self._encoded) > self._buffered_max:
+                self._encoded = self._keep("journal", self._encoded, self.journal_size)
+        return sequence
+
+    def _within_limit(self, req: RequestDetails, wire: Wire, raw: bytes | None) -> bool:
+        """Neither body needs cutting to the body limit (the request's read holds its body)."""
+        limit = self.body_limit
+        if not limit:
+            return True
+        if len(wire.raw_body) > limit:
+            return False
+        if raw is not None and len(raw) <= limit:
+            return True
+        return len(req.body.encode("utf-8", "surrogateescape")) <= limit
+
+    def amended(self, entry: JournalEntry) -> bytes:
+        """The stored form of an entry written again (a post-serve action's record added)."""
+        return compact(encode_entry(entry, self.body_limit))
+
+    def log(self, record: bytes) -> None:
+        if self.logs_size:
+            self._logs.append(record)
+            if len(self._logs) > 2 * self.logs_size:
+                self._logs = self._keep("logs", self._logs, self.logs_size)
+
+    def use_indexes(self, names: Sequence[str]) -> None:
+        """The journal indexes the fleet has (from the runtime config), compiled once each."""
+        for name in names:
+            self.index(name)
+        for name in [n for n in self._indexes if n not in names]:
+            del self._indexes[name]
+        self._packs = not self._indexes
+
+    def index(self, name: str) -> IndexExpression:
+        if name not in self._indexes:
+            self._indexes[name] = compile_index(name, self._templates)
+            self._packs = False
+        return self._indexes[name]
+
+    def entry(self, pending: Pending) -> JournalEntry:
+        entry_id, req, wire, received, latency_ms, mode = pending
+        return record_entry(entry_id, req, wire, mode, received, latency_ms)
+
+    async def flush(self, store: Store) -> None:
+        """Store what was buffered; on a store error the batch is kept, as it was, for the next flush."""
+
+        async def write_journal(batch: Batch[JournalBatch]) -> None:
+            journal = batch.items
+            await store.batch(batch.id).journal_append(journal.entries, journal.index_keys, self.journal_size)
+
+        async def write_logs(batch: Batch[list[bytes]]) -> None:
+            await store.batch(batch.id).logs_append(batch.items, self.logs_size)
+
+        await self._journal_out.send(write_journal, lambda: self._take_journal(store.shared))
+        while self._ready:
+            await self._journal_out.send(write_journal, lambda: self._take_journal(store.shared))
+        await self._logs_out.send(write_logs, self._take_logs)
+
+    def _take_journal(self, pack: bool) -> JournalBatch | None:
+        """The buffered entries, packed (``pack``, for a shared store: then at most
+        JOURNAL_BATCH_BYTES of them, the rest kept for the next batch) and indexed; the newest
+        ``journal_size`` only, all the store would keep of them."""
+        if self._packable or self._encoded or self._journal:
+            taken, self._journal = self._journal, []
+            entries = [self.entry(p) for p in taken]
+            self._ready += self._take_recorded(pack)
+            self._ready += ((e.id, compact(encode_entry(e, self.body_limit))) for e in entries)
+            del self._ready[: -self.journal_size]
+            for name, expr in self._indexes.items():
+                self._ready_keys.setdefault(name, {}).update((k, e.id) for k, e in build_index(expr, entries).items())
+        if not self._ready:
+            return None
+        cut = len(self._ready)
+        if pack:
+            size, cut = 0, 0
+            for _, body in self._ready:
+                size += len(body)
+                if cut and size > JOURNAL_BATCH_BYTES:
+                    break
+                cut += 1
+        batch = JournalBatch(self._ready[:cut], self._ready_keys)
+        del self._ready[:cut]
+        self._ready_keys = {}
+        return batch
+
+    def _take_logs(self) -> list[bytes] | None:
+        logs, self._logs = self._logs, []
+        return logs[-self.logs_size :] or None
+
+    def _take_recorded(self, pack: bool) -> list[tuple[str, JournalRecord]]:
+        """The packable and the encoded entries as (id, stored form), in the order they came; the
+        packable ones packed for a shared store, kept as tuples for the in-process one."""
+        packable, encoded, self._packable, self._encoded = self._packable, self._encoded, [], []
+        # one pass in C for the common case, with no Python code run per entry
+        ids = map(self._id_of, map(_SEQUENCE, packable))
+        kept: Iterable[JournalRecord] = map(pack_entry, packable) if pack else packable
+        stored: list[tuple[str, JournalRecord]] = list(zip(ids, kept, strict=True))
+        if encoded:
+            numbered = [(p[1], entry) for p, entry in zip(packable, stored, strict=True)]
+            numbered += ((sequence, (self.entry_id(sequence), body)) for sequence, body in encoded)
+            numbered.sort(key=itemgetter(0))
+            stored = [entry for _, entry in numbered]
+        return stored
+
+    def _keep(self, kind: str, records: list[T], limit: int) -> list[T]:
+        if len(records) > limit:
+            self.dropped[kind] = self.dropped.get(kind, 0) + len(records) - limit
+        return records[-limit:] if limit else []
+
+    def take_dropped(self) -> dict[str, int]:
+        dropped, self.dropped = self.dropped, {}
+        return dropped

@@ -1,0 +1,3 @@
+"""Matching a request to a pair: the matchers, Hoverfly's scoring, the candidate index and the match
+cache.
+"""

@@ -1,0 +1,68 @@
+"""What every matcher family builds: a predicate over the field text and, for the kinds that hand
+``doMatch`` something other than their input, an extractor that matches and derives in one pass.
+
+A predicate or extractor never raises: ``guarded`` turns an unexpected exception into "no match".
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from engine.errors import SimulationError
+from engine.simulation.model import JSON
+
+Predicate = Callable[[str], bool]
+Extract = Callable[[str], "str | None"]
+"""Matches and derives the value for ``doMatch`` in one pass: None means no match."""
+
+_log = logging.getLogger("simproxy.engine.matchers")
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    """One compiled matcher value: its predicate, and its extractor when it is not the identity."""
+
+    predicate: Predicate
+    extract: Extract | None = None
+
+
+def never(_actual: str) -> bool:
+    return False
+
+
+def require_str(value: JSON, path: str, kind: str) -> str:
+    """The matcher value, which must be a string (a 400 at ``path.value`` otherwise)."""
+    if not isinstance(value, str):
+        raise SimulationError(f"{path}.value", f"the {kind} matcher needs a string value, not {json_type(value)}")
+    return value
+
+
+def guarded(fn: Callable[[str], _T], fallback: _T, kind: str) -> Callable[[str], _T]:
+    """``fn`` made total: an exception (a pathological body) is logged and counts as ``fallback``."""
+
+    def run(actual: str) -> _T:
+        try:
+            return fn(actual)
+        except Exception:  # a matcher must never fail a request
+            _log.warning("%s matcher failed on a %d-character input; treated as no match", kind, len(actual))
+            return fallback
+
+    return run
+
+
+def json_type(value: JSON) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__

@@ -1,0 +1,294 @@
+"""The match cache: Hoverfly's request cache (core/cache), kept per worker and mirrored to the store.
+
+A worker answers from its own LRU, so the request path never waits on the store. Every entry it
+makes is also written (buffered) to the store, which is what ``GET /api/v2/cache`` lists and what a
+worker loads when the simulation grows by an append (Hoverfly keeps the cache across a POST) or
+when it starts, so all workers hold the same entries. Entries belong to a *generation*: the
+simulation's lineage (new on every replace) and the config's cache epoch (bumped by a flush).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+
+from engine.matching.scoring import ClosestMiss, CompiledPair, CompiledSimulation
+from engine.simulation.codec import encode_pair, encode_request, encode_response
+from engine.wire.hot import hot_value
+from engine.wire.request import RequestDetails
+from engine.wire.response import Wire, plain_error
+
+Generation = tuple[str, int]
+"""(simulation lineage, cache epoch)."""
+FastKey = tuple[str, str, str, str, str, str | None]
+"""What a request's md5 key is made of, before hashing: (destination or "", method, path, raw query,
+body, content type when there is a body). Equal fast keys give equal md5 keys, so a worker can find
+its entries without hashing; entries from other workers are found by md5 once, then by fast key."""
+
+
+@hot_value
+class CacheEntry:
+    key: str
+    pair: CompiledPair | None
+    """The pair a hit serves; None for a cached miss."""
+    miss: Wire | None = None
+    """The 502 a cached miss serves again, word for word (with the request of the first miss)."""
+    closest: ClosestMiss | None = None
+
+
+def cache_key(req: RequestDetails, webserver: bool) -> str:
+    """Hoverfly's key: md5 of destination (not in webserver mode), form JSON, path, method, query, body."""
+    destination = "" if webserver else req.destination
+    form = orjson.dumps(dict(sorted(req.form.items()))).decode() if req.form else ""
+    query = canonical_query(req.query) if req.query else ""
+    text = f"{destination}{form}{req.path}{req.method}{query}{req.body}"
+    return hashlib.md5(text.encode("utf-8", "surrogateescape"), usedforsecurity=False).hexdigest()
+
+
+def canonical_query(query: dict[str, list[str]]) -> str:
+    """``k=v`` for every value, grouped by name, names and then values sorted, joined with ``&``."""
+    if len(query) == 1:  # the common case, without sorting
+        ((name, values),) = query.items()
+        if len(values) == 1:
+            return f"{name}={values[0]}"
+    return "&".join([f"{name}={value}" for name in sorted(query) for value in sorted(query[name])])
+
+
+def fast_key(req: RequestDetails, webserver: bool) -> FastKey:
+    ctype = req.headers_lower.get("content-type") if req.body else None
+    return (
+        "" if webserver else req.destination,
+        req.method,
+        req.path,
+        req.raw_query,
+        req.body,
+        ctype[0] if ctype else None,
+    )
+
+
+class MatchCache:
+    """A bounded LRU of match results for one generation; ``pending`` collects what to mirror.
+
+    ``mirrored=False`` (a worker alone on an in-process store) collects nothing: there is no other
+    worker to share entries with, and the admin API lists this cache itself (``entries``).
+    """
+
+    def __init__(self, capacity: int, *, enabled: bool = True, mirrored: bool = True) -> None:
+        self.capacity = capacity
+        self.enabled = enabled
+        self.mirrored = mirrored
+        self.generation: Generation = ("", 0)
+        self._entries: OrderedDict[str, CacheEntry] = OrderedDict()
+        self._aliases: OrderedDict[FastKey, str] = OrderedDict()
+        self.pending: dict[str, CacheEntry] = {}
+        self.dropped = 0
+        """Entries not mirrored because the store was away and newer ones filled the buffer."""
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: str) -> CacheEntry | None:
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._entries.move_to_end(key)
+        return entry
+
+    def lookup(self, req: RequestDetails, webserver: bool) -> tuple[FastKey, str, CacheEntry | None]:
+        """(fast key, md5 key, entry) for a request: the md5 key is "" when the fast key found the entry."""
+        fast = fast_key(req, webserver)
+        known = self._aliases.get(fast)
+        if known is not None:
+            entry = self._entries.get(known)
+            if entry is not None:
+                self._entries.move_to_end(known)
+                return fast, "", entry
+        key = cache_key(req, webserver)
+        entry = self.get(key)
+        if entry is not None:
+            self._alias(fast, key)
+        return fast, key, entry
+
+    def put(self, entry: CacheEntry, *, mirror: bool = True, fast: FastKey | None = None) -> None:
+        if not self.enabled:
+            return
+        self._entries[entry.key] = entry
+        self._entries.move_to_end(entry.key)
+        while len(self._entries) > self.capacity:
+            self._entries.popitem(last=False)
+        if fast is not None:
+            self._alias(fast, entry.key)
+        if mirror and self.mirrored:
+            self.pending[entry.key] = entry
+            if len(self.pending) > 2 * self.capacity:  # the store is away: mirror the newest only
+                self.restore_pending({})
+
+    def _alias(self, fast: FastKey, key: str) -> None:
+        self._aliases[fast] = key
+        while len(self._aliases) > 2 * self.capacity:  # an alias of an evicted entry finds nothing
+            self._aliases.popitem(last=False)
+
+    def reset(self, generation: Generation) -> None:
+        self.generation = generation
+        self._entries.clear()
+        self._aliases.clear()
+        self.pending.clear()
+
+    def dump(self, entry: CacheEntry) -> bytes:
+        """``dump_entry`` for this cache's generation."""
+        return dump_entry(entry, self.generation)
+
+    def entries(self) -> list[CacheEntry]:
+        """Every entry, least recently used first."""
+        return list(self._entries.values())
+
+    def restore_pending(self, pending: dict[str, CacheEntry]) -> None:
+        """Put back entries a failed mirror took (newer ones win), keeping at most ``capacity``;
+        what is given up is counted in ``dropped``."""
+        merged = {**pending, **self.pending}
+        excess = max(len(merged) - self.capacity, 0)
+        self.pending = dict(list(merged.items())[excess:])
+        self.dropped += excess
+
+    def take_dropped(self) -> int:
+        dropped, self.dropped = self.dropped, 0
+        return dropped
+
+    def take_pending(self) -> dict[str, CacheEntry]:
+        pending, self.pending = self.pending, {}
+        return pending
+
+
+# -- Hoverfly's eager preloading (core/hoverfly_funcs.go CacheMatcher.PreloadCache) ---------------
+
+
+def preload_entries(sim: CompiledSimulation, webserver: bool) -> list[CacheEntry]:
+    """Entries for pairs whose request is fully exact (see hoverfly-engine.md §5.3), in order."""
+    out = []
+    for cp in sim.pairs:
+        req = cp.pair.request
+        fields = (req.body, req.destination, req.method, req.path, req.scheme)
+        if req.headers or req.requires_state or any(f is None or len(f) != 1 or f[0].name != "exact" for f in fields):
+            continue
+        if not all(isinstance(f[0].value, str) for f in fields if f):
+            continue
+        query = _preload_query(req.query)
+        if query is None:
+            continue
+        body, destination, method, path, _ = (f[0].value for f in fields if f)
+        details = RequestDetails(method, "", destination, path, query, body, {})
+        out.append(CacheEntry(cache_key(details, webserver), cp))
+    return out
+
+
+def _preload_query(query: Any) -> dict[str, list[str]] | None:
+    out: dict[str, list[str]] = {}
+    for name, matchers in query or ():
+        values: list[str] = []
+        for m in matchers:
+            if m.name == "exact" and isinstance(m.value, str):
+                values.append(m.value)
+            elif m.name == "array" and m.config is None and isinstance(m.value, list):
+                values.extend(str(v) for v in m.value)
+            else:
+                return None
+        out[name] = values
+    return out
+
+
+# -- the mirrored (store) form ---------------------------------------------------------------------
+
+MIRRORED_MISS_LIMIT = 64 * 1024
+"""A cached miss's 502 is mirrored word for word up to this many bytes. A longer one quotes a large
+request or the closest pair's large response: it is mirrored without its text, and a worker that
+loads such an entry works the miss out again (the same answer, the request's headers aside) rather
+than have Redis carry a copy of a large body for each distinct request."""
+
+
+def dump_entry(entry: CacheEntry, generation: Generation) -> bytes:
+    """What the store keeps: pair indexes into the generation's simulation, never the pairs
+    themselves (a 100 MB pair would otherwise be copied into Redis once per distinct request)."""
+    closest = entry.closest
+    miss = entry.miss.body if entry.miss is not None and len(entry.miss.body) <= MIRRORED_MISS_LIMIT else None
+    return orjson.dumps(
+        {
+            "key": entry.key,
+            "generation": list(generation),
+            "pair": None if entry.pair is None else entry.pair.index,
+            "closest": None
+            if closest is None
+            else {"pair": closest.index, "missedFields": list(closest.missed_fields), "state": closest.state},
+            "miss": None if miss is None else miss.decode("utf-8", "surrogateescape"),
+        }
+    )
+
+
+def load_entry(raw: bytes, sim: CompiledSimulation, generation: Generation) -> CacheEntry | None:
+    """A mirrored entry this worker can serve from, or None: another generation, or a miss
+    mirrored without its text (MIRRORED_MISS_LIMIT)."""
+    decoded = _decode(raw, sim, generation)
+    if decoded is None:
+        return None
+    key, pair, closest, miss = decoded
+    if pair is not None:
+        return CacheEntry(key, pair)
+    return None if miss is None else CacheEntry(key, None, plain_error(502, miss, outcome="miss"), closest)
+
+
+def listing(raws: Iterable[bytes], sim: CompiledSimulation, generation: Generation) -> list[dict[str, Any]]:
+    """``GET /api/v2/cache``'s elements for the mirrored entries of this generation, each pair
+    encoded once however many entries name it."""
+    views: dict[int, orjson.Fragment] = {}
+
+    def pair_view(index: int) -> orjson.Fragment:
+        view = views.get(index)
+        if view is None:
+            view = views[index] = orjson.Fragment(orjson.dumps(encode_pair(sim.pairs[index].pair)))
+        return view
+
+    out = []
+    for raw in raws:
+        decoded = _decode(raw, sim, generation)
+        if decoded is None:
+            continue
+        key, pair, closest, _ = decoded
+        view: dict[str, Any] = {"key": key}
+        if pair is not None:
+            view["matchingPair"] = pair_view(pair.index)
+        view["headerMatch"] = False
+        view["closestMiss"] = (
+            None
+            if closest is None
+            else {
+                "response": encode_response(closest.pair.response),
+                "requestMatcher": encode_request(closest.pair.request),
+                "missedFields": list(closest.missed_fields),
+            }
+        )
+        out.append(view)
+    return out
+
+
+def _decode(
+    raw: bytes, sim: CompiledSimulation, generation: Generation
+) -> tuple[str, CompiledPair | None, ClosestMiss | None, str | None] | None:
+    """(key, pair, closest miss, miss text) of a mirrored entry of this generation whose indexes
+    name pairs of ``sim``; None otherwise."""
+    doc = orjson.loads(raw)
+    if tuple(doc.get("generation") or ()) != generation:
+        return None
+    pairs = sim.pairs
+    index = doc.get("pair")
+    if index is not None:
+        return (doc["key"], pairs[index], None, None) if 0 <= index < len(pairs) else None
+    near = doc.get("closest")
+    closest = None
+    if near is not None:
+        at = near["pair"]
+        if not 0 <= at < len(pairs):
+            return None
+        closest = ClosestMiss(pairs[at].pair, tuple(near["missedFields"]), dict(near["state"]), at)
+    return doc["key"], None, closest, doc.get("miss")

@@ -1,0 +1,1 @@
+"""The proxy modes: the dispatcher that applies the current mode to a request, and the modes themselves."""

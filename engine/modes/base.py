@@ -1,0 +1,71 @@
+"""What every mode is, and what the server tells once an answer is out.
+
+A mode takes one request and gives the ``Wire`` to send: synchronously when it can (simulate mode
+never waits on anything), or a coroutine when it must wait. After the server has written an answer
+it tells the observers (journal, metrics, post-serve actions), in order, through one ``Exchange``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from engine.wire.response import Wire
+
+if TYPE_CHECKING:
+    from engine.fleet.config import Mode
+    from engine.fleet.runtime import Runtime, Snapshot
+    from engine.modes.capture import Captures
+    from engine.modes.forwarding import Forwarder
+    from engine.modes.simulator import Simulator
+    from engine.wire.request import RequestDetails
+
+Outcome = Wire | Coroutine[Any, Any, Wire]
+
+Received = tuple["RequestDetails", float, float, bytes | None, bytes]
+"""What the server knows of a request it answers: the request, the wall-clock time it was received,
+``perf_counter`` then, the bytes it came in when they held exactly that request (None otherwise),
+and the encoded ``wire.parse.Arrival`` (how it came: port, tunnel, webserver)."""
+
+
+class ProxyMode(Protocol):
+    """One mode: its name, and its answer to a request under a configuration snapshot."""
+
+    name: ClassVar[Mode]
+    runs_actions: ClassVar[bool]
+    """Whether a hit in this mode runs the pair's post-serve action (Hoverfly: simulate, synthesize)."""
+
+    def handle(self, snap: Snapshot, req: RequestDetails) -> Outcome: ...
+
+
+class Exchange:
+    """One answered request as the observers see it, in the order they are told. The journal writes
+    ``journal_id`` for the observers after it (a post-serve action quotes its entry)."""
+
+    __slots__ = ("arrival", "journal_id", "mode", "raw", "received_at", "req", "seconds", "wire")
+
+    def __init__(self, wire: Wire, received: Received, seconds: float, mode: str) -> None:
+        self.wire = wire
+        self.req, self.received_at, _, self.raw, self.arrival = received
+        self.seconds = seconds
+        """From the request's arrival to its answer being written, delays included."""
+        self.mode = mode
+        self.journal_id = ""
+
+
+class Observer(Protocol):
+    """Told of every request answered in a mode (not of relayed or refused ones), in order."""
+
+    def served(self, exchange: Exchange) -> None: ...
+
+
+class Kit:
+    """What the modes are built from (one per worker): the mode table hands it to each mode."""
+
+    __slots__ = ("captures", "forwarder", "runtime", "simulator")
+
+    def __init__(self, runtime: Runtime, simulator: Simulator, forwarder: Forwarder, captures: Captures) -> None:
+        self.runtime = runtime
+        self.simulator = simulator
+        self.forwarder = forwarder
+        self.captures = captures

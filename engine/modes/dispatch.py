@@ -1,0 +1,140 @@
+"""The dispatcher a worker runs for every proxied request: the destination filter, CORS, and the
+current mode from the mode table; after the answer is written, the observers.
+
+Framework-free: it takes a ``RequestDetails`` and returns the ``Wire`` to send, synchronously
+when the mode can (simulate mode never waits on anything), or as a coroutine when it must wait.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Coroutine
+from typing import Any
+from urllib.parse import urlsplit
+
+from engine.fleet.config import DEFAULT_MAX_PAIRS
+from engine.fleet.runtime import Runtime, Snapshot
+from engine.gocompat.goregex import GoRegex, InvalidPattern, compile_go
+from engine.modes.base import Exchange, Kit, Observer, Outcome, ProxyMode, Received
+from engine.modes.capture import Captures
+from engine.modes.cors import allow_origin, is_preflight, preflight
+from engine.modes.forwarding import Forwarder
+from engine.modes.observers import ActionObserver, JournalObserver, MetricsObserver
+from engine.modes.simulator import Simulator
+from engine.modes.table import MODE_CLASSES, build_modes
+from engine.outbound.actions import ActionRunner
+from engine.outbound.middleware import DEFAULT_TIMEOUT as DEFAULT_MIDDLEWARE_TIMEOUT
+from engine.outbound.middleware import MiddlewareRunner
+from engine.outbound.upstream import Upstream
+from engine.wire.request import RequestDetails
+from engine.wire.response import Wire
+
+__all__ = ["Dispatcher", "Outcome", "Received"]
+
+_UNOBSERVED = frozenset({"relayed", "refused"})
+"""Outside the destination filter, or without proxy credentials: not journaled or counted."""
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        webserver: bool = False,
+        rng: random.Random | None = None,
+        upstream: Upstream | None = None,
+        own_ports: frozenset[int] = frozenset(),
+        cors: bool = False,
+        middleware_timeout: float = DEFAULT_MIDDLEWARE_TIMEOUT,
+        max_pairs: int = DEFAULT_MAX_PAIRS,
+    ) -> None:
+        self.runtime = runtime
+        self.webserver = webserver
+        self.cors = cors
+        self.rng = rng or random.Random()
+        self.upstream = upstream or Upstream()
+        self.middleware = MiddlewareRunner(self.upstream, timeout=middleware_timeout)
+        self.actions = ActionRunner(self.upstream, runtime.store, runtime.records)
+        self.forwarder = Forwarder(
+            runtime, self.upstream, self.middleware, webserver=webserver, own_ports=own_ports, rng=self.rng
+        )
+        simulator = Simulator(runtime, webserver=webserver, rng=self.rng)
+        self.modes: dict[str, ProxyMode] = build_modes(
+            Kit(runtime, simulator, self.forwarder, Captures(runtime, max_pairs))
+        )
+        journal = JournalObserver(runtime.records)
+        acting = frozenset(name for name, cls in MODE_CLASSES.items() if cls.runs_actions)
+        self.observers: tuple[Observer, ...] = (
+            journal,
+            MetricsObserver(runtime.metrics),
+            ActionObserver(self.actions, runtime, acting),
+        )
+        self.keeps_reads = journal.keeps_reads
+        """Whether the server should hand over the bytes a request came in (``Received``)."""
+        self._destinations: dict[str, GoRegex] = {}
+
+    async def aclose(self) -> None:
+        await self.actions.aclose()
+        await self.forwarder.pac.aclose()
+        await self.upstream.aclose()
+        self.middleware.close()
+
+    def handle(self, req: RequestDetails) -> Outcome:
+        snap = self.runtime.snapshot
+        config = snap.config
+        if not self.webserver and not self._in_destination(config.destination, req):
+            return self.forwarder.relay(req)
+        self.runtime.count(config.mode)
+        if self.cors:
+            return self._with_cors(snap, req)
+        return self.modes[config.mode].handle(snap, req)
+
+    def served(self, wire: Wire, received: Received) -> None:
+        """The server wrote ``wire`` for a request: tell the observers (latency includes any delay)."""
+        if wire.outcome in _UNOBSERVED:
+            return
+        exchange = Exchange(wire, received, time.perf_counter() - received[2], self.runtime.snapshot.config.mode)
+        for observer in self.observers:
+            observer.served(exchange)
+
+    def _with_cors(self, snap: Snapshot, req: RequestDetails) -> Outcome:
+        if is_preflight(req):
+            return preflight(req)  # journaled and counted, never matched or forwarded
+        outcome = self.modes[snap.config.mode].handle(snap, req)
+        if isinstance(outcome, Wire):
+            return allow_origin(req, outcome)
+        return self._cors_after(req, outcome)
+
+    async def _cors_after(self, req: RequestDetails, outcome: Coroutine[Any, Any, Wire]) -> Wire:
+        return allow_origin(req, await outcome)
+
+    def intercepts(self, authority: str) -> bool:
+        """Whether a CONNECT to ``authority`` is intercepted: always, unless the destination names a
+        scheme and host (``https://api.example.com``) that the tunnel's does not match (Hoverfly)."""
+        destination = self.runtime.snapshot.config.destination
+        if "://" not in destination:
+            return True
+        parsed = urlsplit(destination)
+        if not parsed.netloc:
+            return True
+        key = f"{parsed.scheme}://{parsed.netloc}"
+        pattern = self._destinations.get(key)
+        if pattern is None:
+            try:
+                pattern = self._destinations[key] = compile_go(key)
+            except InvalidPattern:
+                return True
+        return pattern.search(f"https://{authority}") is not None
+
+    def _in_destination(self, destination: str, req: RequestDetails) -> bool:
+        """Hoverfly's filter: the regex may match the path, host+path or scheme://host+path."""
+        if destination in (".", ""):
+            return True
+        pattern = self._destinations.get(destination)
+        if pattern is None:
+            pattern = self._destinations[destination] = compile_go(destination)
+        host_path = req.destination + req.path
+        return bool(
+            pattern.search(req.path) or pattern.search(host_path) or pattern.search(f"{req.scheme}://{host_path}")
+        )

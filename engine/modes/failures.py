@@ -1,0 +1,71 @@
+"""The plain-text body of a proxied request that failed, in Hoverfly's layout (core/errors).
+
+The JSON blocks are written the way Go's ``json.MarshalIndent`` writes them: four spaces,
+map keys sorted, ``<``, ``>`` and ``&`` escaped. simproxy's name stands where Hoverfly writes its own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from engine.matching.scoring import ClosestMiss
+from engine.simulation.codec import encode_request, encode_response, go_json
+from engine.wire.request import RequestDetails
+
+PRODUCT = "simproxy"
+NO_MATCH = "Could not find a match for request, create or record a valid matcher first!"
+MATCHING_CONTEXT = "There was an error when matching"
+
+
+def error_text(context: str, error: str) -> str:
+    return f"{PRODUCT} Error!\n\n{context}\n\nGot error: {error}"
+
+
+def miss_text(req: RequestDetails, closest: ClosestMiss | None) -> str:
+    message = NO_MATCH
+    if closest is not None:
+        request = go_indent(request_view(req))
+        state = go_indent(dict(sorted(closest.state.items())))
+        matcher = go_indent(encode_request(closest.pair.request))
+        response = go_indent(encode_response(closest.pair.response))
+        message += (
+            f"\n\nThe following request was made, but was not matched by {PRODUCT}:\n\n{request}"
+            f"\n\nWhilst {PRODUCT} has the following state:\n\n{state}"
+            f"\n\nThe matcher which came closest was:\n\n{matcher}"
+            f"\n\nBut it did not match on the following fields:\n\n[{', '.join(closest.missed_fields)}]"
+            f"\n\nWhich if hit would have given the following response:\n\n{response}"
+        )
+    return error_text(MATCHING_CONTEXT, message)
+
+
+def request_view(req: RequestDetails) -> dict[str, Any]:
+    """The request model with Go's field names, in Go's field order."""
+    return {
+        "Path": req.path,
+        "Method": req.method,
+        "Destination": req.destination,
+        "Scheme": req.scheme,
+        "Query": dict(sorted(req.query.items())),
+        "Body": req.body,
+        "FormData": dict(sorted(req.form.items())),
+        "Headers": dict(sorted(req.headers.items())),
+    }
+
+
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")
+
+
+def go_indent(value: Any) -> str:
+    """``json.MarshalIndent``: 4 spaces, sorted maps, whole floats as integers, HTML escaped, and
+    each byte that was not UTF-8 (a surrogate escape here) written as ``\\ufffd``."""
+    text = json.dumps(go_json(value, sort_keys=False), indent=4, ensure_ascii=False)
+    text = _NOT_UTF8.sub(lambda _: "\\ufffd", text)
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )

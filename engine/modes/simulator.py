@@ -1,0 +1,289 @@
+"""The simulator simulate, spy and diff share: the match cache, matching, the shared state's steps,
+templates, and the pair's delay, for one request.
+
+Synchronous when nothing needs the store or a timer (the common case: a stateless pair, cached or
+matched through the candidate index); a coroutine otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Coroutine, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from engine.errors import SimulationError
+from engine.fleet.runtime import Runtime, Snapshot
+from engine.matching.cache import CacheEntry, FastKey
+from engine.matching.scoring import CompiledPair, MatchResult, Strategy, match
+from engine.modes.failures import MATCHING_CONTEXT, NO_MATCH, error_text, miss_text
+from engine.simulation.model import Response
+from engine.templating import CsvTables
+from engine.templating.pairs import Rendered, render_pair
+from engine.wire.request import RequestDetails
+from engine.wire.response import Wire, plain_error, render_response
+from store import SimulationChanged, StoreError
+
+log = logging.getLogger(__name__)
+
+Outcome = Wire | Coroutine[Any, Any, Wire]
+Probe = tuple[FastKey, str]
+"""A match-cache lookup that found nothing: (fast key, md5 key), to store the result under."""
+STATE_ATTEMPTS = 50
+"""Times a state step or a data-source write is tried again when another request changed it first."""
+_NO_STATE: Mapping[str, str] = MappingProxyType({})  # what simulations without requiresState match against
+
+
+def _state_unavailable(exc: StoreError) -> Wire:
+    """The 502 of a request that needs the shared state while the store cannot be reached."""
+    return plain_error(502, error_text(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}"))
+
+
+def _strategy(snap: Snapshot) -> Strategy:
+    return "strongest" if snap.config.strategy == "strongest" else "first"
+
+
+class Simulator:
+    def __init__(self, runtime: Runtime, *, webserver: bool, rng: random.Random) -> None:
+        self.runtime = runtime
+        self.webserver = webserver
+        self.rng = rng
+        self._state_turn = asyncio.Lock()
+        self._state_seen: tuple[int, dict[str, str]] | None = None
+        """(version, state) as this worker last saw it in the store (stateful requests decide on it)."""
+
+    def simulate(
+        self, snap: Snapshot, req: RequestDetails, *, cache_misses: bool = True, delay: bool = True
+    ) -> Outcome:
+        """The simulation's answer; a miss is a Wire whose outcome is ``miss`` (spy and diff look).
+
+        ``cache_misses``: remember a miss in the match cache (spy capturing its misses does not);
+        ``delay``: wait the pair's delay (not when middleware or a comparison comes after).
+        """
+        probe: Probe | None = None
+        cache = self.runtime.cache
+        if cache.enabled:
+            generation = (snap.lineage, snap.config.cache_epoch)
+            if cache.generation != generation:
+                cache.reset(generation)  # this worker wrote the change itself; sync catches up the rest
+            fast, key, entry = cache.lookup(req, self.webserver)
+            probe = (fast, key)
+            if entry is not None:
+                if entry.pair is None:
+                    return entry.miss or plain_error(502, error_text(MATCHING_CONTEXT, NO_MATCH), outcome="miss")
+                return self._serve(snap, entry.pair, req, delay, cache_misses)  # a cached pair never requires state
+        if snap.simulation.writes_state:
+            return self._simulate_with_state(snap, req, probe, cache_misses, delay)
+        result = match(snap.simulation, req, _NO_STATE, _strategy(snap), self.webserver)
+        if result.pair is None:
+            return self._miss(result, req, probe if cache_misses else None)
+        self._remember(result, probe)
+        return self._serve(snap, result.pair, req, delay, cache_misses)
+
+    def _remember(self, result: MatchResult, probe: Probe | None, miss: Wire | None = None) -> None:
+        """Keep the result (a hit, or the 502 of a miss) in the match cache when Hoverfly would."""
+        if probe is not None and result.cacheable:
+            entry = CacheEntry(probe[1], result.pair, miss, result.closest if miss else None)
+            self.runtime.cache.put(entry, fast=probe[0])
+
+    def _miss(self, result: MatchResult, req: RequestDetails, probe: Probe | None) -> Wire:
+        """The 502 of a miss, logged as Hoverfly logs it and remembered in the cache."""
+        log.warning(
+            "Failed to find matching request from simulation",
+            extra={"fields": {"destination": req.destination, "method": req.method, "path": req.path,
+                              "query": req.query, "error": NO_MATCH}},
+        )  # fmt: skip
+        wire = plain_error(502, miss_text(req, result.closest), outcome="miss")
+        self._remember(result, probe, wire)
+        return wire
+
+    def _serve(
+        self, snap: Snapshot, pair: CompiledPair, req: RequestDetails, delayed: bool = True, cache_misses: bool = True
+    ) -> Outcome:
+        """Answer with a chosen pair: templates, state steps and delay, then the wire.
+
+        Synchronous when nothing needs the store or a timer (the common case).
+        """
+        response = pair.pair.response
+        delay = self._delay(snap, response, req) if delayed else 0.0
+        step = snap.simulation.writes_state and bool(response.transitions_state or response.removes_state)
+        templates = pair.templates
+        if templates is not None and not (templates.uses_state or templates.uses_csv or step or delay > 0):
+            rendered = self._render(snap, pair, req, _NO_STATE, CsvTables({}))
+            return self._wire_of(rendered.response, pair.rendered.proxy.pair)
+        if templates is None and not step and delay <= 0:
+            return self._wire(pair)
+        return self._finish(snap, pair, req, delay, step, (delayed, cache_misses))
+
+    async def _finish(
+        self,
+        snap: Snapshot,
+        pair: CompiledPair,
+        req: RequestDetails,
+        delay: float,
+        step: bool,
+        again: tuple[bool, bool],
+    ) -> Wire:
+        """``again``: (delayed, cache_misses), to simulate the request again if need be."""
+        response = pair.pair.response
+        wire: Wire | None = None
+        transitions = response.transitions_state
+        try:
+            if pair.templates is not None:
+                state = await self.runtime.store.state_get() if pair.templates.uses_state else _NO_STATE
+                rendered = await self._render_shared(snap, pair, req, state)
+                if rendered is None:
+                    return self._conflict()
+                wire, transitions = self._wire_of(rendered.response, pair.rendered.proxy.pair), rendered.transitions
+            if step:
+                sets, removes = dict(transitions or ()), response.removes_state or ()
+                await self.runtime.store.state_transition({}, sets, removes, simulation=snap.simulation_version)
+        except SimulationChanged:
+            return await self._simulate_again(req, *again)
+        except StoreError as exc:
+            return _state_unavailable(exc)
+        if delay > 0:
+            await asyncio.sleep(delay)
+        return wire or self._wire(pair)
+
+    def _delay(self, snap: Snapshot, response: Response, req: RequestDetails) -> float:
+        return snap.simulation.delays.for_response(response, req.destination, req.path, req.method, self.rng)
+
+    async def _simulate_with_state(
+        self, snap: Snapshot, req: RequestDetails, probe: Probe | None, cache_misses: bool, delayed: bool
+    ) -> Wire:
+        """Match against the shared state, then take the pair's state step atomically.
+
+        Another request may change the state between our read and our step (on any worker or
+        pod): then the step is refused and we match again, so each step is taken once. Within a
+        worker the steps take turns (as Hoverfly's do), so only other workers can make one retry;
+        the response's delay is waited after the turn.
+        """
+        try:
+            async with self._state_turn:
+                outcome = await self._step_state(snap, req, probe, cache_misses)
+        except SimulationChanged:
+            self._state_seen = None
+            return await self._simulate_again(req, delayed, cache_misses)
+        if isinstance(outcome, Wire):
+            return outcome
+        wire, response = outcome
+        delay = self._delay(snap, response, req) if delayed else 0.0
+        if delay > 0:
+            await asyncio.sleep(delay)
+        return wire
+
+    async def _step_state(
+        self, snap: Snapshot, req: RequestDetails, probe: Probe | None, cache_misses: bool
+    ) -> Wire | tuple[Wire, Response]:
+        """Decide on this worker's last copy of the state and let the store check, in the same
+        round trip as the step, that the state is still that version; a refused step hands back
+        the current state to decide on again. A miss is only answered on a state just read."""
+        store = self.runtime.store
+        sim = snap.simulation
+        reads = sim.reads_state or sim.templates_read_state
+        try:
+            if reads and self._state_seen is None:
+                self._state_seen = await store.state_read()
+            version, state = self._state_seen if reads and self._state_seen is not None else (0, {})
+            fresh = not reads
+            for _ in range(STATE_ATTEMPTS):
+                result = match(sim, req, state, _strategy(snap), self.webserver)
+                if result.pair is None:
+                    if not fresh:  # our copy may be old: decide a miss on the current state
+                        version, state = self._state_seen = await store.state_read()
+                        fresh = True
+                        continue
+                    return self._miss(result, req, probe if cache_misses else None)
+                pair = result.pair
+                response = pair.pair.response
+                wire, transitions = None, response.transitions_state
+                if pair.templates is not None:  # Hoverfly renders before it changes the state
+                    rendered = await self._render_shared(snap, pair, req, state)
+                    if rendered is None:
+                        return self._conflict()
+                    wire, transitions = self._wire_of(rendered.response, pair.rendered.proxy.pair), rendered.transitions
+                sets, removes = dict(transitions or ()), response.removes_state or ()
+                at = snap.simulation_version  # a step decided on a replaced simulation is refused
+                if not reads:  # nothing was decided on the state: the step needs no check
+                    applied = await store.state_transition({}, sets, removes, simulation=at)
+                else:
+                    applied, version, state = await store.state_step(version, sets, removes, simulation=at)
+                    self._state_seen = (version, state)
+                    fresh = True
+                if applied:
+                    self._remember(result, probe)
+                    return wire or self._wire(pair), response
+        except SimulationChanged:
+            raise
+        except StoreError as exc:
+            self._state_seen = None
+            return self._without_state(snap, req, exc)
+        return self._conflict()
+
+    async def _simulate_again(self, req: RequestDetails, delayed: bool, cache_misses: bool) -> Wire:
+        """The simulation was replaced while this request was answered on it (its state step was
+        refused): load the new one and answer the request from it, as if it had come after."""
+        try:
+            await self.runtime.sync()
+        except StoreError as exc:
+            return _state_unavailable(exc)
+        outcome = self.simulate(self.runtime.snapshot, req, cache_misses=cache_misses, delay=delayed)
+        return outcome if isinstance(outcome, Wire) else await outcome
+
+    def _without_state(self, snap: Snapshot, req: RequestDetails, exc: StoreError) -> Wire | tuple[Wire, Response]:
+        """The store is away: a request is still answered when the pair it matches, the state left
+        out, needs neither the state nor a step; any other gets 502. A pair requiring some state
+        cannot match then, so the answer is what the simulation gives a request needing none."""
+        result = match(snap.simulation, req, {}, _strategy(snap), self.webserver)
+        pair = result.pair
+        if pair is not None and not pair.requires_state:
+            response = pair.pair.response
+            templates = pair.templates
+            stepless = not (response.transitions_state or response.removes_state)
+            if stepless and (templates is None or not (templates.uses_state or templates.uses_csv)):
+                if templates is None:
+                    return self._wire(pair), response
+                rendered = self._render(snap, pair, req, _NO_STATE, CsvTables({}))
+                return self._wire_of(rendered.response, pair.rendered.proxy.pair), response
+        return _state_unavailable(exc)
+
+    async def _render_shared(
+        self, snap: Snapshot, pair: CompiledPair, req: RequestDetails, state: Mapping[str, str]
+    ) -> Rendered | None:
+        """Render against the fleet's data sources; a render that changed them commits its changes
+        with a compare-and-set, and renders again on a fresher copy if another write came first."""
+        templates = pair.templates
+        assert templates is not None
+        if not templates.uses_csv:
+            return self._render(snap, pair, req, state, CsvTables({}))
+        for _ in range(STATE_ATTEMPTS):
+            base = await self.runtime.fresh_csv()
+            tables = base.copy()
+            rendered = self._render(snap, pair, req, state, tables)
+            if not tables.mutations or await self.runtime.commit_csv(base, tables.mutations):
+                return rendered
+        return None
+
+    def _render(
+        self, snap: Snapshot, pair: CompiledPair, req: RequestDetails, state: Mapping[str, str], tables: CsvTables
+    ) -> Rendered:
+        sim = snap.simulation
+        assert pair.templates is not None and sim.variables is not None
+        return render_pair(pair.templates, pair.pair.response, req, state, sim.literals, sim.variables, tables)
+
+    def _conflict(self) -> Wire:
+        return plain_error(502, error_text(MATCHING_CONTEXT, "the shared state kept changing; try again"))
+
+    def _wire_of(self, response: Response, pair: str = "") -> Wire:
+        try:
+            rendered = render_response(response, "a templated response", pair)
+        except SimulationError as exc:  # a template wrote a line break into a header
+            return plain_error(502, error_text("There was an error when rendering the response", str(exc)))
+        return rendered.webserver if self.webserver else rendered.proxy
+
+    def _wire(self, pair: CompiledPair) -> Wire:
+        rendered = pair.rendered
+        return rendered.webserver if self.webserver else rendered.proxy

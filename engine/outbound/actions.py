@@ -1,0 +1,153 @@
+"""Post-serve actions: a local script or a remote URL run after a response was sent
+(hoverfly-admin.md §3.9, §9).
+
+An action waits 200 ms plus its ``delayInMs``, then runs with the served pair (the middleware
+payload) on stdin or as a POST body, at most ``concurrency`` at once. When it has finished, the
+request's journal entry gets its ``postServeAction`` record (name, invoked, completed, and for a
+remote action the correlation id and HTTP status). Nothing here can delay a response: the
+proxy has written the response before ``schedule`` is called, and every run is a task the runner
+owns and cancels on close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from engine.errors import UpstreamError
+from engine.execution.scripts import ScriptFiles, run_program
+from engine.execution.tasks import TaskSet
+from engine.fleet.config import ActionSpec
+from engine.journal.entries import post_serve_action_view, record_entry
+from engine.outbound.middleware import Exchange, encode_exchange
+from engine.outbound.upstream import Upstream
+from engine.simulation.model import Response
+from engine.wire.request import RequestDetails
+from engine.wire.response import Wire
+from store import StoreError
+
+if TYPE_CHECKING:
+    from engine.journal.recorder import Recorder
+    from store import JournalStore
+
+log = logging.getLogger(__name__)
+
+BASE_DELAY = 0.2
+"""Hoverfly sleeps this long before every action, on top of its ``delayInMs``."""
+ACTION_TIMEOUT = 30.0
+"""A local action still running after this is killed; a remote one is abandoned (Hoverfly's 30 s)."""
+JOURNAL_WAIT = 1.0
+"""How long a finished action waits for its request's journal entry to be stored."""
+DEFAULT_CONCURRENCY = 64
+MAX_PENDING = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """What an action needs about the request it follows, and where its journal entry is."""
+
+    name: str
+    """The name the response gave (recorded even when the fallback action ran)."""
+    request: RequestDetails
+    wire: Wire
+    entry_id: str
+    received: float
+    latency_ms: float
+    mode: str
+
+
+class ActionRunner:
+    def __init__(
+        self, upstream: Upstream, store: JournalStore, recorder: Recorder, *, concurrency: int = DEFAULT_CONCURRENCY
+    ) -> None:
+        self.upstream = upstream
+        self.store = store
+        self.recorder = recorder
+        self._slots = asyncio.Semaphore(concurrency)
+        self._tasks = TaskSet()
+        self._scripts = ScriptFiles("simproxy-actions-")
+        self.dropped = 0
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def schedule(self, action: ActionSpec, served: Served) -> None:
+        if len(self._tasks) >= MAX_PENDING:
+            self.dropped += 1
+            log.error("post-serve action dropped: too many pending", extra={"fields": {"name": served.name}})
+            return
+        self._tasks.spawn(self._run(action, served), name=f"post-serve-action:{served.name}")
+
+    async def aclose(self) -> None:
+        await self._tasks.aclose()
+        self._scripts.close()
+
+    async def _run(self, action: ActionSpec, served: Served) -> None:
+        await asyncio.sleep(BASE_DELAY + action.delay_ms / 1000)
+        wire = served.wire
+        response = Response(
+            status=wire.status, body=wire.raw_body, headers=wire.headers, post_serve_action=wire.post_serve_action
+        )
+        payload = encode_exchange(Exchange(served.request, response))
+        async with self._slots:
+            invoked = datetime.now().astimezone()
+            if action.remote:
+                correlation, status = await self._remote(action, payload)
+            else:
+                correlation, status = "", 0
+                await self._local(action, payload)
+            completed = datetime.now().astimezone()
+        if served.entry_id:
+            record = post_serve_action_view(served.name, invoked, completed, correlation, status)
+            await self._journal(served, record)
+
+    async def _local(self, action: ActionSpec, payload: bytes) -> None:
+        command = [action.binary, self._scripts.path(action.script)]
+        try:
+            done = await run_program(command, payload, ACTION_TIMEOUT)
+        except (OSError, TimeoutError) as exc:
+            log.error("Error when executing post serve action", extra={"fields": {"error": str(exc) or "timeout"}})
+            return
+        if done.stdout:
+            log.info(f"Output from post serve action {action.name}",
+                     extra={"fields": {"output": done.stdout.decode("utf-8", "replace")}})  # fmt: skip
+        if done.stderr:
+            log.error(f"Error from post serve action {action.name}",
+                      extra={"fields": {"error": done.stderr.decode("utf-8", "replace")}})  # fmt: skip
+
+    async def _remote(self, action: ActionSpec, payload: bytes) -> tuple[str, int]:
+        correlation = str(uuid.uuid4())
+        headers = [("Content-Type", "application/json"), ("X-CORRELATION-ID", correlation)]
+        try:
+            resp = await asyncio.wait_for(self.upstream.send("POST", action.remote, headers, payload), ACTION_TIMEOUT)
+        except (UpstreamError, TimeoutError) as exc:
+            log.error("Error when executing remote post serve action", extra={"fields": {"error": str(exc)}})
+            return correlation, 0
+        if resp.status != 200:
+            log.error("Remote post serve action did not process payload",
+                      extra={"fields": {"status": resp.status, "url": action.remote}})  # fmt: skip
+        else:
+            log.info("Remote post serve action invoked successfully", extra={"fields": {"url": action.remote}})
+        return correlation, resp.status
+
+    async def _journal(self, served: Served, record: dict[str, object]) -> None:
+        entry = record_entry(
+            served.entry_id, served.request, served.wire, served.mode, served.received, served.latency_ms
+        )
+        body = self.recorder.amended(replace(entry, post_serve_action=record))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + JOURNAL_WAIT
+        while True:
+            try:
+                if await self.store.journal_amend(served.entry_id, body):
+                    return
+            except StoreError as exc:
+                log.warning("post-serve action not recorded in the journal: %s", exc)
+                return
+            if loop.time() >= deadline:
+                return  # the entry was dropped (journal full) or never flushed
+            await asyncio.sleep(0.05)

@@ -1,0 +1,235 @@
+"""Middleware: a local program or a remote URL that rewrites a request/response pair
+(hoverfly-admin.md §8).
+
+The pair travels as Hoverfly's single-line JSON (``response`` first, then ``request``); the reply has
+the same shape and replaces the whole pair. A local middleware is one subprocess per call, run
+without blocking the worker, at most ``concurrency`` at once, and killed after ``timeout`` seconds
+(Hoverfly waits forever); a remote one is a POST through the worker's pooled client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import logging
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote_plus
+
+import orjson
+
+from engine.errors import EngineError, UpstreamError
+from engine.execution.scripts import ScriptFiles, run_program
+from engine.fleet.config import MiddlewareSpec
+from engine.outbound.upstream import Upstream
+from engine.simulation.codec import needs_base64
+from engine.simulation.model import LogNormal, Response
+from engine.wire.request import RequestDetails, canonical_header
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONCURRENCY = 256
+DEFAULT_TIMEOUT = 30.0
+
+
+class MiddlewareError(EngineError):
+    """The middleware failed; the text is Hoverfly's (message, command, stdin, stdout, stderr)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """What a middleware sees and returns: a request, and a response (None: not there yet, status 0)."""
+
+    request: RequestDetails
+    response: Response | None
+
+
+TRIAL = Exchange(
+    RequestDetails.build("GET", "", "www.test.com", "/", "", "", {"test_header": ["true"]}),
+    Response(status=200, body=b"ok", headers=(("test_header", ("true",)),)),
+)
+"""The pair ``PUT .../middleware`` runs a new middleware on before accepting it."""
+
+
+def sorted_query(query: dict[str, list[str]]) -> str:
+    return "&".join(f"{name}={value}" for name in sorted(query) for value in query[name])
+
+
+def encode_exchange(exchange: Exchange) -> bytes:
+    req, resp = exchange.request, exchange.response
+    response: dict[str, Any] = {"status": 0, "body": "", "encodedBody": False}
+    if resp is not None:
+        encoded = needs_base64(resp)
+        body = base64.b64encode(resp.body).decode("ascii") if encoded else resp.body.decode("utf-8", "replace")
+        response = {"status": resp.status, "body": body, "encodedBody": encoded}
+        if resp.headers:
+            response["headers"] = {name: list(values) for name, values in resp.headers}
+        if resp.post_serve_action:
+            response["postServeAction"] = resp.post_serve_action
+    raw_body = req.body.encode("utf-8", "surrogateescape")
+    try:
+        body = raw_body.decode("utf-8")
+    except UnicodeDecodeError:
+        body = base64.b64encode(raw_body).decode("ascii")
+    request = {
+        "path": req.path,
+        "method": req.method,
+        "destination": req.destination,
+        "scheme": req.scheme,
+        "query": sorted_query(req.query),
+        "formData": req.form or None,
+        "body": body,
+        "headers": req.headers or None,
+    }
+    return orjson.dumps({"response": response, "request": request})
+
+
+def decode_exchange(raw: bytes, sent: Exchange) -> Exchange:
+    """The middleware's reply; raises ``ValueError`` when it is not the pair's shape."""
+    doc = orjson.loads(raw)
+    if not isinstance(doc, dict):
+        raise ValueError("the reply is not a JSON object")
+    request = doc.get("request")
+    if not isinstance(request, dict) or not isinstance(request.get("query"), str):
+        raise ValueError("the reply has no request with a query string")
+    query = request["query"]
+    headers = {canonical_header(str(k)): [str(v) for v in vs or ()] for k, vs in _object(request, "headers").items()}
+    raw_query = sent.request.raw_query if query == sorted_query(sent.request.query) else _encode_query(query)
+    new_request = RequestDetails.build(
+        method=_text(request, "method"),
+        scheme=_text(request, "scheme"),
+        destination=_text(request, "destination"),
+        path=_text(request, "path"),
+        raw_query=raw_query,
+        body=_text(request, "body"),
+        headers=headers,
+    )
+    response = doc.get("response")
+    if not isinstance(response, dict):
+        response = {}
+    status = response.get("status") or 0
+    if not isinstance(status, int):
+        raise ValueError("the reply's response status is not a number")
+    new_response: Response | None = None
+    if status:
+        body_text = _text(response, "body")
+        try:
+            body = base64.b64decode(body_text, validate=True) if response.get("encodedBody") else body_text.encode()
+        except binascii.Error as exc:
+            raise ValueError(f"the reply's encodedBody is not base64: {exc}") from exc
+        delay = response.get("logNormalDelay")
+        new_response = Response(
+            status=status,
+            body=body,
+            headers=tuple((str(k), tuple(str(v) for v in vs or ())) for k, vs in _object(response, "headers").items()),
+            fixed_delay=int(response.get("fixedDelay") or 0),
+            log_normal_delay=None if not isinstance(delay, dict) else LogNormal(
+                int(delay.get("min") or 0), int(delay.get("max") or 0),
+                int(delay.get("mean") or 0), int(delay.get("median") or 0),
+            ),
+            post_serve_action=_text(response, "postServeAction"),
+        )  # fmt: skip
+    return Exchange(new_request, new_response)
+
+
+def _object(doc: dict[str, Any], key: str) -> dict[str, Any]:
+    value = doc.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _text(doc: dict[str, Any], key: str) -> str:
+    value = doc.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _encode_query(query: str) -> str:
+    """A query string the middleware changed, re-encoded for the wire (Go's ``Values.Encode``)."""
+    pairs = [part.partition("=") for part in query.split("&") if part]
+    return "&".join(f"{quote_plus(k)}={quote_plus(v)}" for k, _, v in sorted(pairs, key=lambda p: p[0]))
+
+
+def _error(message: str, command: str = "", cause: str = "", url: str = "", stdin: bytes = b"",
+           stdout: bytes = b"", stderr: bytes = b"") -> MiddlewareError:  # fmt: skip
+    text = message
+    for prefix, value in (("\nCommand: ", command), ("\n", cause), ("\nURL: ", url)):
+        if value:
+            text += prefix + value
+    for title, data in (("STDIN", stdin), ("STDOUT", stdout), ("STDERR", stderr)):
+        if data:
+            text += f"\n\n{title}:\n{data.decode('utf-8', 'replace')}"
+    return MiddlewareError(text)
+
+
+class MiddlewareRunner:
+    """Runs the configured middleware for one worker."""
+
+    def __init__(
+        self, upstream: Upstream, *, concurrency: int = DEFAULT_CONCURRENCY, timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
+        self.upstream = upstream
+        self.timeout = timeout
+        self._slots = asyncio.Semaphore(concurrency)
+        self._scripts = ScriptFiles("simproxy-middleware-")
+
+    def close(self) -> None:
+        self._scripts.close()
+
+    async def run(self, spec: MiddlewareSpec, exchange: Exchange) -> Exchange:
+        if not spec.enabled:
+            raise _error("Cannot execute middleware as middleware has not been correctly set")
+        payload = encode_exchange(exchange)
+        if spec.remote:
+            stdout = await self._remote(spec.remote, payload)
+        else:
+            stdout = await self._local(spec, payload)
+        if not stdout.strip():
+            log.warning("No response from middleware.")
+            return exchange
+        try:
+            return decode_exchange(stdout, exchange)
+        except (ValueError, orjson.JSONDecodeError) as exc:
+            if spec.remote:
+                raise _error("Error when trying to serialize response from remote middleware", cause=str(exc),
+                             url=spec.remote, stdin=payload, stdout=stdout) from exc  # fmt: skip
+            raise _error("Failed to unmarshal JSON from middleware", command=self._command_text(spec),
+                         cause=str(exc), stdin=payload, stdout=stdout) from exc  # fmt: skip
+
+    def _command(self, spec: MiddlewareSpec) -> list[str]:
+        return [spec.binary, self._scripts.path(spec.script)] if spec.script else [spec.binary]
+
+    def _command_text(self, spec: MiddlewareSpec) -> str:
+        return " ".join(self._command(spec))
+
+    async def _local(self, spec: MiddlewareSpec, payload: bytes) -> bytes:
+        command = self._command(spec)
+        async with self._slots:
+            try:
+                done = await run_program(command, payload, self.timeout)
+            except TimeoutError as exc:  # an OSError too: caught first
+                raise _error("Middleware failed", " ".join(command), f"no answer within {self.timeout:g}s",
+                             stdin=payload) from exc  # fmt: skip
+            except OSError as exc:
+                raise _error("Middleware failed to start", " ".join(command), str(exc), stdin=payload) from exc
+        if done.returncode != 0:
+            raise _error("Middleware failed", " ".join(command), f"exit status {done.returncode}",
+                         stdin=payload, stdout=done.stdout, stderr=done.stderr)  # fmt: skip
+        if done.stderr:
+            stderr = done.stderr.decode("utf-8", "replace")
+            log.info("Information from middleware", extra={"fields": {"stderr": stderr}})
+        return done.stdout
+
+    async def _remote(self, url: str, payload: bytes) -> bytes:
+        async with self._slots:
+            try:
+                resp = await self.upstream.send("POST", url, [("Content-Type", "application/json")], payload)
+            except UpstreamError as exc:
+                raise _error("Error when communicating with remote middleware:", cause=str(exc), url=url,
+                             stdin=payload) from exc  # fmt: skip
+        if resp.status != 200:
+            raise _error(f"Error when communicating with remote middleware: received {resp.status}", url=url,
+                         stdin=payload, stdout=resp.body)  # fmt: skip
+        if not resp.body:
+            raise _error("Error when trying to serialize response from remote middleware", cause="empty body",
+                         url=url, stdin=payload)  # fmt: skip
+        return resp.body

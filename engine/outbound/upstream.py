@@ -1,0 +1,190 @@
+"""The one outgoing HTTP client: real services (capture, spy misses, modify, diff), remote middleware
+and post-serve actions, and body files named by URL (engine/outbound/bodyfiles.py).
+
+Hoverfly's client rules (hoverfly-admin.md §7.10): no redirects followed, TLS verification per
+``-tls-verification``, ``-upstream-proxy`` for every call, and the body passed through as it came
+(compressed bodies stay compressed) unless the client sent no ``Accept-Encoding``: then, like Go's
+transport, it asks for gzip itself and hands back the decompressed body without
+``Content-Encoding`` and ``Content-Length``. Each answer carries ``Hoverfly: Was-Here``.
+
+aiohttp does the pooling, proxies and TLS; its helpful defaults (cookie jar, automatic
+``User-Agent``/``Content-Type``/``Accept-Encoding``, decompression) are all switched off here.
+It is imported by the first call out, so a worker that never calls out does not load it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import time
+import zlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from engine.errors import UpstreamError
+from engine.wire.request import RequestDetails, canonical_header, go_escape_path, valid_escapes
+
+if TYPE_CHECKING:
+    import aiohttp
+
+Headers = tuple[tuple[str, tuple[str, ...]], ...]
+
+HOP_BY_HOP = frozenset(
+    {"connection", "proxy-connection", "keep-alive", "proxy-authorization", "te", "upgrade", "transfer-encoding",
+     "content-length", "host"}
+)  # fmt: skip
+"""Request headers that describe one connection, not the request: never forwarded as they came."""
+_PATH_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~$&+,/:;=@!*'()%")
+DEFAULT_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamResponse:
+    status: int
+    headers: Headers
+    """Canonical names in arrival order, repeated names merged (``Hoverfly: Was-Here`` added when marked)."""
+    body: bytes
+    elapsed_ms: int
+    """Round trip from sending the request to the last body byte (capture's ``captureDelay``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamOptions:
+    tls_verify: bool = True
+    proxy: str = ""
+    """``-upstream-proxy``, ``http://`` added when it names no scheme; empty: connect directly."""
+    timeout: float = DEFAULT_TIMEOUT
+
+
+def proxy_url(value: str) -> str:
+    """Hoverfly's rule for ``-upstream-proxy``: a value without a scheme is an ``http://`` proxy."""
+    if not value:
+        return ""
+    return value if "://" in value else f"http://{value}"
+
+
+def outgoing_path(path: str) -> str:
+    """The path as sent: kept when it is already a valid escaped path (Go's ``EscapedPath``), else escaped."""
+    if path and all(c in _PATH_CHARS for c in path) and valid_escapes(path):
+        return path
+    return go_escape_path(path) or "/"
+
+
+def outgoing_url(req: RequestDetails) -> str:
+    url = f"{req.scheme or 'http'}://{req.destination}{outgoing_path(req.path)}"
+    return f"{url}?{req.raw_query}" if req.raw_query else url
+
+
+def request_body(req: RequestDetails) -> bytes:
+    """The body as forwarded: re-gzipped when the request says ``Content-Encoding: gzip`` (Hoverfly)."""
+    body = req.body.encode("utf-8", "surrogateescape")
+    encoding = req.headers_lower.get("content-encoding")
+    if body and encoding and encoding[0].strip().lower() == "gzip":
+        return gzip.compress(body, mtime=0)
+    return body
+
+
+class Upstream:
+    """One pooled client per worker; created lazily on the worker's loop, closed with the worker."""
+
+    def __init__(self, options: UpstreamOptions | None = None) -> None:
+        self.options = options or UpstreamOptions()
+        self._session: aiohttp.ClientSession | None = None
+
+    def _client(self) -> aiohttp.ClientSession:
+        import aiohttp
+
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(ssl=self.options.tls_verify, limit=0)
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                cookie_jar=aiohttp.DummyCookieJar(),
+                auto_decompress=False,
+                skip_auto_headers=("User-Agent", "Content-Type", "Accept-Encoding", "Accept"),
+                timeout=aiohttp.ClientTimeout(total=self.options.timeout),
+            )
+        return self._session
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def forward(self, req: RequestDetails, *, proxy: str | None = None, mark: bool = True) -> UpstreamResponse:
+        """Send ``req`` to where it was going and read the whole answer (through ``proxy`` when
+        given, "" meaning directly; else through ``-upstream-proxy``), marked ``Hoverfly: Was-Here``
+        unless ``mark`` is False."""
+        headers: list[tuple[str, str]] = [
+            (name, value) for name, values in req.headers.items() if name.lower() not in HOP_BY_HOP for value in values
+        ]
+        decompress = "accept-encoding" not in req.headers_lower
+        if decompress:
+            headers.append(("Accept-Encoding", "gzip"))
+        url = outgoing_url(req)
+        body = request_body(req)
+        return await self.send(req.method, url, headers, body, decompress=decompress, proxy=proxy, mark=mark)
+
+    async def send(
+        self,
+        method: str,
+        url: str,
+        headers: list[tuple[str, str]],
+        body: bytes,
+        *,
+        decompress: bool = False,
+        proxy: str | None = None,
+        mark: bool = False,
+    ) -> UpstreamResponse:
+        import aiohttp
+        from yarl import URL
+
+        started = time.perf_counter()
+        try:
+            async with self._client().request(
+                method,
+                URL(url, encoded=True),
+                headers=headers,
+                data=body if body or method not in ("GET", "HEAD") else None,
+                allow_redirects=False,
+                proxy=(proxy_url(self.options.proxy) if proxy is None else proxy) or None,
+            ) as resp:
+                raw = await resp.read()
+                raw_headers = resp.raw_headers
+                status = resp.status
+        except TimeoutError as exc:
+            raise UpstreamError(f"{_go_op(method, url)}: no answer within {self.options.timeout:g}s") from exc
+        except aiohttp.ClientConnectorCertificateError as exc:
+            problem = exc.certificate_error
+            raise UpstreamError(f"{_go_op(method, url)}: tls: failed to verify certificate: {problem}") from exc
+        except aiohttp.ClientConnectorError as exc:
+            errno = exc.os_error.errno
+            reason = os.strerror(errno).lower() if errno else str(exc.os_error)
+            raise UpstreamError(f"{_go_op(method, url)}: dial tcp {exc.host}:{exc.port}: connect: {reason}") from exc
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            raise UpstreamError(f"{_go_op(method, url)}: {str(exc) or type(exc).__name__}") from exc
+        elapsed_ms = round((time.perf_counter() - started) * 1000)
+        merged: dict[str, list[str]] = {}
+        for raw_name, raw_value in raw_headers:
+            name = canonical_header(raw_name.decode("latin-1"))
+            if name == "Transfer-Encoding":
+                continue  # the framing of that connection; Go's client drops it too
+            merged.setdefault(name, []).append(raw_value.decode("utf-8", "surrogateescape"))
+        if decompress and [v.strip().lower() for v in merged.get("Content-Encoding", [])] == ["gzip"]:
+            try:
+                raw = _gunzip(raw)
+            except (OSError, EOFError, zlib.error) as exc:
+                raise UpstreamError(f"{_go_op(method, url)}: gzip: invalid body: {exc}") from exc
+            merged.pop("Content-Encoding", None)
+            merged.pop("Content-Length", None)
+        if mark:
+            merged.setdefault("Hoverfly", []).append("Was-Here")
+        return UpstreamResponse(status, tuple((k, tuple(v)) for k, v in merged.items()), raw, elapsed_ms)
+
+
+def _go_op(method: str, url: str) -> str:
+    """How Go's client names a failed call: ``Get "http://host/path"``."""
+    return f'{method[:1].upper()}{method[1:].lower()} "{url}"'
+
+
+def _gunzip(data: bytes) -> bytes:
+    return gzip.decompress(data) if data else data

@@ -1,0 +1,121 @@
+"""The proxy port of one worker: its listening socket, the connections accepted on it (each an
+``engine.server.protocol.ProxyProtocol``), the sweep of their timeouts, and the drain when it stops."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import resource
+import socket
+import time
+from collections.abc import Callable
+from email.utils import formatdate
+
+from engine.auth import Authenticator
+from engine.execution.tasks import TaskSet
+from engine.fleet.config import BACKLOG, ProxyLimits
+from engine.modes.dispatch import Dispatcher
+from engine.server.certs import Interception
+from engine.server.protocol import ProxyProtocol
+
+SWEEP_INTERVAL = 1.0
+RESERVED_DESCRIPTORS = 256
+"""Descriptors a worker keeps out of its proxy connections' reach: the admin API's connections, the
+store's, the real services' (capture, spy), files, the PAC child."""
+DRAIN_GRACE = 8.0
+"""Seconds a stopping worker waits for the answers of requests in flight."""
+
+
+class HttpDate:
+    """The ``Date`` header value, formatted at most once a second."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._second = -1
+        self._value = b""
+
+    def value(self) -> bytes:
+        now = self._clock()
+        second = int(now)
+        if second != self._second:
+            self._second = second
+            self._value = formatdate(now, usegmt=True).encode("ascii")
+        return self._value
+
+
+class ProxyServer:
+    """Owns the listening socket of one worker and the connections it accepted."""
+
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        *,
+        port: int,
+        limits: ProxyLimits | None = None,
+        tls: Interception | None = None,
+        plain_http_tunneling: bool = False,
+        auth: Authenticator | None = None,
+    ) -> None:
+        self.dispatcher = dispatcher
+        self.keeps_reads = dispatcher.keeps_reads
+        """The journal is on: a read that holds exactly one request is kept with it (``Received``)."""
+        self.auth = auth
+        """``-auth``: every request needs ``Proxy-Authorization`` (checked on the CONNECT for a tunnel)."""
+        self.port = port
+        self.limits = limits or ProxyLimits()
+        self.tls = tls
+        self.plain_http_tunneling = plain_http_tunneling
+        self.date = HttpDate()
+        self.max_connections = connection_budget()
+        """Proxy connections this worker holds at once; one more is answered 503 and closed."""
+        self.tasks = TaskSet()
+        self.connections: set[ProxyProtocol] = set()
+        self._server: asyncio.Server | None = None
+        self._quiet: asyncio.Event | None = None
+        """While stopping: set once no connection has an answer still to write."""
+
+    async def start(self, sock: socket.socket) -> None:
+        """Serve connections accepted on ``sock``, a listening socket (admin/listeners.py binds it)."""
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(lambda: ProxyProtocol(self), sock=sock, backlog=BACKLOG)
+        self.tasks.spawn(self._sweep(), name="proxy-timeouts")
+
+    def stop_accepting(self) -> None:
+        """Close the listening socket now: new connections are refused, those accepted go on."""
+        if self._server is not None:
+            self._server.close()
+
+    def note_answered(self) -> None:
+        """A connection wrote its last pending answer, or closed: a stop may be waiting for that."""
+        if self._quiet is not None and not any(conn.busy for conn in self.connections):
+            self._quiet.set()
+
+    async def _sweep(self) -> None:
+        """Once a second: answer 408 to requests that take too long to arrive, close idle connections."""
+        while True:
+            await asyncio.sleep(SWEEP_INTERVAL)
+            now = time.monotonic()
+            for conn in list(self.connections):
+                conn.check_timeouts(now, self.limits)
+
+    async def aclose(self, grace: float = DRAIN_GRACE) -> None:
+        """Stop accepting, let requests in flight be answered (up to ``grace`` seconds), then close."""
+        self.stop_accepting()
+        self._quiet = asyncio.Event()
+        self.note_answered()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._quiet.wait(), grace)
+        for conn in list(self.connections):
+            conn.close()
+        await self.tasks.aclose()
+        if self._server is not None:
+            await self._server.wait_closed()
+
+
+def connection_budget() -> int:
+    """The proxy connections a worker may hold: its descriptor limit less ``RESERVED_DESCRIPTORS``
+    (a client opening connections without end must not leave none for anything else)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 1 << 20
+    return max(soft - RESERVED_DESCRIPTORS, 16)

@@ -1,0 +1,341 @@
+"""The one owner of the persisted simulation shape: v5 ``data`` dicts <-> ``Simulation``.
+
+Two encodings: the *export* view (what GET returns, Hoverfly's key order and omission rules,
+``encodedBody`` recomputed) and the *storage* form (lossless: keeps empty lists apart from
+absent ones and always stores bodies as base64). Imports nothing but the domain model.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from engine.errors import SimulationError
+from engine.simulation.model import (
+    JSON,
+    Delay,
+    DelayLogNormal,
+    LogNormal,
+    Matcher,
+    Matchers,
+    NamedMatchers,
+    Pair,
+    RequestMatcher,
+    Response,
+    Simulation,
+)
+
+_MATCHER_FIELDS = ("path", "method", "destination", "scheme", "body")
+
+
+def go_json(value: JSON, *, sort_keys: bool = True) -> JSON:
+    """A JSON value as Go holds it after decoding into ``interface{}``: object keys sorted, and
+    numbers as float64, so a whole float is written (and compared) as the integer it equals."""
+    if isinstance(value, dict):
+        keys = sorted(value) if sort_keys else list(value)
+        return {str(k): go_json(value[k], sort_keys=sort_keys) for k in keys}
+    if isinstance(value, list):
+        return [go_json(v, sort_keys=sort_keys) for v in value]
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return int(value)
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# decoding
+
+
+def decode_simulation(data: Mapping[str, Any]) -> Simulation:
+    """Build a ``Simulation`` from a v5 ``data`` object (already schema-validated)."""
+    pairs = tuple(_decode_pair(p, f"data.pairs[{i}]") for i, p in enumerate(data.get("pairs") or ()))
+    actions = data.get("globalActions") or {}
+    delays = tuple(
+        Delay(str(d.get("urlPattern", "")), str(d.get("httpMethod", "")), int(d.get("delay", 0)))
+        for d in actions.get("delays") or ()
+    )
+    log_normal = tuple(
+        DelayLogNormal(str(d.get("urlPattern", "")), str(d.get("httpMethod", "")), _log_normal(d))
+        for d in actions.get("delaysLogNormal") or ()
+    )
+    return Simulation(
+        pairs=pairs,
+        delays=delays,
+        delays_log_normal=log_normal,
+        literals=tuple(_literal(item) for item in data.get("literals") or ()),
+        variables=tuple(_variable(item) for item in data.get("variables") or ()),
+    )
+
+
+def _literal(raw: Mapping[str, Any]) -> dict[str, JSON]:
+    """Hoverfly decodes literals into a struct: ``name`` and ``value`` only, in that order."""
+    return {"name": raw.get("name", ""), "value": go_json(raw.get("value"))}
+
+
+def _variable(raw: Mapping[str, Any]) -> dict[str, JSON]:
+    out: dict[str, JSON] = {"name": raw.get("name", ""), "function": raw.get("function", "")}
+    if raw.get("arguments"):
+        out["arguments"] = go_json(list(raw["arguments"]))
+    return out
+
+
+def _decode_pair(raw: Mapping[str, Any], path: str) -> Pair:
+    return Pair(
+        request=_decode_request(raw.get("request") or {}, f"{path}.request"),
+        response=_decode_response(raw.get("response") or {}, f"{path}.response"),
+        labels=tuple(raw.get("labels") or ()),
+    )
+
+
+def _decode_request(raw: Mapping[str, Any], path: str) -> RequestMatcher:
+    fields: dict[str, Matchers | None] = {}
+    for name in _MATCHER_FIELDS:
+        value = raw.get(name)
+        fields[name] = None if value is None else _decode_matchers(value, f"{path}.{name}")
+    query = raw.get("query")
+    state = raw.get("requiresState")
+    return RequestMatcher(
+        **fields,
+        headers=_decode_named(raw.get("headers") or {}, f"{path}.headers"),
+        query=None if query is None else _decode_named(query, f"{path}.query"),
+        requires_state=None if state is None else tuple(sorted((str(k), str(v)) for k, v in state.items())),
+    )
+
+
+def _decode_named(raw: Mapping[str, Any], path: str) -> NamedMatchers:
+    return tuple(
+        (str(name), _decode_matchers(matchers or (), f"{path}.{name}")) for name, matchers in sorted(raw.items())
+    )
+
+
+def _decode_matchers(raw: Iterable[Any], path: str) -> Matchers:
+    return tuple(_decode_matcher(m, f"{path}[{i}]") for i, m in enumerate(raw))
+
+
+def _decode_matcher(raw: Any, path: str) -> Matcher:
+    if not isinstance(raw, Mapping):
+        raise SimulationError(path, "a matcher must be an object")
+    name = raw.get("matcher")
+    if name is None:
+        name = ""
+    if not isinstance(name, str):
+        raise SimulationError(path, "the matcher name must be a string")
+    config = raw.get("config")
+    if config is not None and not isinstance(config, Mapping):
+        raise SimulationError(path, "the matcher config must be an object")
+    do_match = raw.get("doMatch")
+    return Matcher(
+        name=name,
+        value=go_json(raw.get("value")),
+        config=None if config is None else go_json(dict(config)),
+        do_match=None if do_match is None else _decode_matcher(do_match, f"{path}.doMatch"),
+    )
+
+
+def _decode_response(raw: Mapping[str, Any], path: str) -> Response:
+    status = raw.get("status") or 200  # Hoverfly cannot serve status 0; an omitted status means 200 here
+    if not isinstance(status, int) or not 100 <= status <= 999:
+        raise SimulationError(f"{path}.status", f"{status!r} is not an HTTP status code")
+    body_text = raw.get("body") or ""
+    body_file = raw.get("bodyFile") or ""
+    # a body still to be read from its file is decoded after reading, when the flag says base64
+    if "bodyFileBase64" in raw:  # the storage form says so explicitly
+        file_base64 = bool(raw["bodyFileBase64"])
+    else:  # an import: a body still to be read from its file is base64 there when encodedBody says so
+        file_base64 = bool(body_file) and not body_text and bool(raw.get("encodedBody"))
+    if raw.get("encodedBody"):
+        body = _b64decode(body_text, f"{path}.body")
+    else:
+        body = body_text.encode("utf-8", "surrogateescape")
+    transitions = raw.get("transitionsState")
+    removes = raw.get("removesState")
+    delay = raw.get("logNormalDelay")
+    return Response(
+        status=status,
+        body=body,
+        body_file=body_file,
+        body_file_base64=file_base64,
+        headers=tuple(
+            sorted((str(k), tuple(str(v) for v in vs or ())) for k, vs in (raw.get("headers") or {}).items())
+        ),
+        templated=bool(raw.get("templated")),
+        transitions_state=None
+        if transitions is None
+        else tuple(sorted((str(k), str(v)) for k, v in transitions.items())),
+        removes_state=None if removes is None else tuple(str(k) for k in removes),
+        fixed_delay=int(raw.get("fixedDelay") or 0),
+        log_normal_delay=None if delay is None else _log_normal(delay),
+        post_serve_action=raw.get("postServeAction") or "",
+    )
+
+
+def _log_normal(raw: Mapping[str, Any]) -> LogNormal:
+    return LogNormal(
+        min=int(raw.get("min") or 0),
+        max=int(raw.get("max") or 0),
+        mean=int(raw.get("mean") or 0),
+        median=int(raw.get("median") or 0),
+    )
+
+
+def _b64decode(text: str, path: str) -> bytes:
+    try:
+        return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise SimulationError(path, "encodedBody is true but the body is not valid base64") from exc
+
+
+# ---------------------------------------------------------------------------------------------
+# encoding
+
+
+def export_simulation(sim: Simulation) -> dict[str, Any]:
+    """The ``data`` object of ``GET /api/v2/simulation`` (Hoverfly's key order and omissions)."""
+    return _encode_simulation(sim, export=True)
+
+
+def storage_simulation(sim: Simulation) -> dict[str, Any]:
+    """A lossless ``data`` object: ``decode_simulation(storage_simulation(s)) == s``."""
+    return _encode_simulation(sim, export=False)
+
+
+def _encode_simulation(sim: Simulation, *, export: bool) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "pairs": [encode_pair(p, export=export) for p in sim.pairs],
+        "globalActions": {
+            "delays": [
+                {"urlPattern": d.url_pattern, "httpMethod": d.http_method, "delay": d.delay} for d in sim.delays
+            ],
+            "delaysLogNormal": [
+                {"urlPattern": d.url_pattern, "httpMethod": d.http_method, **_encode_log_normal(d.params)}
+                for d in sim.delays_log_normal
+            ],
+        },
+    }
+    if sim.literals:
+        data["literals"] = list(sim.literals)
+    if sim.variables:
+        data["variables"] = list(sim.variables)
+    return data
+
+
+def encode_pair(pair: Pair, *, export: bool = True) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if pair.labels:
+        out["labels"] = list(pair.labels)
+    out["request"] = encode_request(pair.request, export=export)
+    out["response"] = encode_response(pair.response, export=export)
+    return out
+
+
+def encode_request(req: RequestMatcher, *, export: bool = True) -> dict[str, Any]:
+    """A request matcher set; the export view drops empty lists and an empty ``requiresState``."""
+    out: dict[str, Any] = {}
+    for name in _MATCHER_FIELDS:
+        matchers: Matchers | None = getattr(req, name)
+        if matchers is None or (export and not matchers):
+            continue
+        out[name] = [encode_matcher(m, export=export) for m in matchers]
+    if req.headers:
+        out["headers"] = {name: [encode_matcher(m, export=export) for m in ms] for name, ms in req.headers}
+    if req.query is not None:
+        out["query"] = {name: [encode_matcher(m, export=export) for m in ms] for name, ms in req.query}
+    if req.requires_state is not None and (req.requires_state or not export):
+        out["requiresState"] = dict(req.requires_state)
+    return out
+
+
+def encode_matcher(matcher: Matcher, *, export: bool = True) -> dict[str, JSON]:
+    """A matcher object; the export view drops an empty ``config`` (storage keeps ``{}`` apart from absent)."""
+    out: dict[str, JSON] = {"matcher": matcher.name, "value": matcher.value}
+    if matcher.config is not None and (matcher.config or not export):
+        out["config"] = matcher.config
+    if matcher.do_match is not None:
+        out["doMatch"] = encode_matcher(matcher.do_match, export=export)
+    return out
+
+
+def encode_response(resp: Response, *, export: bool = True) -> dict[str, Any]:
+    encoded = needs_base64(resp) if export else True
+    out: dict[str, Any] = {
+        "status": resp.status,
+        "body": base64.b64encode(resp.body).decode("ascii") if encoded else resp.body.decode("utf-8", "replace"),
+    }
+    if resp.body_file:
+        out["bodyFile"] = resp.body_file
+    out["encodedBody"] = encoded
+    if resp.headers:
+        out["headers"] = {name: list(values) for name, values in resp.headers}
+    out["templated"] = resp.templated
+    if resp.transitions_state or (resp.transitions_state is not None and not export):
+        out["transitionsState"] = dict(resp.transitions_state)
+    if resp.removes_state or (resp.removes_state is not None and not export):
+        out["removesState"] = list(resp.removes_state)
+    if resp.fixed_delay:
+        out["fixedDelay"] = resp.fixed_delay
+    if resp.log_normal_delay is not None:
+        out["logNormalDelay"] = _encode_log_normal(resp.log_normal_delay)
+    if resp.post_serve_action:
+        out["postServeAction"] = resp.post_serve_action
+    if not export:
+        out["bodyFileBase64"] = resp.body_file_base64
+    return out
+
+
+def _encode_log_normal(params: LogNormal) -> dict[str, int]:
+    return {"min": params.min, "max": params.max, "mean": params.mean, "median": params.median}
+
+
+# ---------------------------------------------------------------------------------------------
+# Hoverfly's export rule for encodedBody (core/handlers/v2/simulation_views.go): base64 when the
+# response has a Content-Encoding header or the sniffed MIME type is not a text-like one.
+
+_TEXTUAL = ("text", "plain", "css", "html", "json", "xml", "js", "javascript")
+_BINARY_SIGNATURES = (
+    (b"%PDF-", "application/pdf"),
+    (b"\x1f\x8b\x08", "application/x-gzip"),
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"PK\x03\x04", "application/zip"),
+    (b"BM", "image/bmp"),
+    (b"%!PS-Adobe-", "application/postscript"),
+    (b"OTTO", "font/otf"),
+    (b"ttcf", "font/collection"),
+    (b"ID3", "audio/mpeg"),
+    (b"\x00\x00\x01\x00", "image/x-icon"),
+    (b"OggS", "application/ogg"),
+    (b"Rar!\x1a\x07", "application/x-rar-compressed"),
+    (b"\x1a\x45\xdf\xa3", "video/webm"),
+    (b"wOFF", "font/woff"),
+    (b"wOF2", "font/woff2"),
+)
+_BINARY_BYTES = frozenset([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])
+
+
+def needs_base64(resp: Response) -> bool:
+    if resp.header("Content-Encoding"):
+        return True
+    mime = sniff_content_type(resp.body)
+    return not any(word in mime for word in _TEXTUAL)
+
+
+def sniff_content_type(body: bytes) -> str:
+    """A small subset of the WHATWG MIME sniffing that Go's ``http.DetectContentType`` implements."""
+    head = body[:512]
+    for signature, mime in _BINARY_SIGNATURES:
+        if head.startswith(signature):
+            return mime
+    if head.startswith(b"RIFF") and head[8:12] in (b"WAVE", b"AVI ", b"WEBP"):
+        return {b"WAVE": "audio/wave", b"AVI ": "video/avi", b"WEBP": "image/webp"}[head[8:12]]
+    if any(b in _BINARY_BYTES for b in head):
+        return "application/octet-stream"
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # A multi-byte character cut at byte 512 is still text; anything else is binary.
+        if exc.start < len(head) - 3:
+            return "application/octet-stream"
+    return "text/plain; charset=utf-8"

@@ -1,0 +1,116 @@
+"""The simulation domain: frozen dataclasses, no wire shapes, no I/O.
+
+``None`` and the empty tuple are different on purpose: Hoverfly's duplicate check tells an
+absent matcher list from an empty one (pairs upgraded from v1-v4 carry empty lists), and an
+absent ``query`` matches any query while ``{}`` matches only a request without one.
+Fields the engine does not interpret yet (literals, variables, log-normal delays) are kept
+as plain JSON so that an import followed by an export loses nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from engine.gocompat.gojson import JSON as JSON
+
+"""Any JSON value as produced by orjson: dict, list, str, int, float, bool or None."""
+
+Matchers: TypeAlias = tuple["Matcher", ...]
+NamedMatchers: TypeAlias = tuple[tuple[str, Matchers], ...]
+"""A header or query map: (name, matcher list) sorted by name, as Go sorts map keys."""
+
+
+@dataclass(frozen=True, slots=True)
+class Matcher:
+    """One matcher object: ``{"matcher": name, "value": ..., "config": {...}, "doMatch": {...}}``."""
+
+    name: str
+    """As written in the simulation (case kept: scoring compares it case-sensitively)."""
+    value: JSON
+    config: dict[str, JSON] | None = None
+    do_match: Matcher | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RequestMatcher:
+    """The request side of a pair; every field is optional."""
+
+    path: Matchers | None = None
+    method: Matchers | None = None
+    destination: Matchers | None = None
+    scheme: Matchers | None = None
+    body: Matchers | None = None
+    headers: NamedMatchers = ()
+    query: NamedMatchers | None = None
+    requires_state: tuple[tuple[str, str], ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LogNormal:
+    """Parameters of a log-normal delay, in milliseconds."""
+
+    min: int
+    max: int
+    mean: int
+    median: int
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """What a pair serves. ``body`` holds the decoded bytes (``encodedBody`` undone at import)."""
+
+    status: int = 200
+    body: bytes = b""
+    body_file: str = ""
+    body_file_base64: bool = False
+    """The body is still to be read from ``body_file`` and is base64 there (``encodedBody: true``)."""
+    headers: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    templated: bool = False
+    transitions_state: tuple[tuple[str, str], ...] | None = None
+    removes_state: tuple[str, ...] | None = None
+    fixed_delay: int = 0
+    log_normal_delay: LogNormal | None = None
+    post_serve_action: str = ""
+
+    def header(self, name: str) -> tuple[str, ...] | None:
+        """The values of the header spelled exactly ``name`` (Hoverfly looks keys up by exact case)."""
+        for key, values in self.headers:
+            if key == name:
+                return values
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    request: RequestMatcher
+    response: Response
+    labels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Delay:
+    """A global fixed delay for requests whose ``destination + path`` matches ``url_pattern``."""
+
+    url_pattern: str
+    http_method: str
+    delay: int
+
+
+@dataclass(frozen=True, slots=True)
+class DelayLogNormal:
+    url_pattern: str
+    http_method: str
+    params: LogNormal
+
+
+@dataclass(frozen=True, slots=True)
+class Simulation:
+    pairs: tuple[Pair, ...] = ()
+    delays: tuple[Delay, ...] = ()
+    delays_log_normal: tuple[DelayLogNormal, ...] = ()
+    literals: tuple[JSON, ...] = ()
+    variables: tuple[JSON, ...] = ()
+
+
+EMPTY_SIMULATION = Simulation()

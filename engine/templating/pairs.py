@@ -1,0 +1,115 @@
+"""Templated responses (``templated: true``): their templates compiled once, rendered per request.
+
+Hoverfly renders the body, then every header value, then every ``transitionsState`` value, each
+in a fresh context (hoverfly-engine.md §8.1). A failed render serves that part unrendered and
+drops its ``setStatusCode``/``setHeader``; a failed header or transition render keeps all of them
+unrendered. This module is pure: the engine brings the state, the data sources and the request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from engine.simulation.model import Response
+from engine.templating import CsvTables, NoJournal, RenderContext, RenderResult, Template, TemplateEngine, Variables
+from engine.wire.request import RequestDetails, canonical_header
+
+_NO_JOURNAL = NoJournal()
+
+
+@dataclass(frozen=True, slots=True)
+class PairTemplates:
+    body: Template
+    headers: tuple[tuple[str, tuple[Template, ...]], ...]
+    transitions: tuple[tuple[str, Template], ...]
+    uses_state: bool
+    uses_csv: bool
+    writes_csv: bool
+
+    @property
+    def all(self) -> tuple[Template, ...]:
+        return (self.body, *(t for _, ts in self.headers for t in ts), *(t for _, t in self.transitions))
+
+
+def compile_pair_templates(resp: Response, engine: TemplateEngine, where: str) -> PairTemplates | None:
+    """The templates of a ``templated`` response (``SimulationError`` naming the part that fails)."""
+    if not resp.templated:
+        return None
+    body = engine.compile(resp.body.decode("utf-8", "surrogateescape"), f"{where}.body")
+    headers = tuple(
+        (name, tuple(engine.compile(v, f"{where}.headers.{name}[{i}]") for i, v in enumerate(values)))
+        for name, values in resp.headers
+    )
+    transitions = tuple(
+        (key, engine.compile(value, f"{where}.transitionsState.{key}")) for key, value in resp.transitions_state or ()
+    )
+    templates = (body, *(t for _, ts in headers for t in ts), *(t for _, t in transitions))
+    return PairTemplates(
+        body,
+        headers,
+        transitions,
+        uses_state=any(t.uses_state for t in templates),
+        uses_csv=any(t.uses_csv for t in templates),
+        writes_csv=any(t.writes_csv for t in templates),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    response: Response
+    """The response to serve: rendered body and headers, ``setStatusCode``/``setHeader`` applied."""
+    transitions: tuple[tuple[str, str], ...] | None
+
+
+def render_pair(
+    templates: PairTemplates,
+    response: Response,
+    request: RequestDetails,
+    state: Mapping[str, str],
+    literals: Mapping[str, Any],
+    variables: Variables,
+    csv: CsvTables,
+) -> Rendered:
+    """Render body, headers and transitions of one response for one request (never raises)."""
+    ctx = RenderContext(request, state, literals, variables, csv, _NO_JOURNAL)
+    effects: list[RenderResult] = []
+
+    body = templates.body.render(ctx)
+    if body.ok:
+        effects.append(body)
+    headers = response.headers
+    if templates.headers:
+        results = [(name, [t.render(ctx) for t in ts]) for name, ts in templates.headers]
+        if all(r.ok for _, rs in results for r in rs):
+            headers = tuple((name, tuple(r.text for r in rs)) for name, rs in results)
+            effects.extend(r for _, rs in results for r in rs)
+    transitions = response.transitions_state
+    if templates.transitions:
+        rendered = [(key, t.render(ctx)) for key, t in templates.transitions]
+        if all(r.ok for _, r in rendered):
+            transitions = tuple((key, r.text) for key, r in rendered)
+            effects.extend(r for _, r in rendered)
+
+    status = response.status
+    for effect in effects:
+        if effect.status is not None:
+            status = effect.status
+        for name, value in effect.headers:
+            headers = _set_header(headers, name, value)
+    out = replace(
+        response, status=status, body=body.text.encode("utf-8", "surrogateescape"), headers=headers, templated=False
+    )
+    return Rendered(out, transitions)
+
+
+def _set_header(
+    headers: tuple[tuple[str, tuple[str, ...]], ...], name: str, value: str
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Go's ``Header.Set``: one value under the canonical name, replacing any spelling of it."""
+    if not name:
+        return headers
+    key = canonical_header(name)
+    kept = tuple((n, vs) for n, vs in headers if canonical_header(n) != key)
+    return (*kept, (key, (value,)))

@@ -1,0 +1,160 @@
+"""From an HTTP/1.1 request to ``RequestDetails``: the proxy's rules, in one place.
+
+The proxy port builds every request it serves with ``build_request``; the journal's packed
+entries keep the request's bytes as they came and rebuild it with ``read_request``, through the
+same rules, when the journal is read. What the bytes alone do not say (a CONNECT tunnel the
+request came through, ``-webserver``, ``-auth``) is the request's ``Arrival``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import httptools
+
+from engine.errors import RequestRejected
+from engine.wire.request import RequestDetails, canonical_header, request_path
+
+_SKIPPED_HEADERS = frozenset({"host", "transfer-encoding"})
+
+
+@dataclass(frozen=True, slots=True)
+class Arrival:
+    """How a request reached the proxy, besides its bytes."""
+
+    webserver: bool = False
+    """``-webserver``: origin-form targets, scheme always ``http``."""
+    strip_proxy_authorization: bool = False
+    """``-auth``: the ``Proxy-Authorization`` header is the proxy's, not the request's."""
+    tunnel_authority: str = ""
+    """Inside a CONNECT tunnel: the CONNECT's ``host:port`` ("" outside one)."""
+    tunnel_scheme: str = ""
+    """Inside a CONNECT tunnel: the scheme of the requests it carries."""
+    own_port: int | None = None
+    """The proxy port: a proxy-mode request addressed to it is refused (None: not checked)."""
+
+    def encode(self) -> bytes:
+        """The stored form (``own_port`` left out: a stored request was accepted already)."""
+        flags = "w" * self.webserver + "a" * self.strip_proxy_authorization
+        return "\n".join((flags, self.tunnel_authority, self.tunnel_scheme)).encode("utf-8", "surrogateescape")
+
+    @classmethod
+    def decode(cls, data: bytes) -> Arrival:
+        flags, authority, scheme = data.decode("utf-8", "surrogateescape").split("\n")
+        return cls("w" in flags, "a" in flags, authority, scheme)
+
+
+def build_request(
+    method: str, url: bytes, raw_headers: Iterable[tuple[bytes, bytes]], body: bytes, arrival: Arrival
+) -> RequestDetails:
+    """Hoverfly's view of a request: canonical header names (no ``Host``, no ``Transfer-Encoding``),
+    the destination from an absolute target, the tunnel or ``Host``, a gzip body decompressed.
+    ``RequestRejected`` when it cannot be served."""
+    headers: dict[str, list[str]] = {}
+    host = ""
+    encoding = ""
+    for raw_name, raw_value in raw_headers:
+        name = raw_name.decode("latin-1")
+        value = raw_value.decode("utf-8", "surrogateescape")
+        lower = name.lower()
+        if lower == "host":
+            host = host or value
+        elif lower == "content-encoding" and not encoding:
+            encoding = value
+        if lower not in _SKIPPED_HEADERS and not (lower == "proxy-authorization" and arrival.strip_proxy_authorization):
+            headers.setdefault(canonical_header(name), []).append(value)
+    if url[:7].lower() == b"http://" or url[:8].lower() == b"https://":
+        parsed = httptools.parse_url(url)
+        scheme = parsed.schema.decode("latin-1").lower()
+        authority = parsed.host.decode("ascii" if parsed.host.isascii() else "utf-8")
+        if parsed.port is not None:
+            authority = f"{authority}:{parsed.port}"
+        raw_path, raw_query = parsed.path or b"", parsed.query or b""
+    elif arrival.tunnel_scheme:
+        scheme, authority = arrival.tunnel_scheme, host or arrival.tunnel_authority
+        raw_path, _, raw_query = url.partition(b"?")
+        raw_query = raw_query.partition(b"#")[0]
+    else:
+        if not host:
+            raise RequestRejected(400, "Cannot handle requests without Host header, e.g., HTTP 1.0\n")
+        if arrival.own_port is not None and not arrival.webserver and port_of(host) == arrival.own_port:
+            raise RequestRejected(500, "This is a proxy server. Does not respond to non-proxy requests.\n")
+        scheme, authority = "http", host
+        raw_path, _, raw_query = url.partition(b"?")
+        raw_query = raw_query.partition(b"#")[0]
+    if encoding.strip().lower() == "gzip" and body:
+        body = _gunzip(body)
+    return RequestDetails.build(
+        method=method,
+        scheme="http" if arrival.webserver else scheme,
+        destination=authority,
+        path=request_path(raw_path.decode("utf-8", "surrogateescape")),
+        raw_query=raw_query.decode("utf-8", "surrogateescape"),
+        body=body.decode("utf-8", "surrogateescape"),
+        headers=headers,
+    )
+
+
+def read_request(data: bytes, arrival: Arrival) -> RequestDetails:
+    """The first request in ``data`` (bytes the proxy received whole), built as the proxy built it."""
+    message = _Message()
+    parser = httptools.HttpRequestParser(message)
+    try:
+        parser.feed_data(data)
+    except httptools.HttpParserUpgrade:
+        pass  # an Upgrade request: its head and body were read
+    except httptools.HttpParserError:
+        if not message.complete:  # else: what follows the request is not part of it
+            raise
+    if not message.complete:
+        raise ValueError("not a whole HTTP request")
+    method = parser.get_method().decode("latin-1")
+    return build_request(method, message.url, message.headers, b"".join(message.body), arrival)
+
+
+class _Message:
+    """httptools callbacks collecting one request."""
+
+    def __init__(self) -> None:
+        self.url = b""
+        self.headers: list[tuple[bytes, bytes]] = []
+        self.body: list[bytes] = []
+        self.complete = False
+
+    def on_message_begin(self) -> None:
+        if self.complete:
+            raise _Done
+
+    def on_url(self, url: bytes) -> None:
+        self.url += url
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.headers.append((name, value))
+
+    def on_body(self, body: bytes) -> None:
+        self.body.append(body)
+
+    def on_message_complete(self) -> None:
+        self.complete = True
+
+
+class _Done(Exception):
+    """A second request begins: the parser stops there."""
+
+
+def port_of(host: str) -> int | None:
+    """The port of a ``Host`` value (``h``, ``h:80``, ``[::1]:80``), or None when it names none."""
+    _, sep, port = host.rpartition(":")
+    if not sep or not port.isdigit() or host.endswith("]"):
+        return None
+    return int(port)
+
+
+def _gunzip(body: bytes) -> bytes:
+    try:
+        return gzip.decompress(body)
+    except (OSError, EOFError, zlib.error):
+        return body  # Hoverfly matches the raw body when it cannot be gunzipped

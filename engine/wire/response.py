@@ -1,0 +1,148 @@
+"""Turning pairs and errors into HTTP/1.1 response bytes, rendered once per pair at compile time.
+
+``Date`` is added per response (Go's server adds it); everything else is fixed when a simulation
+is compiled. Header names are written as stored in proxy mode and canonicalised in webserver mode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from http import HTTPStatus
+
+import orjson
+
+from engine.errors import SimulationError
+from engine.simulation.model import Response
+from engine.wire.request import canonical_header
+
+# Go's http.StatusText, which writes the status line Hoverfly's clients see; Python's phrases
+# differ in two places, and Go names an unknown code "status code N".
+_REASONS = {s.value: s.phrase for s in HTTPStatus} | {414: "Request URI Too Long", 418: "I'm a teapot"}
+_BODYLESS = frozenset({204, 304})
+
+
+def status_line(status: int) -> bytes:
+    return f"HTTP/1.1 {status} {_REASONS.get(status) or f'status code {status}'}\r\n".encode("latin-1")
+
+
+@dataclass(frozen=True, slots=True)
+class Wire:
+    """A response ready to write: ``head`` ends with the last header line; Date and CRLF follow."""
+
+    head: bytes
+    body: bytes
+    """Already framed: chunk-encoded when the pair declares ``Transfer-Encoding: chunked``."""
+    keep_alive: bool = True
+    """False when the declared Content-Length disagrees with the body: the connection must close."""
+    status: int = 200
+    headers: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """The response headers as the journal records them (no Date, no framing headers added)."""
+    content: bytes | None = None
+    """The unframed body when ``body`` is chunk-encoded (the journal records the content)."""
+    journal: bytes | None = None
+    """The response body and headers as the journal stores them, encoded once with the wire
+    (``journal_parts``; None when the body is not UTF-8 text: the journal then takes its careful path)."""
+    outcome: str = "hit"
+    """For the metrics: ``hit`` (a pair answered), ``miss`` (no pair matched) or ``error``."""
+    pair: str = ""
+    """For the metrics: the pair that answered (its first label, or ``pair-<index>``)."""
+    post_serve_action: str = ""
+    """The post-serve action the response names (run after it is sent, in simulate and synthesize)."""
+
+    @property
+    def raw_body(self) -> bytes:
+        return self.body if self.content is None else self.content
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedResponse:
+    proxy: Wire
+    webserver: Wire
+
+
+def render_response(resp: Response, path: str, pair: str = "") -> RenderedResponse:
+    """Render a pair's response for both proxy and webserver mode, rejecting unsendable headers."""
+    for name, values in resp.headers:
+        if not name or any(c in name for c in "\r\n:") or any(("\r" in v or "\n" in v) for v in values):
+            raise SimulationError(f"{path}.headers.{name}", "header names and values cannot contain line breaks")
+    journal = journal_parts(resp.body, resp.headers)  # one copy for both wires
+    return RenderedResponse(
+        _render(resp, canonical=False, pair=pair, journal=journal),
+        _render(resp, canonical=True, pair=pair, journal=journal),
+    )
+
+
+def _render(resp: Response, *, canonical: bool, pair: str, journal: bytes | None) -> Wire:
+    lines = [status_line(resp.status)]
+    lower = {name.lower() for name, _ in resp.headers}
+    for name, values in resp.headers:
+        written = canonical_header(name) if canonical else name
+        lines.extend(f"{written}: {value}\r\n".encode("utf-8", "surrogateescape") for value in values)
+    body = resp.body
+    keep_alive = True
+    if resp.status in _BODYLESS or resp.status < 200:
+        body = b""  # Go's server refuses a body here (ErrBodyNotAllowed) and sends no length
+    elif "transfer-encoding" in lower and any(
+        "chunked" in v.lower() for n, vs in resp.headers if n.lower() == "transfer-encoding" for v in vs
+    ):
+        body = (f"{len(body):x}\r\n".encode() + body + b"\r\n" if body else b"") + b"0\r\n\r\n"
+    elif "content-length" in lower:
+        declared = next(vs for n, vs in resp.headers if n.lower() == "content-length")
+        keep_alive = bool(declared) and declared[0].strip() == str(len(body))
+    else:
+        lines.append(f"Content-Length: {len(body)}\r\n".encode())
+    return Wire(
+        b"".join(lines),
+        body,
+        keep_alive,
+        resp.status,
+        resp.headers,
+        None if body is resp.body else resp.body,
+        journal,
+        "hit",
+        pair,
+        resp.post_serve_action,
+    )
+
+
+def journal_parts(body: bytes, headers: tuple[tuple[str, tuple[str, ...]], ...]) -> bytes | None:
+    """The response part of a journal entry, encoded once with the wire: the body as a JSON string
+    and the headers as a JSON object, behind the body's length (``split_journal_parts``). None
+    when the body is not UTF-8 text."""
+    try:
+        text = orjson.dumps(body.decode("utf-8"))
+        encoded_headers = orjson.dumps({k: list(v) for k, v in headers})
+    except (UnicodeDecodeError, orjson.JSONEncodeError):
+        return None
+    return b"".join((len(text).to_bytes(4, "little"), text, encoded_headers))
+
+
+def split_journal_parts(parts: bytes) -> tuple[bytes, bytes]:
+    """(the body's JSON, the headers' JSON) of ``journal_parts``."""
+    end = 4 + int.from_bytes(parts[:4], "little")
+    return parts[4:end], parts[end:]
+
+
+def compact(data: bytes) -> bytes:
+    """A copy of exactly ``data``'s size: what ``orjson.dumps`` returns keeps its working buffer
+    (4 KB for a few hundred bytes), which adds up in anything kept per pair or per entry."""
+    return bytes(memoryview(data))
+
+
+def proxy_auth_required(text: str) -> Wire:
+    """Hoverfly's 407 when ``-auth`` is on and the proxy credentials are missing or wrong; the
+    connection closes after it. Not journaled or counted (outcome ``refused``), as in Hoverfly."""
+    body = text.encode("utf-8")
+    head = status_line(407) + (
+        b"Content-Type: text/plain; charset=utf-8\r\nProxy-Authenticate: Basic realm=hoverfly\r\n"
+        b"Proxy-Connection: close\r\nContent-Length: %d\r\n" % len(body)
+    )
+    return Wire(head, body, keep_alive=False, status=407, outcome="refused")
+
+
+def plain_error(status: int, text: str, *, content_type: str = "text/plain", outcome: str = "error") -> Wire:
+    """A plain-text response such as Hoverfly's 502 (``Content-Type: text/plain``, no charset)."""
+    body = text.encode("utf-8", "surrogateescape")
+    head = status_line(status) + f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n".encode()
+    headers = (("Content-Type", (content_type,)),)
+    return Wire(head, body, True, status, headers, None, journal_parts(body, headers), outcome)

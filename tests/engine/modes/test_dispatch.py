@@ -1,0 +1,71 @@
+"""The dispatcher: the mode table, the destination filter, CORS, and the observers told after a write."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from typing import Any
+
+from engine.fleet.config import MODES, ActionSpec, Mode
+from engine.modes.table import MODE_CLASSES
+from tests.engine.modes.conftest import World, pair, request
+
+
+def test_every_mode_name_has_exactly_one_class() -> None:
+    assert sorted(MODE_CLASSES) == sorted(MODES) == sorted(Mode)
+    assert {name: cls.name for name, cls in MODE_CLASSES.items()} == {mode: mode for mode in Mode}
+    assert {name for name, cls in MODE_CLASSES.items() if cls.runs_actions} == {Mode.SIMULATE, Mode.SYNTHESIZE}
+
+
+def test_requests_outside_the_destination_are_relayed_untouched_and_not_journaled(world: Any) -> None:
+    async def scenario(w: World) -> None:
+        config = replace(w.runtime.snapshot.config, destination="api.test")
+        await w.runtime.write_config(config, None, wait=False)
+        inside = await w.answer(request("/a"))
+        outside = await w.answer(request("/a", destination="elsewhere.test"))
+        assert (inside.raw_body, inside.outcome) == (b"simulated", "hit")
+        assert (outside.raw_body, outside.outcome) == (b"real", "relayed")
+        assert [(req.destination, marked) for req, marked in w.upstream.sent] == [("elsewhere.test", False)]
+        assert [e.request.destination for e in await w.journal()] == ["api.test"]
+        assert await w.store.read_counters() == {"simulate": 1}
+
+    world(scenario, pair("/a"))
+
+
+def test_cors_answers_preflights_itself_and_adds_the_origin_to_answers(world: Any) -> None:
+    origin = {"Origin": ["http://app.test"]}
+
+    async def scenario(w: World) -> None:
+        asked = {**origin, "Access-Control-Request-Method": ["POST"]}
+        preflight = await w.answer(request("/a", "OPTIONS", headers=asked))
+        assert preflight.status == 200
+        assert dict(preflight.headers)["Access-Control-Allow-Origin"] == ("http://app.test",)
+        answer = await w.answer(request("/a", headers=origin))
+        assert answer.raw_body == b"simulated"
+        assert dict(answer.headers)["Access-Control-Allow-Origin"] == ("http://app.test",)
+        assert [e.request.method for e in await w.journal()] == ["OPTIONS", "GET"]
+
+    world(scenario, pair("/a"), cors=True)
+
+
+def test_observers_journal_count_and_run_the_post_serve_action_quoting_the_entry(world: Any) -> None:
+    async def scenario(w: World) -> None:
+        config = w.runtime.snapshot.config.with_action(ActionSpec(name="hook", remote="http://hooks.test/"))
+        await w.runtime.write_config(config, None, wait=False)
+        await w.answer(request("/a"))
+        await w.answer(request("/missing"))
+        await w.runtime.flush()  # the entries are stored (a running worker flushes every few ms)
+        for _ in range(200):  # the action waits Hoverfly's 0.2 s before it runs
+            if not len(w.dispatcher.actions):
+                break
+            await asyncio.sleep(0.01)
+        assert [(url, body["request"]["path"]) for url, body in w.upstream.posted] == [("http://hooks.test/", "/a")]
+        entries = await w.journal()
+        assert [(e.request.path, e.status) for e in entries] == [("/a", 200), ("/missing", 502)]
+        assert entries[0].post_serve_action is not None
+        assert entries[0].post_serve_action["name"] == "hook"
+        assert entries[1].post_serve_action is None
+        requests = {k: v for k, v in w.runtime.metrics.totals.items() if k.startswith("requests|")}
+        assert requests == {"requests|simulate|hit": 1, "requests|simulate|miss": 1}
+
+    world(scenario, pair("/a", postServeAction="hook"))

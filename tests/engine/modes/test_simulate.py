@@ -1,0 +1,103 @@
+"""Simulate mode, driven directly: hits, misses, templates, state and delays; middleware rewrites."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from engine.wire.response import Wire
+from tests.engine.modes.conftest import FakeUpstream, World, pair, real, request
+
+
+def _header(wire: Wire, name: str) -> tuple[str, ...]:
+    return dict(wire.headers).get(name, ())
+
+
+def test_a_matching_pair_answers_at_once_and_is_journaled(world: Any) -> None:
+    async def scenario(w: World) -> None:
+        outcome = w.dispatcher.handle(request("/a"))
+        assert isinstance(outcome, Wire)  # no store call, no timer: answered synchronously
+        wire = await w.answer(request("/a"))
+        assert (wire.status, wire.raw_body, wire.outcome) == (200, b"simulated", "hit")
+        entries = await w.journal()
+        assert [(e.request.path, e.status, e.mode) for e in entries] == [("/a", 200, "simulate")]
+        assert w.upstream.sent == []
+
+    world(scenario, pair("/a"))
+
+
+def test_a_miss_is_hoverflys_502_naming_the_closest_pair(world: Any) -> None:
+    async def scenario(w: World) -> None:
+        wire = await w.answer(request("/b"))
+        assert (wire.status, wire.outcome) == (502, "miss")
+        text = wire.raw_body.decode()
+        assert "There was an error when matching" in text
+        assert "Could not find a match for request" in text and "The following request was made" in text
+        assert '"value": "/a"' in text  # the closest pair's matcher
+        assert w.upstream.sent == []
+
+    world(scenario, pair("/a"))
+
+
+def test_a_templated_body_is_rendered_from_the_request(world: Any) -> None:
+    templated = pair("/t", "{{ Request.Method }} {{ Request.QueryParam.id }}", templated=True)
+
+    async def scenario(w: World) -> None:
+        wire = await w.answer(request("/t", "POST", query="id=42"))
+        assert (wire.status, wire.raw_body) == (200, b"POST 42")
+
+    world(scenario, templated)
+
+
+def test_state_walks_a_sequence_one_step_per_request(world: Any) -> None:
+    first = pair("/s", "first", transitionsState={"step": "2"})
+    first["request"]["requiresState"] = {"step": "1"}
+    second = pair("/s", "second")
+    second["request"]["requiresState"] = {"step": "2"}
+
+    async def scenario(w: World) -> None:
+        await w.store.state_replace({"step": "1"})
+        bodies = [(await w.answer(request("/s"))).raw_body for _ in range(3)]
+        assert bodies == [b"first", b"second", b"second"]
+        assert await w.store.state_get() == {"step": "2"}
+
+    world(scenario, first, second)
+
+
+def test_a_pairs_fixed_delay_is_waited_without_blocking(world: Any) -> None:
+    async def scenario(w: World) -> None:
+        outcome = w.dispatcher.handle(request("/slow"))
+        assert not isinstance(outcome, Wire)  # a coroutine: the worker's loop goes on meanwhile
+        started = time.perf_counter()
+        wire = await outcome
+        assert time.perf_counter() - started >= 0.05
+        assert wire.raw_body == b"simulated"
+
+    world(scenario, pair("/slow", fixedDelay=50))
+
+
+def test_middleware_rewrites_a_hit_but_never_a_miss(world: Any) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def shout(exchange: dict[str, Any]) -> dict[str, Any]:
+        seen.append(exchange)
+        exchange["response"]["body"] = exchange["response"]["body"].upper()
+        return exchange
+
+    async def scenario(w: World) -> None:
+        assert (await w.answer(request("/a"))).raw_body == b"SIMULATED"
+        miss = await w.answer(request("/nothing"))
+        assert (miss.status, miss.outcome) == (502, "miss")
+        assert [e["request"]["path"] for e in seen] == ["/a"]
+
+    world(scenario, pair("/a"), middleware=True, upstream=FakeUpstream(real(), middleware=shout))
+
+
+def test_a_cached_miss_is_answered_the_same_without_matching_again(world: Any) -> None:
+    async def scenario(w: World) -> None:
+        first = await w.answer(request("/b"))
+        assert len(w.runtime.cache) == 1
+        second = await w.answer(request("/b"))
+        assert (second.status, second.raw_body) == (first.status, first.raw_body)
+
+    world(scenario, pair("/a"))

@@ -1,0 +1,79 @@
+"""The ``SharedState`` contract on every store (the ``backend`` fixture's params): the state map,
+its version, steps decided on a version, and one winner among concurrent transitions."""
+
+from __future__ import annotations
+
+import asyncio
+
+
+def test_state_replace_update_and_get(store, run) -> None:
+    async def body() -> None:
+        assert await store.state_get() == {}
+        await store.state_replace({"a": "1", "b": "2"})
+        assert await store.state_get() == {"a": "1", "b": "2"}
+        await store.state_update({"b": "3", "c": "\u00e9"})
+        assert await store.state_get() == {"a": "1", "b": "3", "c": "\u00e9"}
+        await store.state_replace({"z": ""})
+        assert await store.state_get() == {"z": ""}
+        await store.state_replace({})
+        assert await store.state_get() == {}
+
+    run(body())
+
+
+def test_a_state_transition_applies_only_when_every_required_value_holds(store, run) -> None:
+    async def body() -> None:
+        await store.state_replace({"step": "1", "gone": "x", "keep": "k"})
+        assert not await store.state_transition({"step": "2"}, {"step": "3"}, ["keep"])
+        assert not await store.state_transition({"step": "1", "missing": "v"}, {"step": "3"}, [])
+        assert await store.state_get() == {"step": "1", "gone": "x", "keep": "k"}
+        assert await store.state_transition({"step": "1"}, {"step": "2", "new": "n"}, ["gone", "never-there"])
+        assert await store.state_get() == {"step": "2", "new": "n", "keep": "k"}
+        assert await store.state_transition({}, {}, [])  # nothing required, nothing changed
+
+    run(body())
+
+
+def test_every_change_of_the_state_moves_its_version(store, run) -> None:
+    async def body() -> None:
+        v0, state = await store.state_read()
+        assert state == {}
+        await store.state_update({"a": "1"})
+        v1, state = await store.state_read()
+        assert v1 > v0 and state == {"a": "1"}
+        assert await store.state_transition({"a": "1"}, {"a": "2"}, ())
+        await store.state_replace({"b": "x"})
+        v2, state = await store.state_read()
+        assert v2 > v1 + 1 and state == {"b": "x"}
+
+    run(body())
+
+
+def test_a_step_applies_only_on_the_version_it_was_decided_on(backend, run) -> None:
+    async def body() -> None:
+        mine, other = backend.open(), backend.open()
+        await mine.state_replace({"side": "a", "gone": "x"})
+        version, state = await mine.state_read()
+        applied, after, state = await mine.state_step(version, {"side": "b"}, ["gone"])
+        assert (applied, state) == (True, {"side": "b"}) and after > version
+        assert await mine.state_step(after, {}, ()) == (True, after, {"side": "b"})  # a check, no change
+        await other.state_update({"side": "c"})  # another worker moved the state on
+        applied, current, state = await mine.state_step(after, {"side": "d"}, ())
+        assert (applied, state) == (False, {"side": "c"}) and current > after  # refused, told the state
+        assert await other.state_get() == {"side": "c"}
+        assert (await mine.state_step(current, {"side": "d"}, ()))[0] is True
+
+    run(body())
+
+
+def test_concurrent_transitions_from_one_state_let_exactly_one_win(backend, run) -> None:
+    async def body() -> None:
+        handles = [backend.open() for _ in range(4)]
+        await handles[0].state_replace({"sequence:1": "1"})
+        results = await asyncio.gather(
+            *(h.state_transition({"sequence:1": "1"}, {"sequence:1": "2"}, []) for h in handles for _ in range(5))
+        )
+        assert sorted(results) == [False] * 19 + [True]
+        assert await handles[3].state_get() == {"sequence:1": "2"}
+
+    run(body())
