@@ -2,7 +2,7 @@
 
 A mode takes one request and gives the ``Wire`` to send: synchronously when it can (simulate mode
 never waits on anything), or a coroutine when it must wait. After the server has written an answer
-it tells the observers (journal, metrics, post-serve actions), in order, through one ``Exchange``.
+it tells the observers (journal, metrics, post-serve actions), in order.
 """
 
 from __future__ import annotations
@@ -38,25 +38,13 @@ class ProxyMode(Protocol):
     def handle(self, snap: Snapshot, req: RequestDetails) -> Outcome: ...
 
 
-class Exchange:
-    """One answered request as the observers see it, in the order they are told. The journal writes
-    ``journal_id`` for the observers after it (a post-serve action quotes its entry)."""
-
-    __slots__ = ("arrival", "journal_id", "mode", "raw", "received_at", "req", "seconds", "wire")
-
-    def __init__(self, wire: Wire, received: Received, seconds: float, mode: str) -> None:
-        self.wire = wire
-        self.req, self.received_at, _, self.raw, self.arrival = received
-        self.seconds = seconds
-        """From the request's arrival to its answer being written, delays included."""
-        self.mode = mode
-        self.journal_id = ""
-
-
 class Observer(Protocol):
-    """Told of every request answered in a mode (not of relayed or refused ones), in order."""
+    """Told of every request answered in a mode (not of relayed or refused ones), in order: the
+    answer written, what the server knew of the request, the seconds from its arrival to its answer
+    (delays included) and the mode that answered. Plain arguments, no object made per request: this
+    runs once per request on the hot path."""
 
-    def served(self, exchange: Exchange) -> None: ...
+    def served(self, wire: Wire, received: Received, seconds: float, mode: str) -> None: ...
 
 
 class Kit:

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from engine.fleet.config import DEFAULT_MAX_PAIRS
 from engine.fleet.runtime import Runtime, Snapshot
 from engine.gocompat.goregex import GoRegex, InvalidPattern, compile_go
-from engine.modes.base import Exchange, Kit, Observer, Outcome, ProxyMode, Received
+from engine.modes.base import Kit, Observer, Outcome, ProxyMode, Received
 from engine.modes.capture import Captures
 from engine.modes.cors import allow_origin, is_preflight, preflight
 from engine.modes.forwarding import Forwarder
@@ -68,8 +68,9 @@ class Dispatcher:
         self.observers: tuple[Observer, ...] = (
             journal,
             MetricsObserver(runtime.metrics),
-            ActionObserver(self.actions, runtime, acting),
+            ActionObserver(self.actions, runtime, journal, acting),
         )
+        self._tell = tuple(observer.served for observer in self.observers)
         self.keeps_reads = journal.keeps_reads
         """Whether the server should hand over the bytes a request came in (``Received``)."""
         self._destinations: dict[str, GoRegex] = {}
@@ -94,9 +95,9 @@ class Dispatcher:
         """The server wrote ``wire`` for a request: tell the observers (latency includes any delay)."""
         if wire.outcome in _UNOBSERVED:
             return
-        exchange = Exchange(wire, received, time.perf_counter() - received[2], self.runtime.snapshot.config.mode)
-        for observer in self.observers:
-            observer.served(exchange)
+        seconds, mode = time.perf_counter() - received[2], self.runtime.snapshot.config.mode
+        for tell in self._tell:
+            tell(wire, received, seconds, mode)
 
     def _with_cors(self, snap: Snapshot, req: RequestDetails) -> Outcome:
         if is_preflight(req):

@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Set
 from typing import TYPE_CHECKING
 
-from engine.modes.base import Exchange
+from engine.modes.base import Received
 from engine.outbound.actions import ActionRunner, Served
+from engine.wire.response import Wire
 
 if TYPE_CHECKING:
     from engine.fleet.metrics import MetricsBuffer
@@ -17,29 +18,25 @@ if TYPE_CHECKING:
 
 
 class JournalObserver:
-    """Appends the journal entry (when the journal is on) and notes its id for the observers after."""
+    """Appends the journal entry (when the journal is on) and keeps its number for the observers after."""
 
     def __init__(self, records: Recorder) -> None:
         self.records = records
+        self.last_sequence = 0
+        """The number of the entry of the request being told about (0: not journaled)."""
 
     @property
     def keeps_reads(self) -> bool:
         """The journal keeps the bytes a request came in (``Received``) when it is on at start."""
         return self.records.journal_enabled
 
-    def served(self, exchange: Exchange) -> None:
+    def served(self, wire: Wire, received: Received, seconds: float, mode: str) -> None:
         records = self.records
         if records.journal_size:
-            sequence = records.record(
-                exchange.req,
-                exchange.wire,
-                exchange.received_at,
-                exchange.seconds * 1000,
-                exchange.mode,
-                exchange.raw,
-                exchange.arrival,
-            )
-            exchange.journal_id = records.entry_id(sequence) if sequence else ""
+            req, received_at, _, raw, arrival = received
+            self.last_sequence = records.record(req, wire, received_at, seconds * 1000, mode, raw, arrival)
+        else:
+            self.last_sequence = 0
 
 
 class MetricsObserver:
@@ -48,31 +45,27 @@ class MetricsObserver:
     def __init__(self, metrics: MetricsBuffer) -> None:
         self.metrics = metrics
 
-    def served(self, exchange: Exchange) -> None:
-        self.metrics.request(exchange.mode, exchange.wire.outcome, exchange.seconds, exchange.wire.pair)
+    def served(self, wire: Wire, received: Received, seconds: float, mode: str) -> None:
+        self.metrics.request(mode, wire.outcome, seconds, wire.pair)
 
 
 class ActionObserver:
-    """Runs the post-serve action a hit's pair names, in the modes where Hoverfly runs them."""
+    """Runs the post-serve action a hit's pair names, in the modes where Hoverfly runs them; the
+    action is sent the journal entry the journal observer, told first, has just made."""
 
-    def __init__(self, actions: ActionRunner, runtime: Runtime, modes: Set[str]) -> None:
+    def __init__(self, actions: ActionRunner, runtime: Runtime, journal: JournalObserver, modes: Set[str]) -> None:
         self.actions = actions
         self.runtime = runtime
+        self.journal = journal
         self.modes = modes
 
-    def served(self, exchange: Exchange) -> None:
-        wire = exchange.wire
-        if not (wire.post_serve_action and wire.outcome == "hit" and exchange.mode in self.modes):
+    def served(self, wire: Wire, received: Received, seconds: float, mode: str) -> None:
+        if not (wire.post_serve_action and wire.outcome == "hit" and mode in self.modes):
             return
         action = self.runtime.snapshot.config.action(wire.post_serve_action)
         if action is not None:
-            served = Served(
-                wire.post_serve_action,
-                exchange.req,
-                wire,
-                exchange.journal_id,
-                exchange.received_at,
-                exchange.seconds * 1000,
-                exchange.mode,
-            )
+            sequence = self.journal.last_sequence
+            entry_id = self.runtime.records.entry_id(sequence) if sequence else ""
+            req, received_at = received[0], received[1]
+            served = Served(wire.post_serve_action, req, wire, entry_id, received_at, seconds * 1000, mode)
             self.actions.schedule(action, served)

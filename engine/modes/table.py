@@ -21,4 +21,4 @@ MODE_CLASSES: Mapping[Mode, type[SimulateMode | CaptureMode | SynthesizeMode | M
 
 def build_modes(kit: Kit) -> dict[str, ProxyMode]:
     """One worker's modes, by name (a mode in the store's configuration is looked up here)."""
-    return {name: make(kit) for name, make in MODE_CLASSES.items()}
+    return {name.value: make(kit) for name, make in MODE_CLASSES.items()}  # plain keys: fast lookups
