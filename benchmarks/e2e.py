@@ -6,7 +6,7 @@ Run from the repository root::
     python -m benchmarks.e2e --workers 2                      # 2 workers on a private redis-server
     python -m benchmarks.e2e --workloads W1,W2r --seconds 4
     python -m benchmarks.e2e --ceiling                        # also the trivial fixed-response server
-    python -m benchmarks.e2e --compare "hoverfly -ap {admin} -pp {proxy}"   # any Hoverfly-compatible proxy
+    python -m benchmarks.e2e --compare "hoverfly -ap {admin} -pp {proxy}"   # side by side, any such proxy
 
 Each workload starts a fresh server on free loopback ports, loads its simulation through the admin API
 (``PUT /api/v2/simulation``, so any Hoverfly-compatible server can be measured), checks that one request
@@ -14,6 +14,11 @@ gets the expected answer, warms up for a second and drives it with ``wrk -t1 -c3
 the bundled ``benchmarks.loadgen``). It prints requests/s, p50/p99 latency and each worker's peak
 resident memory, then the design.md §5 targets against the compared server or, without one, against
 the Hoverfly figures design.md records for this machine.
+
+With ``--compare`` the two servers run side by side instead (``benchmarks/sidebyside.py``): at the
+same time, on one shared core, one ``wrk -t1 -c16`` each on the other core, so that the ratio of
+their rates is the ratio of their costs whatever the machine's speed does (``--sequential`` for the
+old one-after-the-other runs).
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -70,6 +75,8 @@ class Workload:
     """wrk picks one of ``requests`` at random for every request (else the first, always)."""
     state: dict[str, str] = field(default_factory=dict)
     """The state set before the first request (``PUT /api/v2/state``)."""
+    status: int = 200
+    """The status every request must get (W7's are all misses)."""
 
 
 def _stub(path: str, body: str, **request: Any) -> dict[str, Any]:
@@ -144,7 +151,9 @@ def workloads() -> dict[str, Workload]:
             b'{"item": 0}',
             random_pick=True,
         ),
-        Workload("W3", "POST with header, query and JSON-body matchers", [w3], [post], b'{"order": "created"}'),
+        Workload(
+            "W3", "POST with header, query and JSON-body matchers", [w3], [post], b'{"order": "created"}', status=201
+        ),
         Workload(
             "W4",
             "a templated response",
@@ -169,6 +178,14 @@ def workloads() -> dict[str, Workload]:
             flags=("-journal-size", "0"),
         ),
         Workload(
+            "W7",
+            "every request a new miss in 1,000 pairs (the closest miss found each time)",
+            [_stub(f"/item/{i}", f'{{"item": {i}}}') for i in range(1_000)],
+            [Request("GET", "/item/{n}/absent")],
+            b"",
+            status=502,
+        ),
+        Workload(
             "M10k",
             "10,000 captured-style pairs, the last requested (memory)",
             many,
@@ -190,12 +207,16 @@ class Server:
     admin: int
     proxy: int
     loads_simulation: bool = True
+    cpu: int | None = None
+    """The one core the server and every process and thread it starts may run on (None: any)."""
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     def start(self) -> None:
+        cpu = self.cpu
         self.process = subprocess.Popen(
-            self.argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-        )
+            self.argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            preexec_fn=None if cpu is None else lambda: os.sched_setaffinity(0, {cpu}),
+        )  # fmt: skip
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -243,10 +264,10 @@ def simproxy_server(workers: int, flags: Sequence[str], redis_url: str) -> Serve
     return Server(f"simproxy ({workers}w{', redis' if workers > 1 or redis_url else ''})", argv, admin, proxy)
 
 
-def command_server(template: str) -> Server:
+def command_server(template: str, name: str = "") -> Server:
     admin, proxy = free_port(), free_port()
     argv = shlex.split(template.format(admin=admin, proxy=proxy))
-    return Server(Path(argv[0]).name, argv, admin, proxy)
+    return Server(name or Path(argv[0]).name, argv, admin, proxy)
 
 
 def ceiling_server() -> Server:
@@ -272,7 +293,7 @@ def _listening(port: int) -> bool:
 # load
 
 
-def _request_text(req: Request, n: int | None = None) -> str:
+def request_text(req: Request, n: int | None = None) -> str:
     path = req.path if n is None else req.path.replace("{n}", str(n))
     lines = [f"{req.method} http://{HOST}{path} HTTP/1.1", f"Host: {HOST}"]
     lines += [f"{k}: {v}" for k, v in req.headers]
@@ -281,7 +302,9 @@ def _request_text(req: Request, n: int | None = None) -> str:
     return "\r\n".join(lines) + "\r\n\r\n" + req.body
 
 
-def _lua(workload: Workload) -> str:
+def lua_script(workload: Workload) -> str:
+    """wrk's script: the workload's request, or one of them at random, ``{n}`` a counter."""
+
     def one(req: Request) -> str:
         headers = ", ".join(f'["{k}"] = "{v}"' for k, v in (("Host", HOST), *req.headers))
         body = json.dumps(req.body) if req.body else "nil"
@@ -310,7 +333,7 @@ class Result:
 
 def _wrk(port: int, seconds: float, workload: Workload, connections: int) -> tuple[float, float, float, int]:
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
-        script.write(_lua(workload))
+        script.write(lua_script(workload))
     try:
         out = subprocess.run(
             ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--latency", "-s", script.name,
@@ -333,7 +356,7 @@ def _wrk_ms(out: str, quantile: str) -> float:
 
 def _loadgen(port: int, seconds: float, workload: Workload, connections: int) -> tuple[float, float, float, int]:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as spec:
-        json.dump([_request_text(r) for r in workload.requests], spec)
+        json.dump([request_text(r) for r in workload.requests], spec)
     try:
         out = subprocess.run(
             [sys.executable, "-m", "benchmarks.loadgen", str(port), str(seconds), str(connections), spec.name],
@@ -353,7 +376,7 @@ def _put(admin: int, path: str, doc: dict[str, Any]) -> None:
 
 def _check(port: int, workload: Workload) -> None:
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(_request_text(workload.requests[0], 0).encode("latin-1"))
+        sock.sendall(request_text(workload.requests[0], 0).encode("latin-1"))
         data = b""
         while b"\r\n\r\n" not in data:
             data += sock.recv(65536)
@@ -361,11 +384,13 @@ def _check(port: int, workload: Workload) -> None:
         length = int(re.search(rb"(?i)content-length:\s*(\d+)", head)[1])  # type: ignore[index]
         while len(body) < length:
             body += sock.recv(65536)
-    if not head.startswith((b"HTTP/1.1 2", b"HTTP/1.0 2")) or (workload.expect and body != workload.expect):
+    status = int(head.split(b" ", 2)[1])
+    if status != workload.status or (workload.expect and body != workload.expect):
         raise SystemExit(f"{workload.name}: unexpected answer {head.splitlines()[0]!r} {body[:200]!r}")
 
 
-def measure(server: Server, workload: Workload, seconds: float, connections: int, generator: str = "auto") -> Result:
+def prepare(server: Server, workload: Workload) -> None:
+    """Start ``server``, load the workload's simulation and state, and check one answer."""
     server.start()
     try:
         if server.loads_simulation:
@@ -374,6 +399,14 @@ def measure(server: Server, workload: Workload, seconds: float, connections: int
             if workload.state:
                 _put(server.admin, "/api/v2/state", {"state": workload.state})
             _check(server.proxy, workload)
+    except BaseException:
+        server.stop()
+        raise
+
+
+def measure(server: Server, workload: Workload, seconds: float, connections: int, generator: str = "auto") -> Result:
+    prepare(server, workload)
+    try:
         drive = _wrk if generator == "wrk" or (generator == "auto" and shutil.which("wrk")) else _loadgen
         drive(server.proxy, 1.0, workload, connections)  # warm-up
         rps, p50, p99, errors = drive(server.proxy, seconds, workload, connections)
@@ -430,29 +463,63 @@ def report(results: list[Result], compared: str | None) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.e2e", description=__doc__.splitlines()[0])
-    parser.add_argument("--workloads", default="W1,W2,W2r,W3,W4,W5,W6,M10k")
+    parser.add_argument("--workloads", default="W1,W2,W2r,W3,W4,W5,W6,W7,M10k")
     parser.add_argument("--workers", type=int, default=1, help="simproxy workers (more than 1: a shared Redis)")
     parser.add_argument("--redis-url", default="", help="a Redis to share instead of a private redis-server")
     parser.add_argument("--seconds", type=float, default=4.0)
-    parser.add_argument("--connections", type=int, default=32)
-    parser.add_argument("--rounds", type=int, default=1, help="repeat and keep each figure's median")
-    parser.add_argument("--compare", metavar="CMD", help="another server: a command with {admin} and {proxy}")
+    parser.add_argument("--connections", type=int, help="per load generator (default 32; 16 side by side)")
+    parser.add_argument("--rounds", type=int, help="repeat and keep each figure's median (default 1; 3 side by side)")
+    parser.add_argument("--compare", metavar="CMD", help="another server, run side by side: {admin} and {proxy}")
+    parser.add_argument("--compare-name", default="", help="what to call it (default: the command's name)")
+    parser.add_argument("--sequential", action="store_true", help="--compare one server after the other")
     parser.add_argument("--ceiling", action="store_true", help="also the trivial fixed-response server")
     parser.add_argument("--json", metavar="FILE", help="also write every result as JSON")
     parser.add_argument("--loadgen", choices=("auto", "wrk", "python"), default="auto", help="auto: wrk if installed")
     args = parser.parse_args(argv)
     catalogue = workloads()
     chosen = [catalogue[name] for name in args.workloads.split(",")]
+    if args.compare and not args.sequential:
+        return _side_by_side(args, chosen)
+    return _one_after_the_other(args, chosen)
+
+
+def _side_by_side(args: argparse.Namespace, chosen: list[Workload]) -> int:
+    from benchmarks import sidebyside
+
+    cores = sidebyside.Cores.of_this_machine()
+    pairings = []
+    for workload in chosen:
+        if workload.flags:
+            print(f"{workload.name}: skipped (its flags are simproxy's own)", flush=True)
+            continue
+        pairing = sidebyside.measure_pair(
+            simproxy_server(args.workers, workload.flags, args.redis_url),
+            command_server(args.compare, args.compare_name),
+            workload, rounds=args.rounds or 3, seconds=max(1, round(args.seconds)),
+            connections=args.connections or 16, cores=cores, generator=args.loadgen,
+        )  # fmt: skip
+        pairings.append(pairing)
+        print(f"{workload.name:<6}" + ", ".join(f"{r:.2f}" for r in pairing.rate_ratios()), flush=True)
+    print()
+    for line in sidebyside.report(pairings):
+        print(line)
+    if args.json:
+        Path(args.json).write_text(json.dumps([asdict(p) for p in pairings], indent=2))
+    return 0
+
+
+def _one_after_the_other(args: argparse.Namespace, chosen: list[Workload]) -> int:
     results: list[Result] = []
     compared = None
+    rounds, connections = args.rounds or 1, args.connections or 32
     for workload in chosen:
         servers: list[Callable[[], Server]] = [partial(simproxy_server, args.workers, workload.flags, args.redis_url)]
         if args.compare and not workload.flags:
-            servers.append(partial(command_server, args.compare))
+            servers.append(partial(command_server, args.compare, args.compare_name))
         if args.ceiling and workload.name in CEILING:
             servers.append(ceiling_server)
         for make in servers:
-            runs = [measure(make(), workload, args.seconds, args.connections, args.loadgen) for _ in range(args.rounds)]
+            runs = [measure(make(), workload, args.seconds, connections, args.loadgen) for _ in range(rounds)]
             best = sorted(runs, key=lambda r: r.rps)[len(runs) // 2]
             result = Result(
                 best.workload, best.server, statistics.median(r.rps for r in runs), best.p50_ms, best.p99_ms,

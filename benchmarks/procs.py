@@ -10,7 +10,8 @@ from engine.execution.lifeline import proc_stat
 
 def descendants(pid: int) -> list[int]:
     """Every process started by ``pid``, children first."""
-    out, todo = [], [pid]
+    out: list[int] = []
+    todo = [pid]
     while todo:
         current = todo.pop()
         try:

@@ -7,6 +7,7 @@ targets are not checked by the test suite (design.md section 5).
 from __future__ import annotations
 
 import re
+import sys
 
 import pytest
 
@@ -68,6 +69,26 @@ def test_end_to_end_harness_measures_real_servers(capsys: pytest.CaptureFixture[
         assert int(rps.replace(",", "")) > 0
     assert "non-2xx" not in out
     assert "W1:" in out and "Hoverfly (design.md reference)" in out
+
+
+def test_side_by_side_compare_measures_both_servers_in_the_same_rounds(capsys: pytest.CaptureFixture[str]) -> None:
+    """simproxy against itself (A/A), side by side: each round has both rates and both CPU costs."""
+    from benchmarks import e2e
+
+    other = f"{sys.executable} -m admin -ap {{admin}} -pp {{proxy}}"
+    argv = ["--workloads", "W1,W7", "--seconds", "1", "--rounds", "2", "--loadgen", "python", "--connections", "4"]
+    assert e2e.main([*argv, "--compare", other, "--compare-name", "twin"]) == 0
+    out = capsys.readouterr().out
+    assert "side by side on one shared core: simproxy (1w) / twin" in out
+    rows = re.findall(r"^(W1|W7)\s+([\d,]+)\s+([\d,]+)\s+([\d.]+)x\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)x\s+(.+)$", out, re.M)
+    assert [r[0] for r in rows] == ["W1", "W7"]
+    for _, ours, theirs, ratio, ours_us, theirs_us, _, rounds in rows:
+        assert int(ours.replace(",", "")) > 0 and int(theirs.replace(",", "")) > 0
+        assert float(ours_us) > 0 and float(theirs_us) > 0
+        assert len(rounds.split(", ")) == 2  # one ratio per counted round; the warm-up round is not one
+    # W7's answers are all misses (502) on both servers; W1's are all hits
+    assert re.search(r"^\s+non-2xx answers: ours [\d,]+, theirs [\d,]+$", out, re.M)
+    assert out.count("non-2xx answers") == 1
 
 
 def test_startup_benchmark_measures_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
