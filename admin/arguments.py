@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 
 from admin.flags import (
     FLAGS_BY_NAME,
@@ -222,7 +223,7 @@ def _check_supported(flags: ParsedFlags) -> None:
 
 
 _SIZE = re.compile(r"(\d+)\s*(KB|MB|GB)?", re.IGNORECASE)
-_UNITS = {"": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
+_UNITS = MappingProxyType({"": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3})
 
 
 def _seconds(flags: ParsedFlags, name: str) -> float:

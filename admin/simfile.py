@@ -12,6 +12,7 @@ import functools
 import re
 from collections.abc import Callable
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Final, cast
 
 import orjson
@@ -329,4 +330,4 @@ def _response(response: JSONDict, *, stateful: bool) -> JSONDict:
     return upgraded
 
 
-_UPGRADES: Final = {"v5": _from_v5, "v4": _from_v4, "v2": _from_v2, "v1": _from_v1}
+_UPGRADES: Final = MappingProxyType({"v5": _from_v5, "v4": _from_v4, "v2": _from_v2, "v1": _from_v1})

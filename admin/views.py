@@ -6,13 +6,15 @@ Request bodies are read the way Go's decoder reads them: keys match case-insensi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 import orjson
 
 from admin.errors import BadRequest
-from engine.fleet.config import MODES, MiddlewareSpec, ModeArguments, RuntimeConfig
+from engine.fleet.config import MODES, MiddlewareSpec, Mode, ModeArguments, RuntimeConfig
 from engine.modes.cors import cors_view
 from engine.simulation.codec import export_simulation
 from engine.simulation.model import Simulation
@@ -31,14 +33,16 @@ _ARGUMENT_ORDER = (
     "captureOnMiss",
     "captureDelay",
 )
-_SHOWN: dict[str, tuple[str, ...]] = {
-    "simulate": ("matchingStrategy",),
-    "capture": ("headersWhitelist", "stateful", "overwriteDuplicate", "captureDelay"),
-    "spy": _ARGUMENT_ORDER,
-    "diff": ("headersWhitelist",),
-    "modify": (),
-    "synthesize": (),
-}
+_SHOWN: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        Mode.SIMULATE.value: ("matchingStrategy",),
+        Mode.CAPTURE.value: ("headersWhitelist", "stateful", "overwriteDuplicate", "captureDelay"),
+        Mode.SPY.value: _ARGUMENT_ORDER,
+        Mode.DIFF.value: ("headersWhitelist",),
+        Mode.MODIFY.value: (),
+        Mode.SYNTHESIZE.value: (),
+    }
+)
 
 
 # -- reading request bodies the Go way ---------------------------------------------------------------

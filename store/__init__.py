@@ -36,7 +36,7 @@ from store.memory import MemoryStore
 if TYPE_CHECKING:
     from store.redis import RedisStore, key_prefix
 
-__all__ = [
+__all__ = (
     "DOCUMENTS",
     "NO_EFFECTS",
     "TRAFFIC_KEEP_S",
@@ -66,7 +66,7 @@ __all__ = [
     "WriteUnconfirmed",
     "key_prefix",
     "open_store",
-]
+)
 
 _FROM_REDIS = frozenset({"RedisStore", "key_prefix"})
 

@@ -109,6 +109,40 @@ def test_no_module_is_over_600_lines() -> None:
     assert long == {}
 
 
+_MUTABLE_CALLS = {"list", "dict", "set", "bytearray", "defaultdict", "Counter", "OrderedDict", "deque"}
+
+
+def _module_level_mutables(text: str) -> list[str]:
+    """Names a module binds, at its top level, to a mutable container: state shared between requests."""
+    found = []
+    for node in ast.parse(text).body:
+        if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+            continue
+        value = node.value
+        literal = isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp))
+        call = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _MUTABLE_CALLS
+        if literal or call:
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            found.append(ast.unparse(target))
+    return found
+
+
+def test_the_mutable_state_check_sees_literals_and_constructors() -> None:
+    text = "A = {}\nB: list[int] = []\nC = defaultdict(list)\nD = ()\nE = frozenset({1})\nF = MappingProxyType({})\n"
+    assert _module_level_mutables(text) == ["A", "B", "C"]
+
+
+def test_no_module_level_mutable_state() -> None:
+    """Tables are MappingProxyType, tuples or frozensets; what changes lives in an object."""
+    found = {
+        f"{path.relative_to(ROOT)}: {name}"
+        for package in PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+        for name in _module_level_mutables(path.read_text())
+    }
+    assert found == set()
+
+
 def test_every_package_directory_is_installed() -> None:
     """``pip install .`` (the README's first command) ships every package, subpackages included."""
     import fnmatch

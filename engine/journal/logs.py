@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -18,14 +19,18 @@ import orjson
 from engine.journal.recorder import Recorder
 
 # Python level -> Hoverfly's (logrus) level names
-LEVELS = {
-    logging.CRITICAL: "fatal",
-    logging.ERROR: "error",
-    logging.WARNING: "warning",
-    logging.INFO: "info",
-    logging.DEBUG: "debug",
-}
-_COLOURS = {"panic": 31, "fatal": 31, "error": 31, "warning": 33, "info": 36, "debug": 37, "trace": 37}
+LEVELS = MappingProxyType(
+    {
+        logging.CRITICAL: "fatal",
+        logging.ERROR: "error",
+        logging.WARNING: "warning",
+        logging.INFO: "info",
+        logging.DEBUG: "debug",
+    }
+)
+_COLOURS = MappingProxyType(
+    {"panic": 31, "fatal": 31, "error": 31, "warning": 33, "info": 36, "debug": 37, "trace": 37}
+)
 _PLAIN = re.compile(r"^[A-Za-z0-9\-._/@^+]+$")
 
 

@@ -30,7 +30,7 @@ from engine.outbound.upstream import Upstream
 from engine.wire.request import RequestDetails
 from engine.wire.response import Wire
 
-__all__ = ["Dispatcher", "Outcome", "Received"]
+__all__ = ("Dispatcher", "Outcome", "Received")
 
 _UNOBSERVED = frozenset({"relayed", "refused"})
 """Outside the destination filter, or without proxy credentials: not journaled or counted."""

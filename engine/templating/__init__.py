@@ -8,7 +8,7 @@ from engine.templating.context import JournalEntryView, JournalLookup, NoJournal
 from engine.templating.csv_store import CsvMutation, CsvTables, format_csv, parse_csv
 from engine.templating.engine import Template, TemplateEngine, Variables
 
-__all__ = [
+__all__ = (
     "CsvMutation",
     "CsvTables",
     "JournalEntryView",
@@ -21,4 +21,4 @@ __all__ = [
     "Variables",
     "format_csv",
     "parse_csv",
-]
+)

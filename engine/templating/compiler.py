@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from engine.templating import evaluate, render, syntax
 from engine.templating.evaluate import HelperSpec
@@ -30,7 +31,7 @@ class Usage:
     journal: bool = False
 
 
-_LITERAL_TYPES = {syntax.StringLit: "string", syntax.BoolLit: "bool"}
+_LITERAL_TYPES = MappingProxyType({syntax.StringLit: "string", syntax.BoolLit: "bool"})
 
 
 def _literal_type(node: syntax.Param) -> str | None:

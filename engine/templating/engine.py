@@ -352,4 +352,4 @@ def _try(make: Callable[[str], Any], key: str) -> Any:
         return exc
 
 
-__all__ = ["Template", "TemplateEngine", "Variables"]
+__all__ = ("Template", "TemplateEngine", "Variables")

@@ -8,6 +8,7 @@ raymond's ``callFunc`` does; block helpers render the innermost enclosing block.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from engine.templating.values import (
@@ -28,14 +29,16 @@ if TYPE_CHECKING:
 MAX_DEPTH = 64
 """Programs rendered inside each other; past this the render fails (Go would overflow its stack)."""
 
-GO_TYPES = {
-    "str": "string",
-    "int": "int",
-    "float": "float64",
-    "bool": "bool",
-    "strlist": "[]string",
-    "any": "interface {}",
-}
+GO_TYPES = MappingProxyType(
+    {
+        "str": "string",
+        "int": "int",
+        "float": "float64",
+        "bool": "bool",
+        "strlist": "[]string",
+        "any": "interface {}",
+    }
+)
 
 
 class DataFrame:

@@ -7,23 +7,26 @@ and the rest); any other text is literal. Times are whole nanoseconds since the 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from types import MappingProxyType
 
 from engine.templating.evaluate import Call
 
 _NS = 1_000_000_000
 _MAX = 2**63 - 1
-_UNITS = {
-    "ns": 1,
-    "us": 1_000,
-    "µs": 1_000,
-    "μs": 1_000,
-    "ms": 1_000_000,
-    "s": _NS,
-    "m": 60 * _NS,
-    "h": 3600 * _NS,
-    "d": 24 * 3600 * _NS,
-    "y": 365 * 24 * 3600 * _NS,
-}
+_UNITS = MappingProxyType(
+    {
+        "ns": 1,
+        "us": 1_000,
+        "µs": 1_000,
+        "μs": 1_000,
+        "ms": 1_000_000,
+        "s": _NS,
+        "m": 60 * _NS,
+        "h": 3600 * _NS,
+        "d": 24 * 3600 * _NS,
+        "y": 365 * 24 * 3600 * _NS,
+    }
+)
 _EPOCH = datetime(1970, 1, 1)
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _MONTHS = tuple(
@@ -183,11 +186,15 @@ def _chunks(layout: str) -> list[tuple[str, str]]:
     return out
 
 
-_ZONES = {
-    "-": ("-070000", "-07:00:00", "-0700", "-07:00", "-07"),
-    "Z": ("Z070000", "Z07:00:00", "Z0700", "Z07:00", "Z07"),
-}
-_UTC_OFFSETS = {"-070000": "+000000", "-07:00:00": "+00:00:00", "-0700": "+0000", "-07:00": "+00:00", "-07": "+00"}
+_ZONES = MappingProxyType(
+    {
+        "-": ("-070000", "-07:00:00", "-0700", "-07:00", "-07"),
+        "Z": ("Z070000", "Z07:00:00", "Z0700", "Z07:00", "Z07"),
+    }
+)
+_UTC_OFFSETS = MappingProxyType(
+    {"-070000": "+000000", "-07:00:00": "+00:00:00", "-0700": "+0000", "-07:00": "+00:00", "-07": "+00"}
+)
 
 
 def _pad(value: int, width: int) -> str:

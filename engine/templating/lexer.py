@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
+from types import MappingProxyType
 
 
 class T(enum.Enum):
@@ -82,15 +83,17 @@ _CLOSERS = (
     (re.compile(r"\}~?\}\}"), T.CLOSE_UNESCAPED),
     (re.compile(r"~?\}\}"), T.CLOSE),
 )
-_SINGLE = {
-    "(": T.OPEN_SEXPR,
-    ")": T.CLOSE_SEXPR,
-    "=": T.EQUALS,
-    "@": T.DATA,
-    "/": T.SEP,
-    ".": T.SEP,
-    "|": T.CLOSE_BLOCK_PARAMS,
-}
+_SINGLE = MappingProxyType(
+    {
+        "(": T.OPEN_SEXPR,
+        ")": T.CLOSE_SEXPR,
+        "=": T.EQUALS,
+        "@": T.DATA,
+        "/": T.SEP,
+        ".": T.SEP,
+        "|": T.CLOSE_BLOCK_PARAMS,
+    }
+)
 
 
 class LexError(Exception):
