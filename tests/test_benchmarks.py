@@ -80,11 +80,12 @@ def test_side_by_side_compare_measures_both_servers_in_the_same_rounds(capsys: p
     assert e2e.main([*argv, "--compare", other, "--compare-name", "twin"]) == 0
     out = capsys.readouterr().out
     assert "side by side on one shared core: simproxy (1w) / twin" in out
-    rows = re.findall(r"^(W1|W7)\s+([\d,]+)\s+([\d,]+)\s+([\d.]+)x\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)x\s+(.+)$", out, re.M)
+    row = r"^(W1|W7)\s+([\d,]+)\s+([\d,]+)\s+([\d.]+)x\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)x\s+(.+)$"
+    rows = re.findall(row, out, re.M)
     assert [r[0] for r in rows] == ["W1", "W7"]
-    for _, ours, theirs, ratio, ours_us, theirs_us, _, rounds in rows:
+    for _, ours, theirs, ratio, ours_us, theirs_us, cost, rounds in rows:
         assert int(ours.replace(",", "")) > 0 and int(theirs.replace(",", "")) > 0
-        assert float(ours_us) > 0 and float(theirs_us) > 0
+        assert float(ours_us) > 0 and float(theirs_us) > 0 and float(ratio) > 0 and float(cost) > 0
         assert len(rounds.split(", ")) == 2  # one ratio per counted round; the warm-up round is not one
     # W7's answers are all misses (502) on both servers; W1's are all hits
     assert re.search(r"^\s+non-2xx answers: ours [\d,]+, theirs [\d,]+$", out, re.M)
