@@ -453,7 +453,7 @@ class ProxyProtocol(asyncio.Protocol):
         if received is not None:
             self.server.dispatcher.served(wire, received)
         keep = keep_alive and wire.keep_alive
-        parts = [wire.head, b"Date: ", self.server.date.value(), b"\r\n"]
+        parts = [wire.head] if wire.dated else [wire.head, b"Date: ", self.server.date.value(), b"\r\n"]
         if not keep:
             parts.append(b"Connection: close\r\n")
         parts.append(b"\r\n")

@@ -48,6 +48,9 @@ class Wire:
     """For the metrics: the pair that answered (its first label, or ``pair-<index>``)."""
     post_serve_action: str = ""
     """The post-serve action the response names (run after it is sent, in simulate and synthesize)."""
+    dated: bool = False
+    """``head`` carries the response's own ``Date`` (a captured pair's, a real service's): the server
+    adds none, as Go's server adds one only when the handler set none."""
 
     @property
     def raw_body(self) -> bytes:
@@ -102,6 +105,7 @@ def _render(resp: Response, *, canonical: bool, pair: str, journal: bytes | None
         "hit",
         pair,
         resp.post_serve_action,
+        "date" in lower,
     )
 
 

@@ -1,0 +1,68 @@
+"""Where the spec is silent, Hoverfly's behaviour is the answer (issue 19): each case through a real
+simproxy process, a real upstream server and raw sockets where the bytes matter."""
+
+from __future__ import annotations
+
+import socket
+from email.utils import parsedate_to_datetime
+
+import pytest
+
+from tests.integration.conftest import Simproxy, simulation
+from tests.integration.upstream import Upstream
+
+
+@pytest.fixture
+def sp(simproxy: Simproxy) -> Simproxy:
+    """The module's simproxy, emptied and in simulate mode."""
+    assert simproxy.admin("DELETE", "/api/v2/simulation")[0] == 200
+    assert simproxy.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "simulate"})[0] == 200
+    return simproxy
+
+
+def raw_get(port: int, url: str) -> tuple[str, list[tuple[str, str]], bytes]:
+    """GET ``url`` through the proxy on one connection: the status line, every header line in order
+    (repeats kept), and the body."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        host = url.split("/")[2]
+        sock.sendall(f"GET {url} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status, *lines = head.decode("latin-1").split("\r\n")
+    headers = [(name, value.strip()) for name, _, value in (line.partition(":") for line in lines)]
+    return status, headers, body
+
+
+def values(headers: list[tuple[str, str]], name: str) -> list[str]:
+    return [value for key, value in headers if key.lower() == name.lower()]
+
+
+def test_a_pair_with_its_own_date_is_sent_with_that_date_alone(sp: Simproxy) -> None:
+    stored = "Tue, 03 Mar 2020 10:00:00 GMT"
+    dated = {
+        "request": {"path": [{"matcher": "exact", "value": "/dated"}]},
+        "response": {"status": 200, "body": "old news", "headers": {"Date": [stored]}},
+    }
+    plain = {"request": {"path": [{"matcher": "exact", "value": "/plain"}]}, "response": {"status": 200, "body": "x"}}
+    assert sp.admin("PUT", "/api/v2/simulation", simulation(dated, plain))[0] == 200
+
+    status, headers, body = raw_get(sp.proxy_port, "http://api.test/dated")
+    assert (status, body) == ("HTTP/1.1 200 OK", b"old news")
+    assert values(headers, "Date") == [stored]
+
+    _, headers, _ = raw_get(sp.proxy_port, "http://api.test/plain")
+    [fresh] = values(headers, "Date")  # a pair without one gets the server's, once
+    assert parsedate_to_datetime(fresh).year >= 2026
+
+
+def test_a_captured_pair_replays_with_the_real_services_date_once(sp: Simproxy, upstream: Upstream) -> None:
+    assert sp.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "capture"})[0] == 200
+    _, live, _ = raw_get(sp.proxy_port, upstream.url("/hello"))
+    [real_date] = values(live, "Date")  # the real service's, forwarded alone
+
+    assert sp.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "simulate"})[0] == 200
+    status, replayed, body = raw_get(sp.proxy_port, upstream.url("/hello"))
+    assert (status, body) == ("HTTP/1.1 200 OK", b"real /hello")
+    assert values(replayed, "Date") == [real_date]
