@@ -182,7 +182,7 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
         runtime,
         webserver=settings.webserver,
         upstream=upstream,
-        own_ports=frozenset({settings.proxy_port, settings.admin_port}),
+        own_ports=frozenset({settings.proxy_port}),  # the admin port is a service like any other (Hoverfly)
         cors=settings.cors,
         middleware_timeout=settings.middleware_timeout,
         max_pairs=settings.max_pairs,

@@ -67,7 +67,7 @@ class Forwarder:
         self.pac = PacResolver()
 
     def loops_back(self, req: RequestDetails) -> bool:
-        """Whether ``req`` would come straight back to this simproxy (Hoverfly then recurses until
+        """Whether ``req`` would come straight back to this simproxy's proxy port (Hoverfly then recurses until
         it runs out of file descriptors, hoverfly-admin.md §7.2)."""
         host, port = _split_host(req.destination)
         port = port if port is not None else (443 if req.scheme == "https" else 80)

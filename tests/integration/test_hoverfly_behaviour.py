@@ -66,3 +66,13 @@ def test_a_captured_pair_replays_with_the_real_services_date_once(sp: Simproxy, 
     status, replayed, body = raw_get(sp.proxy_port, upstream.url("/hello"))
     assert (status, body) == ("HTTP/1.1 200 OK", b"real /hello")
     assert values(replayed, "Date") == [real_date]
+
+
+def test_requests_for_the_admin_port_are_forwarded_like_any_service(sp: Simproxy) -> None:
+    """Only the proxy port would loop; Hoverfly forwards to its own admin API like to any service."""
+    assert sp.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "capture"})[0] == 200
+    status, _, body = raw_get(sp.proxy_port, f"http://localhost:{sp.admin_port}/api/v2/hoverfly/mode")
+    assert status == "HTTP/1.1 200 OK"
+    assert b'"mode":"capture"' in body.replace(b" ", b"")
+    [captured] = sp.admin_json("GET", "/api/v2/simulation")[1]["data"]["pairs"]
+    assert captured["request"]["path"] == [{"matcher": "exact", "value": "/api/v2/hoverfly/mode"}]
