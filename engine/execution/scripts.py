@@ -30,13 +30,37 @@ async def run_program(command: Sequence[str], stdin: bytes, seconds: float) -> F
         stderr=asyncio.subprocess.PIPE,
     )
     try:
-        stdout, stderr = await asyncio.wait_for(process.communicate(stdin), seconds)
+        stdout, stderr = await asyncio.wait_for(_communicate(process, stdin), seconds)
     except (TimeoutError, asyncio.CancelledError):
         with contextlib.suppress(ProcessLookupError):
             process.kill()
         await process.wait()
         raise
     return Finished(process.returncode if process.returncode is not None else -1, stdout, stderr)
+
+
+async def _communicate(process: asyncio.subprocess.Process, stdin: bytes) -> tuple[bytes, bytes]:
+    """Feed ``stdin`` while reading stdout and stderr, until the program exits. A program may exit
+    without reading its input (``printf`` a fixed answer): the broken pipe is not an error, as in
+    Hoverfly (``Process.communicate`` lets uvloop's "handler is closed" through at random)."""
+    assert process.stdout is not None and process.stderr is not None
+    stdout, stderr, _ = await asyncio.gather(process.stdout.read(), process.stderr.read(), _feed(process, stdin))
+    await process.wait()
+    return stdout, stderr
+
+
+async def _feed(process: asyncio.subprocess.Process, data: bytes) -> None:
+    pipe = process.stdin
+    assert pipe is not None
+    try:
+        if data:
+            pipe.write(data)
+            await pipe.drain()
+    except (BrokenPipeError, ConnectionResetError, RuntimeError):
+        pass  # the program closed its input (or exited) before reading all of it
+    finally:
+        with contextlib.suppress(OSError, RuntimeError):
+            pipe.close()
 
 
 class ScriptFiles:

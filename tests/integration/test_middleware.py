@@ -220,3 +220,22 @@ def test_webserver_synthesize_with_middleware_from_the_flag(simproxy_factory: An
     assert web.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "synthesize"})[0] == 200
     status, _, body = web.proxy("/made?x=1", headers={"Host": "anything.test"})
     assert (status, body) == (201, b"made for GET /made?x=1")
+
+
+def test_a_middleware_that_never_reads_its_input_answers_every_request(sp: Simproxy) -> None:
+    """``printf`` a fixed response and exit: the pipe it never read breaks, which is no error (Hoverfly);
+    every second request sends a body larger than a pipe holds, so that the write surely meets it closed."""
+    request = '"request": {"path": "/", "method": "GET", "destination": "d", "scheme": "http", "query": "", "body": ""}'
+    fixed = f'{{{request}, "response": {{"status": 201, "body": "fixed", "encodedBody": false, "headers": {{}}}}}}'
+    middleware = {"binary": "sh", "script": f"printf '%s' '{fixed}'\n", "remote": ""}
+    assert sp.admin("PUT", "/api/v2/hoverfly/middleware", middleware)[0] == 200
+    assert sp.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "synthesize"})[0] == 200
+    big = b"x" * 200_000
+
+    def one(n: int) -> tuple[int, bytes]:
+        status, _, body = sp.proxy(f"http://test.example/fixed/{n}", "POST", big if n % 2 else b"small")
+        return status, body
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(one, range(1_000)))
+    assert answers == [(201, b"fixed")] * 1_000
