@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 CA_DOCUMENT = "ca"
 CA_NAME = "simproxy CA"
 CA_ORG = "simproxy"
+LEAF_ORG = "GoProxy untrusted MITM proxy Inc"
+"""The organisation of the certificates made for intercepted hosts: Hoverfly's, which clients may check."""
 LEAF_CACHE = 1000
 _DAY = datetime.timedelta(days=1)
 
@@ -234,13 +236,16 @@ class LeafCertificates:
         from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
         now = datetime.datetime.now(datetime.UTC)
+        # Hoverfly's (goproxy's) subject: its organisation, and the host as common name unless an IP
+        subject = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, LEAF_ORG)]
         try:
             alt: x509.GeneralName = x509.IPAddress(ipaddress.ip_address(host.strip("[]")))
         except ValueError:
             alt = x509.DNSName(host)
+            subject.append(x509.NameAttribute(NameOID.COMMON_NAME, host[:64] or "localhost"))
         cert = (
             x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host[:64] or "localhost")]))
+            .subject_name(x509.Name(subject))
             .issuer_name(self._ca_cert.subject)
             .public_key(self._leaf_key.public_key())
             .serial_number(x509.random_serial_number())

@@ -4,6 +4,7 @@ simproxy process, a real upstream server and raw sockets where the bytes matter.
 from __future__ import annotations
 
 import socket
+import ssl
 from email.utils import parsedate_to_datetime
 
 import pytest
@@ -76,3 +77,24 @@ def test_requests_for_the_admin_port_are_forwarded_like_any_service(sp: Simproxy
     assert b'"mode":"capture"' in body.replace(b" ", b"")
     [captured] = sp.admin_json("GET", "/api/v2/simulation")[1]["data"]["pairs"]
     assert captured["request"]["path"] == [{"matcher": "exact", "value": "/api/v2/hoverfly/mode"}]
+
+
+def _leaf_subject(sp: Simproxy, host: str) -> dict[str, str]:
+    """The subject of the certificate simproxy shows inside a CONNECT tunnel to ``host``."""
+    from cryptography import x509
+
+    with socket.create_connection(("127.0.0.1", sp.proxy_port), timeout=10) as raw:
+        raw.sendall(f"CONNECT {host}:443 HTTP/1.1\r\nHost: {host}:443\r\n\r\n".encode())
+        assert raw.recv(4096).startswith(b"HTTP/1.")
+        context = ssl.create_default_context()
+        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+        with context.wrap_socket(raw, server_hostname=host if not host[0].isdigit() else None) as tls:
+            der = tls.getpeercert(binary_form=True)
+    assert der is not None
+    subject = x509.load_der_x509_certificate(der).subject
+    return {attribute.rfc4514_attribute_name: str(attribute.value) for attribute in subject}
+
+
+def test_certificates_for_intercepted_hosts_carry_hoverflys_organisation(sp: Simproxy) -> None:
+    assert _leaf_subject(sp, "api.secure.test") == {"O": "GoProxy untrusted MITM proxy Inc", "CN": "api.secure.test"}
+    assert _leaf_subject(sp, "10.1.2.3") == {"O": "GoProxy untrusted MITM proxy Inc"}  # an IP: no common name
