@@ -54,14 +54,6 @@ class JournalEntry:
     """The wire object (see ``post_serve_action_view``), or None when no action ran."""
 
 
-@dataclass(frozen=True, slots=True)
-class _BodyView:
-    """An entry as the ``journal`` template helper reads it (``JournalEntryView``)."""
-
-    request_body: str
-    response_body: str
-
-
 def post_serve_action_view(
     name: str, invoked: datetime, completed: datetime, correlation_id: str = "", status: int = 0
 ) -> dict[str, Any]:
@@ -416,16 +408,3 @@ def index_view(name: str, keyed: Mapping[str, JournalEntry], page_ids: Container
         if page_ids is None or entry.id in page_ids
     ]
     return {"name": name, "entries": entries} if entries else {"name": name}
-
-
-@dataclass(frozen=True, slots=True)
-class IndexLookup:
-    """The ``journal``/``hasJournalKey`` helpers' view of the indexes: stored name -> key -> entry."""
-
-    indexes: Mapping[str, Mapping[str, JournalEntry]]
-
-    def lookup(self, index: str, key: str) -> _BodyView | None:
-        entry = self.indexes.get(index, {}).get(key)
-        if entry is None:
-            return None
-        return _BodyView(entry.request.body, entry.response_body.decode("utf-8", "surrogateescape"))

@@ -16,11 +16,12 @@ from typing import Any
 
 from engine.errors import SimulationError
 from engine.fleet.runtime import Runtime, Snapshot
+from engine.journal.lookup import FetchedJournal
 from engine.matching.cache import CacheEntry, FastKey
 from engine.matching.scoring import CompiledPair, MatchResult, Strategy, match
 from engine.modes.failures import MATCHING_CONTEXT, NO_MATCH, error_text, miss_text
 from engine.simulation.model import Response
-from engine.templating import CsvTables
+from engine.templating import CsvTables, JournalLookup, NoJournal
 from engine.templating.pairs import Rendered, render_pair
 from engine.wire.request import RequestDetails
 from engine.wire.response import Wire, plain_error, render_response
@@ -34,6 +35,7 @@ Probe = tuple[FastKey, str]
 STATE_ATTEMPTS = 50
 """Times a state step or a data-source write is tried again when another request changed it first."""
 _NO_STATE: Mapping[str, str] = MappingProxyType({})  # what simulations without requiresState match against
+_NO_JOURNAL = NoJournal()
 
 
 def _state_unavailable(exc: StoreError) -> Wire:
@@ -110,7 +112,8 @@ class Simulator:
         delay = self._delay(snap, response, req) if delayed else 0.0
         step = snap.simulation.writes_state and bool(response.transitions_state or response.removes_state)
         templates = pair.templates
-        if templates is not None and not (templates.uses_state or templates.uses_csv or step or delay > 0):
+        waits = templates is not None and (templates.uses_state or templates.uses_csv or templates.uses_journal)
+        if templates is not None and not (waits or step or delay > 0):
             rendered = self._render(snap, pair, req, _NO_STATE, CsvTables({}))
             return self._wire_of(rendered.response, pair.rendered.proxy.pair)
         if templates is None and not step and delay <= 0:
@@ -257,22 +260,43 @@ class Simulator:
         with a compare-and-set, and renders again on a fresher copy if another write came first."""
         templates = pair.templates
         assert templates is not None
-        if not templates.uses_csv:
-            return self._render(snap, pair, req, state, CsvTables({}))
+        journal = FetchedJournal() if templates.uses_journal else _NO_JOURNAL
         for _ in range(STATE_ATTEMPTS):
-            base = await self.runtime.fresh_csv()
-            tables = base.copy()
-            rendered = self._render(snap, pair, req, state, tables)
-            if not tables.mutations or await self.runtime.commit_csv(base, tables.mutations):
+            base = await self.runtime.fresh_csv() if templates.uses_csv else None
+            tables = base.copy() if base is not None else CsvTables({})
+            rendered = self._render(snap, pair, req, state, tables, journal)
+            if isinstance(journal, FetchedJournal) and journal.asked and await self._fetched(journal):
+                continue  # rendered without entries it asked for: again, with them
+            if base is None or not tables.mutations or await self.runtime.commit_csv(base, tables.mutations):
                 return rendered
         return None
 
+    async def _fetched(self, journal: FetchedJournal) -> bool:
+        """Bring the journal entries a render asked for, this worker's latest included; False when
+        the store cannot be reached (the render stands, as if the journal had none of them)."""
+        runtime = self.runtime
+        try:
+            if runtime.records.pending:
+                await runtime.flush()
+            await journal.fetch(runtime.store)
+        except StoreError as exc:
+            log.warning("The journal is unavailable to a template", extra={"fields": {"error": str(exc)}})
+            return False
+        return True
+
     def _render(
-        self, snap: Snapshot, pair: CompiledPair, req: RequestDetails, state: Mapping[str, str], tables: CsvTables
+        self,
+        snap: Snapshot,
+        pair: CompiledPair,
+        req: RequestDetails,
+        state: Mapping[str, str],
+        tables: CsvTables,
+        journal: JournalLookup = _NO_JOURNAL,
     ) -> Rendered:
         sim = snap.simulation
         assert pair.templates is not None and sim.variables is not None
-        return render_pair(pair.templates, pair.pair.response, req, state, sim.literals, sim.variables, tables)
+        response = pair.pair.response
+        return render_pair(pair.templates, response, req, state, sim.literals, sim.variables, tables, journal)
 
     def _conflict(self) -> Wire:
         return plain_error(502, error_text(MATCHING_CONTEXT, "the shared state kept changing; try again"))

@@ -13,7 +13,16 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.simulation.model import Response
-from engine.templating import CsvTables, NoJournal, RenderContext, RenderResult, Template, TemplateEngine, Variables
+from engine.templating import (
+    CsvTables,
+    JournalLookup,
+    NoJournal,
+    RenderContext,
+    RenderResult,
+    Template,
+    TemplateEngine,
+    Variables,
+)
 from engine.wire.request import RequestDetails, canonical_header
 
 _NO_JOURNAL = NoJournal()
@@ -27,6 +36,8 @@ class PairTemplates:
     uses_state: bool
     uses_csv: bool
     writes_csv: bool
+    uses_journal: bool
+    """Calls ``journal`` or ``hasJournalKey``: the render needs the fleet's journal indexes."""
 
     @property
     def all(self) -> tuple[Template, ...]:
@@ -53,6 +64,7 @@ def compile_pair_templates(resp: Response, engine: TemplateEngine, where: str) -
         uses_state=any(t.uses_state for t in templates),
         uses_csv=any(t.uses_csv for t in templates),
         writes_csv=any(t.writes_csv for t in templates),
+        uses_journal=any(t.uses_journal for t in templates),
     )
 
 
@@ -71,9 +83,10 @@ def render_pair(
     literals: Mapping[str, Any],
     variables: Variables,
     csv: CsvTables,
+    journal: JournalLookup = _NO_JOURNAL,
 ) -> Rendered:
     """Render body, headers and transitions of one response for one request (never raises)."""
-    ctx = RenderContext(request, state, literals, variables, csv, _NO_JOURNAL)
+    ctx = RenderContext(request, state, literals, variables, csv, journal)
     effects: list[RenderResult] = []
 
     body = templates.body.render(ctx)

@@ -13,7 +13,6 @@ import pytest
 
 from engine.journal.entries import (
     DEFAULT_LIMIT,
-    IndexLookup,
     JournalEntry,
     build_index,
     compile_index,
@@ -32,6 +31,7 @@ from engine.journal.entries import (
     query_string,
     truncate,
 )
+from engine.journal.lookup import IndexLookup
 from engine.journal.search import MALFORMED, NO_REQUEST, compile_search
 from engine.templating import CsvTables, RenderContext, TemplateEngine, Variables
 from engine.wire.request import RequestDetails

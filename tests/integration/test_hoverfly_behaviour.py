@@ -98,3 +98,31 @@ def _leaf_subject(sp: Simproxy, host: str) -> dict[str, str]:
 def test_certificates_for_intercepted_hosts_carry_hoverflys_organisation(sp: Simproxy) -> None:
     assert _leaf_subject(sp, "api.secure.test") == {"O": "GoProxy untrusted MITM proxy Inc", "CN": "api.secure.test"}
     assert _leaf_subject(sp, "10.1.2.3") == {"O": "GoProxy untrusted MITM proxy Inc"}  # an IP: no common name
+
+
+def test_the_journal_helpers_read_the_journal_through_its_indexes(sp: Simproxy) -> None:
+    """``{{ journal index key "response" "jsonpath" query }}`` reads an earlier request's entry, found by
+    its key in a journal index; ``hasJournalKey`` says whether there is one."""
+    assert sp.admin("DELETE", "/api/v2/journal")[0] == 200
+    assert sp.admin("POST", "/api/v2/journal/index", {"name": "Request.QueryParam.id"})[0] == 200
+    try:
+        stored = {
+            "request": {"path": [{"matcher": "exact", "value": "/customers"}]},
+            "response": {"status": 200, "body": '{"name": "Ada", "tier": "gold"}'},
+        }
+        body = (
+            '{{ journal "Request.QueryParam.id" Request.QueryParam.id "response" "jsonpath" "$.name" }}'
+            '/{{ hasJournalKey "Request.QueryParam.id" Request.QueryParam.id }}'
+        )
+        echo = {
+            "request": {"path": [{"matcher": "exact", "value": "/greeting"}]},
+            "response": {"status": 200, "body": body, "templated": True},
+        }
+        assert sp.admin("PUT", "/api/v2/simulation", simulation(stored, echo))[0] == 200
+        unknown = raw_get(sp.proxy_port, "http://api.test/greeting?id=7")[2]  # nothing journaled yet
+        assert unknown.startswith(b"{{ journal ") and unknown.endswith(b"/false")  # Hoverfly prints the call
+        assert raw_get(sp.proxy_port, "http://api.test/customers?id=7")[2] == b'{"name": "Ada", "tier": "gold"}'
+        assert raw_get(sp.proxy_port, "http://api.test/greeting?id=7")[2] == b"Ada/true"
+        assert raw_get(sp.proxy_port, "http://api.test/greeting?id=8")[2] == unknown.replace(b"7", b"8")
+    finally:
+        assert sp.admin("DELETE", "/api/v2/journal/index/Request.QueryParam.id")[0] == 200
