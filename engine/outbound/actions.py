@@ -23,6 +23,7 @@ from engine.execution.scripts import ScriptFiles, run_program
 from engine.execution.tasks import TaskSet
 from engine.fleet.config import ActionSpec
 from engine.journal.entries import post_serve_action_view, record_entry
+from engine.outbound.goerrors import exec_error
 from engine.outbound.middleware import Exchange, encode_exchange
 from engine.outbound.upstream import Upstream
 from engine.simulation.model import Response
@@ -109,8 +110,11 @@ class ActionRunner:
         command = [action.binary, self._scripts.path(action.script)]
         try:
             done = await run_program(command, payload, ACTION_TIMEOUT)
-        except (OSError, TimeoutError) as exc:
-            log.error("Error when executing post serve action", extra={"fields": {"error": str(exc) or "timeout"}})
+        except TimeoutError:  # an OSError too: caught first
+            log.error("Error when executing post serve action", extra={"fields": {"error": "timeout"}})
+            return
+        except OSError as exc:
+            log.error("Error when executing post serve action", extra={"fields": {"error": exec_error(command, exc)}})
             return
         if done.stdout:
             log.info(f"Output from post serve action {action.name}",

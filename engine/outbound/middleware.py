@@ -22,6 +22,7 @@ import orjson
 from engine.errors import EngineError, UpstreamError
 from engine.execution.scripts import ScriptFiles, run_program
 from engine.fleet.config import MiddlewareSpec
+from engine.outbound.goerrors import exec_error
 from engine.outbound.upstream import Upstream
 from engine.simulation.codec import needs_base64
 from engine.simulation.model import LogNormal, Response
@@ -210,7 +211,8 @@ class MiddlewareRunner:
                 raise _error("Middleware failed", " ".join(command), f"no answer within {self.timeout:g}s",
                              stdin=payload) from exc  # fmt: skip
             except OSError as exc:
-                raise _error("Middleware failed to start", " ".join(command), str(exc), stdin=payload) from exc
+                cause = exec_error(command, exc)
+                raise _error("Middleware failed to start", " ".join(command), cause, stdin=payload) from exc
         if done.returncode != 0:
             raise _error("Middleware failed", " ".join(command), f"exit status {done.returncode}",
                          stdin=payload, stdout=done.stdout, stderr=done.stderr)  # fmt: skip

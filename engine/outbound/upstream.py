@@ -15,13 +15,13 @@ It is imported by the first call out, so a worker that never calls out does not 
 from __future__ import annotations
 
 import gzip
-import os
 import time
 import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.errors import UpstreamError
+from engine.outbound.goerrors import dial_error, nameserver, tls_problem
 from engine.wire.request import RequestDetails, canonical_header, go_escape_path, valid_escapes
 
 if TYPE_CHECKING:
@@ -90,6 +90,8 @@ class Upstream:
     def __init__(self, options: UpstreamOptions | None = None) -> None:
         self.options = options or UpstreamOptions()
         self._session: aiohttp.ClientSession | None = None
+        self._nameserver = nameserver()
+        """Named in DNS failures, as Go's resolver names the server it asked."""
 
     def _client(self) -> aiohttp.ClientSession:
         import aiohttp
@@ -154,12 +156,11 @@ class Upstream:
         except TimeoutError as exc:
             raise UpstreamError(f"{_go_op(method, url)}: no answer within {self.options.timeout:g}s") from exc
         except aiohttp.ClientConnectorCertificateError as exc:
-            problem = exc.certificate_error
+            problem = tls_problem(exc.certificate_error)
             raise UpstreamError(f"{_go_op(method, url)}: tls: failed to verify certificate: {problem}") from exc
         except aiohttp.ClientConnectorError as exc:
-            errno = exc.os_error.errno
-            reason = os.strerror(errno).lower() if errno else str(exc.os_error)
-            raise UpstreamError(f"{_go_op(method, url)}: dial tcp {exc.host}:{exc.port}: connect: {reason}") from exc
+            dial = dial_error(exc.host, exc.port or 0, exc.os_error, self._nameserver)
+            raise UpstreamError(f"{_go_op(method, url)}: {dial}") from exc
         except (aiohttp.ClientError, OSError, ValueError) as exc:
             raise UpstreamError(f"{_go_op(method, url)}: {str(exc) or type(exc).__name__}") from exc
         elapsed_ms = round((time.perf_counter() - started) * 1000)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import ssl
 from email.utils import parsedate_to_datetime
+from pathlib import Path
 
 import pytest
 
@@ -126,3 +127,24 @@ def test_the_journal_helpers_read_the_journal_through_its_indexes(sp: Simproxy) 
         assert raw_get(sp.proxy_port, "http://api.test/greeting?id=8")[2] == unknown.replace(b"7", b"8")
     finally:
         assert sp.admin("DELETE", "/api/v2/journal/index/Request.QueryParam.id")[0] == 200
+
+
+def _first_nameserver() -> str:
+    for line in Path("/etc/resolv.conf").read_text().splitlines():
+        if line.startswith("nameserver"):
+            return line.split()[1] + ":53"
+    return ""
+
+
+REFUSED = 'Get "http://127.0.0.1:9/refused": dial tcp 127.0.0.1:9: connect: connection refused'
+NO_HOST = 'Get "http://nohost.invalid/x": dial tcp: lookup nohost.invalid on {ns}: no such host'
+
+
+@pytest.mark.parametrize(
+    ("url", "error"), [("http://127.0.0.1:9/refused", REFUSED), ("http://nohost.invalid/x", NO_HOST)]
+)
+def test_forwarding_failures_are_worded_as_gos_client_words_them(sp: Simproxy, url: str, error: str) -> None:
+    assert sp.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "capture"})[0] == 200
+    status, _, body = raw_get(sp.proxy_port, url)
+    assert status == "HTTP/1.1 502 Bad Gateway"
+    assert body.decode().endswith("Got error: " + error.format(ns=_first_nameserver()))

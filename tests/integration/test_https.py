@@ -104,7 +104,9 @@ def test_capture_over_https_and_certificate_verification(
     assert response.text.startswith(
         f"{PRODUCT} Error!\n\nThere was an error when forwarding the request to the intended destination"
     )
-    assert "CERTIFICATE_VERIFY_FAILED" in response.text
+    # Go's words, which clients match on (issue 19, item 7)
+    problem = f'Get "{url}": tls: failed to verify certificate: x509: certificate signed by unknown authority'
+    assert response.text.endswith(f"Got error: {problem}")
     assert checking.admin_json("GET", "/api/v2/simulation")[1]["data"]["pairs"] == []
 
     trusting: Simproxy = simproxy_factory("-tls-verification=false")

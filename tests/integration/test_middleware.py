@@ -239,3 +239,14 @@ def test_a_middleware_that_never_reads_its_input_answers_every_request(sp: Simpr
     with ThreadPoolExecutor(max_workers=8) as pool:
         answers = list(pool.map(one, range(1_000)))
     assert answers == [(201, b"fixed")] * 1_000
+
+
+@pytest.mark.parametrize(
+    ("binary", "cause"),
+    [("notpython", 'exec: "notpython": executable file not found in $PATH'),
+     ("/no/such/binary", "fork/exec /no/such/binary: no such file or directory")],
+)  # fmt: skip
+def test_a_middleware_that_cannot_start_is_worded_as_go_words_it(sp: Simproxy, binary: str, cause: str) -> None:
+    status, error = sp.admin_json("PUT", "/api/v2/hoverfly/middleware", {"binary": binary, "script": "", "remote": ""})
+    assert status == 422
+    assert error["error"].startswith(f"Middleware failed to start\nCommand: {binary}\n{cause}\n")
