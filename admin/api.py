@@ -17,14 +17,15 @@ from admin import configuration as conf
 from admin import simulation as sim
 from admin.errors import ApiError
 from admin.listeners import Endpoint
+from admin.logsetup import LogSinks, install_logging
 from admin.responses import error_response
 from admin.services import Services
 from admin.settings import Settings
+from admin.startlog import announce
 from admin.startup import bootstrap, initial_config
 from engine.auth import Authenticator, shared_secret
 from engine.errors import ImportFailure, SimulationError, WriteConflict
 from engine.fleet.runtime import REGISTRY_SETTLE_MS, Runtime
-from engine.journal.logs import RecordHandler
 from engine.journal.recorder import Recorder
 from engine.matching.cache import MatchCache
 from engine.matching.registry import MatcherRegistry
@@ -145,18 +146,13 @@ def _handle_error(request: Request, exc: Exception) -> HTTPResponse:
 
 async def _start_worker(app: Sanic[Any, Any]) -> None:
     settings: Settings = app.ctx.settings
-    logging.basicConfig(
-        level=_python_level(settings.log_level), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
     registry = MatcherRegistry()
     recorder = Recorder(
         journal_size=settings.journal_size,
         logs_size=settings.logs_size,
         body_limit=settings.journal_body_size_limit or None,
     )
-    handler = RecordHandler(recorder, _python_level(settings.log_level))
-    logging.getLogger().addHandler(handler)
-    app.ctx.log_handler = handler
+    app.ctx.log_sinks = install_logging(settings, recorder)
     store = open_store(settings.redis_url, settings.redis_prefix)
     runtime = Runtime(
         store,
@@ -203,6 +199,8 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
     )
     sock = app.ctx.proxy_socket or Endpoint(settings.listen_on_host, settings.proxy_port, "proxy").bind(reuse_port=True)
     await proxy.start(sock)
+    if getattr(app.ctx, "announce", False):
+        announce(settings)
     app.ctx.services = Services(
         settings=settings,
         runtime=runtime,
@@ -215,9 +213,9 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
 
 
 async def _stop_worker(app: Sanic[Any, Any]) -> None:
-    handler: logging.Handler | None = getattr(app.ctx, "log_handler", None)
-    if handler is not None:
-        logging.getLogger().removeHandler(handler)
+    sinks: LogSinks | None = getattr(app.ctx, "log_sinks", None)
+    if sinks is not None:
+        sinks.remove()
     proxy: ProxyServer | None = getattr(app.ctx, "proxy", None)
     if proxy is not None:
         await proxy.aclose()
@@ -226,15 +224,3 @@ async def _stop_worker(app: Sanic[Any, Any]) -> None:
     if services is not None:
         await services.runtime.aclose()
         await services.runtime.store.aclose()
-
-
-def _python_level(level: str) -> int:
-    return {
-        "panic": logging.CRITICAL,
-        "fatal": logging.CRITICAL,
-        "error": logging.ERROR,
-        "warning": logging.WARNING,
-        "info": logging.INFO,
-        "debug": logging.DEBUG,
-        "trace": logging.DEBUG,
-    }.get(level, logging.INFO)

@@ -22,7 +22,7 @@ from admin.flags import (
     parse_flags,
     quote,
 )
-from admin.settings import Settings
+from admin.settings import LogOptions, Settings
 from engine.auth import User, hash_password, valid_hash
 from engine.fleet.config import ActionSpec, MiddlewareSpec, Mode, ProxyLimits
 
@@ -307,10 +307,24 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             templating_data_sources=flags.repeated("templating-data-source"),
             journal_indexing_keys=flags.repeated("journal-indexing-key"),
             journal_body_size_limit=_size(flags, "journal-body-size-limit"),
+            logs=_log_options(flags),
             response_body_files_allow_origin=flags.repeated("response-body-files-allow-origin"),
         )
     except ValueError as exc:
         raise fatal(str(exc)) from None
+
+
+def _log_options(flags: ParsedFlags) -> LogOptions:
+    outputs = flags.repeated("logs-output") or ("console",)
+    if "logs-file" in flags.given and "file" not in outputs:
+        raise fatal("-logs-file is not allowed unless -logs-output is set to 'file'.")
+    return LogOptions(
+        format=flags.text("logs"),
+        outputs=tuple(dict.fromkeys(outputs)),
+        file=flags.text("logs-file"),
+        colour=not flags.switch("log-no-color"),
+        quotes=not flags.switch("log-no-quotes"),
+    )
 
 
 def parse_args(argv: Sequence[str], env: Mapping[str, str]) -> Settings:

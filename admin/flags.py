@@ -141,11 +141,11 @@ FLAGS: tuple[FlagSpec, ...] = (
     ),
     FlagSpec("response-body-files-allow-origin", "list", "URL prefix bodyFile URLs may be loaded from (repeatable)"),
     _no("metrics", "bool", "Log the usage counters every 5 seconds"),
-    _no("logs", "string", "Log format: plaintext or json", "plaintext"),
-    _no("logs-output", "list", "Log destination, console (the default) or file (repeatable)", "", ("console",)),
-    _no("logs-file", "string", "Log file used with -logs-output=file", "hoverfly.log"),
-    _no("log-no-color", "bool", "Disable colours in console logs"),
-    _no("log-no-quotes", "bool", "Do not quote or escape logged fields"),
+    FlagSpec("logs", "string", "Log format: plaintext (logrus text) or json (one object per line)", "plaintext"),
+    FlagSpec("logs-output", "list", "Log destination, console (standard output, the default) or file (repeatable)"),
+    FlagSpec("logs-file", "string", "Log file used with -logs-output=file", "hoverfly.log"),
+    FlagSpec("log-no-color", "bool", "Disable colours in console logs"),
+    FlagSpec("log-no-quotes", "bool", "Do not quote or escape logged fields"),
 )
 FLAGS_BY_NAME: Mapping[str, FlagSpec] = MappingProxyType({spec.name: spec for spec in FLAGS})
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 from sanic import Request
 from sanic.response import HTTPResponse
@@ -9,7 +11,7 @@ from sanic.response import HTTPResponse
 from admin.errors import ServerError
 from admin.responses import json_response, services
 from engine.journal.entries import parse_time
-from engine.journal.logs import text_line
+from engine.journal.logs import MOMENT, text_line
 
 DEFAULT_LIMIT = 500
 
@@ -17,6 +19,15 @@ DEFAULT_LIMIT = 500
 def _limit(request: Request) -> int:
     raw = request.args.get("limit", "")
     return int(raw) if raw.isdigit() and int(raw) > 0 else DEFAULT_LIMIT
+
+
+def _moment(entry: dict[str, Any]) -> float:
+    """When the record was made: to the microsecond when stored so, else its ``time`` (whole seconds)."""
+    moment = entry.get(MOMENT)
+    if isinstance(moment, int | float):
+        return float(moment)
+    parsed = parse_time(str(entry.get("time", "")))
+    return parsed.timestamp() if parsed is not None else 0.0
 
 
 async def get_logs(request: Request) -> HTTPResponse:
@@ -28,10 +39,10 @@ async def get_logs(request: Request) -> HTTPResponse:
     entries = [orjson.loads(raw) for raw in await svc.telemetry.logs_records()]
     since = parse_time(request.args.get("from", ""))
     if since is not None:
-        cutoff = since.timestamp()
-        entries = [
-            e for e in entries if (t := parse_time(str(e.get("time", "")))) is not None and t.timestamp() > cutoff
-        ]
+        cutoff = since.timestamp()  # Hoverfly: the entry's full time After(from)
+        entries = [e for e in entries if _moment(e) > cutoff]
+    for entry in entries:
+        entry.pop(MOMENT, None)
     entries = entries[-_limit(request) :]
     wanted = f"{request.headers.get('accept', '')} {request.headers.get('content-type', '')}"
     if "text/plain" in wanted:

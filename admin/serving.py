@@ -69,8 +69,11 @@ class Worker:
         *,
         stop_instance: Callable[[], None] | None = None,
         wait_for_fleet: bool = False,
+        announce: bool = True,
     ) -> None:
         self.settings = settings
+        self._announce = announce
+        """Log the instance's start-up messages (one worker of an instance does, once)."""
         self._sockets = sockets
         self._stop_instance = stop_instance
         self._wait_for_fleet = wait_for_fleet
@@ -112,6 +115,7 @@ class Worker:
         app = create_app(self.settings)
         app.ctx.proxy_socket = self._sockets.proxy
         app.ctx.stop_instance = self.shutdown
+        app.ctx.announce = self._announce
         self._app = app
         # Sanic's AsyncioServer (its lifecycle methods are untyped; None only for HTTP/3), not serving yet
         admin: Any = await app.create_server(

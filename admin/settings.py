@@ -18,6 +18,31 @@ from engine.fleet.config import DEFAULT_MAX_PAIRS, MODES, ActionSpec, Middleware
 from engine.gocompat.goregex import InvalidPattern, compile_go
 
 LOG_LEVELS = ("panic", "fatal", "error", "warning", "info", "debug", "trace")
+LOG_FORMATS = ("plaintext", "json")
+LOG_OUTPUTS = ("console", "file")
+
+
+@dataclass(frozen=True, slots=True)
+class LogOptions:
+    """Where and how the logs are written, besides ``/api/v2/logs`` (Hoverfly's ``-logs*`` flags)."""
+
+    format: str = "plaintext"
+    """``plaintext`` (logrus text) or ``json`` (one object per line)."""
+    outputs: tuple[str, ...] = ("console",)
+    """``console`` (standard output) and/or ``file``; none: the API only."""
+    file: str = "hoverfly.log"
+    colour: bool = True
+    """logrus colours the console whether or not it is a terminal (Hoverfly forces them)."""
+    quotes: bool = True
+
+    def __post_init__(self) -> None:
+        if self.format not in LOG_FORMATS:
+            raise ValueError(f"Unknown logs format {self.format!r}, expected one of {', '.join(LOG_FORMATS)}")
+        for output in self.outputs:
+            if output not in LOG_OUTPUTS:
+                raise ValueError(f"Unknown logs output type {output!r}, expected console or file")
+
+
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
 
@@ -38,6 +63,7 @@ class Settings:
     cache_size: int = 1000
     disable_cache: bool = False
     log_level: str = "info"
+    logs: LogOptions = field(default_factory=LogOptions)
     no_import_check: bool = False
     join_fleet: bool = False
     """``-join-fleet``: the start-up writes only what differs from the last start-up on the store."""

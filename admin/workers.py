@@ -120,13 +120,13 @@ class Supervisor:
         signal.pthread_sigmask(signal.SIG_BLOCK, _WATCHED)
         pid = os.fork()
         if pid == 0:
-            self._child(proxy)  # never returns
+            self._child(proxy, announce=index == 0 and not self._serving)  # never returns
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _WATCHED)
         if proxy is not None:
             proxy.close()
         self._workers[pid] = _Slot(index, time.monotonic())
 
-    def _child(self, proxy: socket.socket | None) -> None:
+    def _child(self, proxy: socket.socket | None, *, announce: bool) -> None:
         """In a forked worker: cut the ties to the main process's watching, serve, exit."""
         status = 0
         try:
@@ -147,6 +147,7 @@ class Supervisor:
                 WorkerSockets(self._admin, proxy),
                 stop_instance=lambda: os.kill(main_pid, signal.SIGTERM),
                 wait_for_fleet=not self._serving,  # a worker started again serves at once
+                announce=announce,
             )
             worker.run(on_ready=lambda: self._tell(f"ready {os.getpid()}"))
         except StoppedBeforeReady:

@@ -32,6 +32,9 @@ _COLOURS = MappingProxyType(
     {"panic": 31, "fatal": 31, "error": 31, "warning": 33, "info": 36, "debug": 37, "trace": 37}
 )
 _PLAIN = re.compile(r"^[A-Za-z0-9\-._/@^+]+$")
+MOMENT = "@t"
+"""A stored record's creation time in epoch seconds, to the microsecond (``time`` shows whole seconds,
+as Hoverfly's does; ``GET /api/v2/logs?from=`` compares the full time, as Hoverfly does)."""
 
 
 def level_name(levelno: int) -> str:
@@ -66,7 +69,9 @@ class RecordHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            self.recorder.log(orjson.dumps(entry_of(record), option=orjson.OPT_SORT_KEYS, default=str))
+            entry = entry_of(record)
+            entry[MOMENT] = record.created
+            self.recorder.log(orjson.dumps(entry, option=orjson.OPT_SORT_KEYS, default=str))
         except Exception:  # a log record must never break the request that logged it
             self.handleError(record)
 
@@ -76,16 +81,57 @@ def _own_records(record: logging.LogRecord) -> bool:
     return record.name.split(".", 1)[0] in ("engine", "admin", "store")
 
 
-def text_line(entry: dict[str, Any]) -> str:
-    """logrus's coloured "full timestamp" line: ``ESC[36mINFOESC[0m[time] msg   key=value``."""
+def _value_text(value: Any) -> str:
+    """A field's value as logrus prints it (``fmt.Sprint``: strings as they are, the rest as JSON here)."""
+    return value if isinstance(value, str) else orjson.dumps(value, default=str).decode()
+
+
+def _quoted(text: str, quotes: bool) -> str:
+    """logrus quotes (as Go's ``%q``) a value with a character outside ``[A-Za-z0-9-._/@^+]``."""
+    return orjson.dumps(text).decode() if quotes and text and not _PLAIN.match(text) else text
+
+
+def text_line(entry: dict[str, Any], *, colour: bool = True, quotes: bool = True) -> str:
+    """logrus's "full timestamp" text line: coloured, ``ESC[36mINFOESC[0m[time] msg   key=value``, or
+    plain, ``time="..." level=info msg="..." key=value`` (fields sorted as Go sorts strings)."""
     level = str(entry.get("level", "info"))
-    colour = _COLOURS.get(level, 37)
+    fields = sorted(k for k in entry if k not in ("level", "msg", "time"))
+    if not colour:
+        parts = [f"time={_quoted(str(entry.get('time', '')), quotes)}", f"level={level}"]
+        parts.append(f"msg={_quoted(str(entry.get('msg', '')), quotes)}")
+        parts.extend(f"{key}={_quoted(_value_text(entry[key]), quotes)}" for key in fields)
+        return " ".join(parts) + "\n"
+    code = _COLOURS.get(level, 37)
     label = level.upper()[:4]
-    line = f"\x1b[{colour}m{label}\x1b[0m[{entry.get('time', '')}] {entry.get('msg', '')!s:<44} "
-    for key in sorted(k for k in entry if k not in ("level", "msg", "time")):
-        value = entry[key]
-        text = value if isinstance(value, str) else orjson.dumps(value, default=str).decode()
-        if not _PLAIN.match(text):
-            text = orjson.dumps(text).decode()
-        line += f" \x1b[{colour}m{key}\x1b[0m={text}"
+    message = str(entry.get("msg", "")).removesuffix("\n")
+    line = f"\x1b[{code}m{label}\x1b[0m[{entry.get('time', '')}] {message:<44} "
+    for key in fields:
+        line += f" \x1b[{code}m{key}\x1b[0m={_quoted(_value_text(entry[key]), quotes)}"
     return line + "\n"
+
+
+def json_line(entry: dict[str, Any]) -> str:
+    """logrus's JSON line: one object, keys sorted, ``<``, ``>`` and ``&`` escaped as Go escapes them."""
+    text = orjson.dumps(entry, option=orjson.OPT_SORT_KEYS, default=str).decode()
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026") + "\n"
+
+
+class LogrusFormatter(logging.Formatter):
+    """Formats simproxy's records as Hoverfly writes its logs: logrus text (coloured or not, quoted
+    or not) or one JSON object per line (``-logs json``)."""
+
+    def __init__(self, *, json: bool = False, colour: bool = True, quotes: bool = True) -> None:
+        super().__init__()
+        self.json = json
+        self.colour = colour
+        self.quotes = quotes
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = entry_of(record)
+        line = json_line(entry) if self.json else text_line(entry, colour=self.colour, quotes=self.quotes)
+        return line.removesuffix("\n")
+
+
+def own_records(record: logging.LogRecord) -> bool:
+    """simproxy's own records (the framework's chatter goes elsewhere)."""
+    return _own_records(record)

@@ -23,6 +23,24 @@ def error_text(context: str, error: str) -> str:
     return f"{PRODUCT} Error!\n\n{context}\n\nGot error: {error}"
 
 
+def request_fields(req: RequestDetails) -> dict[str, Any]:
+    """A request as Hoverfly's logs show it in their ``request`` field (a map with lower-case keys)."""
+    return {
+        "body": req.body,
+        "destination": req.destination,
+        "headers": dict(req.headers),
+        "method": req.method,
+        "path": req.path,
+        "query": dict(sorted(req.query.items())),
+        "scheme": req.scheme,
+    }
+
+
+def matching_error(wire_body: bytes) -> str:
+    """The error a miss's 502 body carries (after ``Got error: ``), as Hoverfly logs it."""
+    return wire_body.decode("utf-8", "replace").partition("\n\nGot error: ")[2]
+
+
 def miss_text(req: RequestDetails, closest: ClosestMiss | None) -> str:
     message = NO_MATCH
     if closest is not None:

@@ -12,6 +12,7 @@ from engine.fleet.config import Mode
 from engine.fleet.runtime import Snapshot
 from engine.modes.base import Kit, Outcome
 from engine.modes.capture import SAVE_CONTEXT, captured_pair
+from engine.modes.failures import MATCHING_CONTEXT, matching_error, request_fields
 from engine.modes.forwarding import forward_failed
 from engine.wire.request import RequestDetails
 from engine.wire.response import Wire
@@ -31,12 +32,34 @@ class SimulateMode:
 
     def handle(self, snap: Snapshot, req: RequestDetails) -> Outcome:
         if not snap.config.middleware.enabled:
-            return self.simulator.simulate(snap, req)
+            outcome = self.simulator.simulate(snap, req)
+            if isinstance(outcome, Wire):
+                if outcome.outcome == "miss":
+                    _log_miss(req, outcome)
+                return outcome
+            return self._logged(req, outcome)
         return self._rewritten(snap, req, self.simulator.simulate(snap, req, delay=False))
+
+    async def _logged(self, req: RequestDetails, outcome: Coroutine[Any, Any, Wire]) -> Wire:
+        wire = await outcome
+        if wire.outcome == "miss":
+            _log_miss(req, wire)
+        return wire
 
     async def _rewritten(self, snap: Snapshot, req: RequestDetails, served: Outcome) -> Wire:
         wire = served if isinstance(served, Wire) else await served
+        if wire.outcome == "miss":
+            _log_miss(req, wire)
         return await self.forwarder.apply(snap, req, wire)
+
+
+def _log_miss(req: RequestDetails, wire: Wire) -> None:
+    """Simulate mode's error on a miss, after the simulator's warning (Hoverfly's ReturnErrorAndLog)."""
+    log.error(
+        MATCHING_CONTEXT,
+        extra={"fields": {"error": matching_error(wire.body), "mode": Mode.SIMULATE.value,
+                          "request": request_fields(req), "response": {"error": "nil response"}}},
+    )  # fmt: skip
 
 
 class SpyMode(SimulateMode):

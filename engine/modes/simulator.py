@@ -74,6 +74,11 @@ class Simulator:
             probe = (fast, key)
             if entry is not None:
                 if entry.pair is None:
+                    log.info(
+                        "Response found interface{} cache",  # sic: Hoverfly's words
+                        extra={"fields": {"destination": req.destination, "key": key, "method": req.method,
+                                          "path": req.path, "rawQuery": dict(sorted(req.query.items()))}},
+                    )  # fmt: skip
                     return entry.miss or plain_error(502, error_text(MATCHING_CONTEXT, NO_MATCH), outcome="miss")
                 return self._serve(snap, entry.pair, req, delay, cache_misses)  # a cached pair never requires state
         if snap.simulation.writes_state:
@@ -95,7 +100,7 @@ class Simulator:
         log.warning(
             "Failed to find matching request from simulation",
             extra={"fields": {"destination": req.destination, "method": req.method, "path": req.path,
-                              "query": req.query, "error": NO_MATCH}},
+                              "query": req.query, "error": "No match found"}},
         )  # fmt: skip
         wire = plain_error(502, miss_text(req, result.closest), outcome="miss")
         self._remember(result, probe, wire)

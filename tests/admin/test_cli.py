@@ -20,7 +20,7 @@ import pytest
 from admin.arguments import parse_args
 from admin.cli import main
 from admin.flags import FLAGS_BY_NAME, HelpRequested, UsageError, VersionRequested, usage_text
-from admin.settings import Settings
+from admin.settings import LogOptions, Settings
 from engine.fleet.config import ActionSpec, MiddlewareSpec
 from engine.version import VERSION
 
@@ -35,16 +35,15 @@ SUPPORTED = [
     "middleware", "enable-middleware-api", "post-serve-action", "plain-http-tunneling", "cert", "key", "cors",
     "pac-file", "upstream-timeout", "middleware-timeout", "auth", "add", "username", "password", "password-hash",
     "admin", "jwt-secret", "token-expiration", "max-body-size", "max-header-size", "max-admin-body-size",
-    "read-timeout", "idle-timeout", "max-pairs",
+    "read-timeout", "idle-timeout", "max-pairs", "logs", "logs-output", "logs-file", "log-no-color", "log-no-quotes",
 ]  # fmt: skip
 UNSUPPORTED_WITH_VALUE = [
     "cert-name", "cert-org",
     "client-authentication-destination", "client-authentication-client-cert",
     "client-authentication-client-key", "client-authentication-ca-cert", "db", "db-path", "dev-cors-origin",
-    "logs", "logs-output", "logs-file",
 ]  # fmt: skip
 UNSUPPORTED_BOOLEAN = [
-    "generate-ca-cert", "dev", "metrics", "log-no-color", "log-no-quotes",
+    "generate-ca-cert", "dev", "metrics",
 ]  # fmt: skip
 ALL_FLAGS = SUPPORTED + UNSUPPORTED_WITH_VALUE + UNSUPPORTED_BOOLEAN
 ENV_NAMES = [
@@ -330,18 +329,15 @@ def test_unsupported_boolean_flag_is_rejected_unless_it_asks_for_the_default(nam
     "args",
     [
         ("-db", "memory"),
-        ("-logs-output=console",),
-        ("-logs", "plaintext"),
         ("-auth=false",),
         ("-password", ""),
-        ("-logs-file=hoverfly.log",),
     ],
 )
 def test_unsupported_flags_asking_for_the_default_are_accepted(args: tuple[str, ...]) -> None:
     assert parse(*args, "-ap", "1234").admin_port == 1234
 
 
-@pytest.mark.parametrize("args", [("-db", "boltdb"), ("-logs-output=file",), ("-logs", "json"), ("-generate-ca-cert",)])
+@pytest.mark.parametrize("args", [("-db", "boltdb"), ("-generate-ca-cert",)])
 def test_unsupported_flags_asking_for_more_are_rejected(args: tuple[str, ...]) -> None:
     assert error_of(*args).message.endswith("is not supported yet")
 
@@ -650,3 +646,31 @@ def test_fleet_refuses_a_bad_count_or_bad_flags_before_starting_anything(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "usage: simproxy fleet N" in err or "flag provided but not defined: -no-such-flag" in err
+
+
+# --- logs
+
+
+def test_logs_go_to_the_console_as_coloured_quoted_text_by_default() -> None:
+    assert parse().logs == LogOptions("plaintext", ("console",), "hoverfly.log", colour=True, quotes=True)
+
+
+def test_logs_flags_choose_the_format_the_outputs_and_the_file() -> None:
+    options = parse(
+        "-logs", "json", "-logs-output", "file", "-logs-output=console", "-logs-output=file",
+        "-logs-file", "/tmp/x.log", "-log-no-color", "-log-no-quotes",
+    ).logs  # fmt: skip
+    assert options == LogOptions("json", ("file", "console"), "/tmp/x.log", colour=False, quotes=False)
+    assert parse("-logs-output", "file").logs.outputs == ("file",)  # the console only when asked for
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("-logs", "xml"), "Unknown logs format 'xml', expected one of plaintext, json"),
+        (("-logs-output", "syslog"), "Unknown logs output type 'syslog', expected console or file"),
+        (("-logs-file", "a.log"), "-logs-file is not allowed unless -logs-output is set to 'file'."),
+    ],
+)
+def test_bad_logs_flags_are_fatal(args: tuple[str, ...], message: str) -> None:
+    assert (error_of(*args).exit_code, error_of(*args).message) == (1, message)

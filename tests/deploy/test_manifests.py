@@ -122,6 +122,7 @@ def test_the_base_wires_pods_services_scaling_and_the_simulation_together() -> N
     assert imported.startswith(mount["mountPath"] + "/")
     assert imported.rsplit("/", 1)[1] in config_map["data"]
     assert "-join-fleet" in args  # a pod that restarts or scales out does not reset the fleet
+    assert args[args.index("-logs") + 1] == "json"  # one JSON object per line for the log collector
 
     # Prometheus: the annotated port is the admin port, where /metrics is
     annotations = pod["metadata"]["annotations"]

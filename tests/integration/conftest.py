@@ -16,7 +16,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
@@ -43,6 +43,9 @@ class Simproxy:
         self.flags = flags
         self.workers = int(flags[flags.index("-workers") + 1]) if "-workers" in flags else 1
         self.process: subprocess.Popen[bytes] | None = None
+        self._out: IO[bytes] | None = None
+        """Where the process's standard output and error go: a file, never a pipe that nobody reads
+        while it runs (the logs would fill it and block the process)."""
 
     def start(self, timeout: float = 30.0) -> Simproxy:
         try:
@@ -57,8 +60,9 @@ class Simproxy:
         home = os.path.join(tempfile.gettempdir(), "simproxy-tests-home")
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "SIMPROXY_HOME": home, **self.env}
         # its own session: a Ctrl+C in the terminal running the tests is for pytest, not for simproxy
+        self._out = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop)
         self.process = subprocess.Popen(
-            cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+            cmd, cwd=ROOT, env=env, stdout=self._out, stderr=subprocess.STDOUT, start_new_session=True
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -82,11 +86,11 @@ class Simproxy:
             return False
 
     def output(self) -> str:
-        if self.process is None or self.process.stdout is None:
+        """What the process wrote to its standard output and error so far."""
+        if self._out is None:
             return ""
-        if self.process.poll() is None:
-            return "(still running)"
-        return self.process.stdout.read().decode(errors="replace")
+        self._out.seek(0)
+        return self._out.read().decode(errors="replace")
 
     def stop(self) -> None:
         if self.process is None:
@@ -97,8 +101,9 @@ class Simproxy:
             self.process.send_signal(sig)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=wait)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+        if self._out is not None:
+            self._out.close()
+            self._out = None
 
     def proxy_listeners(self) -> list[int]:
         """Pids of the processes that hold a listening socket on the proxy port: the main process

@@ -1,0 +1,79 @@
+"""Where one worker's log records go: the fleet's ``/api/v2/logs`` (through the worker's recorder),
+standard output and a file, in logrus's text or JSON form (Hoverfly's ``-logs*`` flags).
+
+Only simproxy's own records are written as Hoverfly's; anything else (a library's warning) goes
+to standard error as Python writes it, so that nothing is lost and stdout stays machine-readable.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from admin.settings import Settings
+from engine.journal.logs import LogrusFormatter, RecordHandler, own_records
+from engine.journal.recorder import Recorder
+
+_PYTHON_LEVELS = MappingProxyType(
+    {
+        "panic": logging.CRITICAL,
+        "fatal": logging.CRITICAL,
+        "error": logging.ERROR,
+        "warning": logging.WARNING,
+        "info": logging.INFO,
+        "debug": logging.DEBUG,
+        "trace": logging.DEBUG,
+    }
+)
+
+
+def python_level(level: str) -> int:
+    return _PYTHON_LEVELS.get(level, logging.INFO)
+
+
+def _foreign(record: logging.LogRecord) -> bool:
+    return not own_records(record)
+
+
+@dataclass(frozen=True, slots=True)
+class LogSinks:
+    """The handlers one worker installed on the root logger, to take off when it stops."""
+
+    handlers: tuple[logging.Handler, ...]
+
+    def remove(self) -> None:
+        root = logging.getLogger()
+        for handler in self.handlers:
+            root.removeHandler(handler)
+            handler.close()
+
+
+def install_logging(settings: Settings, recorder: Recorder) -> LogSinks:
+    """Send the worker's records to the recorder, and to the console and the file as asked."""
+    level = python_level(settings.log_level)
+    options = settings.logs
+    json = options.format == "json"
+    handlers: list[logging.Handler] = [RecordHandler(recorder, level)]
+    if "console" in options.outputs:
+        console = logging.StreamHandler(sys.stdout)
+        console.setFormatter(LogrusFormatter(json=json, colour=options.colour, quotes=options.quotes))
+        handlers.append(console)
+    if "file" in options.outputs:
+        file = logging.FileHandler(options.file, mode="a", encoding="utf-8")
+        file.setFormatter(LogrusFormatter(json=json, colour=False, quotes=options.quotes))
+        handlers.append(file)
+    for handler in handlers[1:]:
+        handler.setLevel(level)
+        handler.addFilter(own_records)
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setLevel(logging.WARNING)
+    stderr.addFilter(_foreign)
+    stderr.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handlers.append(stderr)
+    root = logging.getLogger()
+    root.setLevel(level)
+    for handler in handlers:
+        root.addHandler(handler)
+    return LogSinks(tuple(handlers))

@@ -1,0 +1,116 @@
+"""Hoverfly's logs (issue 19, item 1): the start-up messages in ``/api/v2/logs`` and on standard
+output, in logrus's text (coloured or plain) or as one JSON object per line, and in a file."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.integration.conftest import Simproxy, wait_until
+
+START = [
+    "Default proxy port has been overwritten",
+    "Default admin port has been overwritten",
+    "Using memory backend",
+    "Proxy prepared...",
+    "current proxy configuration",
+    "serving proxy",
+    "Admin interface is starting...",
+]
+
+
+def _when_started(read: Callable[[], str]) -> str:
+    """What ``read`` gives once it holds the last start-up message."""
+    text: str = wait_until(lambda: (lambda t: t if "Admin interface is starting..." in t else None)(read()))
+    return text
+
+
+def _logged(sp: Simproxy) -> list[dict[str, Any]]:
+    status, doc = sp.admin_json("GET", "/api/v2/logs")
+    assert status == 200
+    entries: list[dict[str, Any]] = doc["logs"]
+    return entries
+
+
+def test_the_start_up_is_logged_as_hoverfly_logs_it(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-cors", "-tls-verification=false")
+    logged = _logged(sp)
+    assert [e["msg"] for e in logged] == [
+        *START[:2], "CORS has been enabled", "TLS certificate verification has been disabled", *START[2:]
+    ]  # fmt: skip
+    prepared = next(e for e in logged if e["msg"] == "Proxy prepared...")
+    assert {k: prepared[k] for k in ("Destination", "Mode", "ProxyPort", "level")} == {
+        "Destination": ".", "Mode": "simulate", "ProxyPort": str(sp.proxy_port), "level": "info"
+    }  # fmt: skip
+    # the console: logrus's coloured lines, whether or not it is a terminal
+    console = _when_started(sp.output)
+    line = next(line for line in console.splitlines() if "Proxy prepared..." in line)
+    assert re.fullmatch(
+        r"\x1b\[36mINFO\x1b\[0m\[\d{4}-\d\d-\d\dT[\d:]+(Z|[+-]\d\d:\d\d)\] Proxy prepared\.\.\. +"
+        rf" \x1b\[36mDestination\x1b\[0m=\. \x1b\[36mMode\x1b\[0m=simulate \x1b\[36mProxyPort\x1b\[0m={sp.proxy_port}",
+        line,
+    )
+
+
+def test_four_workers_log_the_start_up_once(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-workers", "4")
+    assert [e["msg"] for e in _logged(sp)] == START
+
+
+def test_json_logs_are_one_object_per_line(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-logs", "json", "-webserver")
+    out = _when_started(sp.output)
+    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert [entry["msg"] for entry in lines] == [*START[:3], "Webserver prepared...", *START[4:]]
+    for entry in lines:
+        assert {"level", "msg", "time"} <= entry.keys() and entry["level"] == "info"
+    assert lines[3]["WebserverPort"] == str(sp.proxy_port) and lines[3]["Mode"] == "simulate"
+
+
+def test_plain_logs_to_a_file_and_not_the_console(simproxy_factory: Any, tmp_path: Path) -> None:
+    file = tmp_path / "simproxy.log"
+    sp: Simproxy = simproxy_factory("-logs-output", "file", "-logs-file", str(file), "-log-no-color")
+    text = _when_started(lambda: file.read_text() if file.exists() else "")
+    assert f'level=info msg="Proxy prepared..." Destination=. Mode=simulate ProxyPort={sp.proxy_port}' in text
+    assert re.search(r'^time="[^"]+" level=info msg="Using memory backend"$', text, re.M)
+    assert "Proxy prepared" not in sp.output()  # the console was not asked for
+
+
+def test_a_miss_logs_hoverflys_warning_and_error_and_a_cached_miss_logs_again(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory()
+    assert sp.proxy("http://api.test/nothing?b=1")[0] == 502
+    assert sp.proxy("http://api.test/nothing?b=1")[0] == 502  # the same miss, answered from the cache
+    logged = [e for e in _logged(sp) if e["msg"] not in START]
+    assert [(e["level"], e["msg"]) for e in logged] == [
+        ("warning", "Failed to find matching request from simulation"),
+        ("error", "There was an error when matching"),
+        ("info", "Response found interface{} cache"),
+        ("error", "There was an error when matching"),
+    ]
+    warning, error, cached, _ = logged
+    assert (warning["path"], warning["query"], warning["error"]) == ("/nothing", {"b": ["1"]}, "No match found")
+    assert error["error"].startswith("Could not find a match for request, create or record a valid matcher first!")
+    assert (error["mode"], error["request"]["path"], error["response"]) == (
+        "simulate",
+        "/nothing",
+        {"error": "nil response"},
+    )
+    assert (cached["path"], cached["rawQuery"]) == ("/nothing", {"b": ["1"]})
+
+
+def test_logs_from_a_second_include_what_was_logged_later_within_that_second(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory()
+    while time.time() % 1 > 0.5:  # room in this second for the request and its records
+        time.sleep(0.05)
+    second = int(time.time())
+    assert sp.proxy("http://api.test/late")[0] == 502
+    status, doc = sp.admin_json("GET", f"/api/v2/logs?from={second}")
+    assert status == 200
+    assert [e["msg"] for e in doc["logs"]][-2:] == [
+        "Failed to find matching request from simulation", "There was an error when matching"
+    ]  # fmt: skip
+    assert all("@t" not in e for e in doc["logs"])  # the precise time stays inside
