@@ -15,7 +15,6 @@ import binascii
 import logging
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote_plus
 
 import orjson
 
@@ -26,7 +25,7 @@ from engine.outbound.goerrors import exec_error
 from engine.outbound.upstream import Upstream
 from engine.simulation.codec import needs_base64
 from engine.simulation.model import LogNormal, Response
-from engine.wire.request import RequestDetails, canonical_header
+from engine.wire.request import RequestDetails, canonical_header, go_escape_path, parse_query
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +53,19 @@ TRIAL = Exchange(
 
 
 def sorted_query(query: dict[str, list[str]]) -> str:
+    """Hoverfly's ``QueryString``: the decoded pairs, keys sorted, values in their order, no escaping."""
     return "&".join(f"{name}={value}" for name in sorted(query) for value in query[name])
+
+
+def sort_query_string(query: str) -> str:
+    """Hoverfly's ``util.SortQueryString``: the ``&``-separated parts grouped by their key (which keeps
+    its ``=``; a part without one is a key alone), the keys sorted, each key's values sorted."""
+    groups: dict[str, list[str]] = {}
+    for part in query.split("&"):
+        if part:
+            key, equals, value = part.partition("=")
+            groups.setdefault(key + equals, []).append(value)
+    return "&".join(key + value for key in sorted(groups) for value in sorted(groups[key]))
 
 
 def encode_exchange(exchange: Exchange) -> bytes:
@@ -78,7 +89,7 @@ def encode_exchange(exchange: Exchange) -> bytes:
         "method": req.method,
         "destination": req.destination,
         "scheme": req.scheme,
-        "query": sorted_query(req.query),
+        "query": sort_query_string(sorted_query(req.query)),
         "formData": req.form or None,
         "body": body,
         "headers": req.headers or None,
@@ -96,7 +107,7 @@ def decode_exchange(raw: bytes, sent: Exchange) -> Exchange:
         raise ValueError("the reply has no request with a query string")
     query = request["query"]
     headers = {canonical_header(str(k)): [str(v) for v in vs or ()] for k, vs in _object(request, "headers").items()}
-    raw_query = sent.request.raw_query if query == sorted_query(sent.request.query) else _encode_query(query)
+    raw_query = _encode_query(query)  # Hoverfly loses the raw query once middleware has answered
     new_request = RequestDetails.build(
         method=_text(request, "method"),
         scheme=_text(request, "scheme"),
@@ -145,9 +156,15 @@ def _text(doc: dict[str, Any], key: str) -> str:
 
 
 def _encode_query(query: str) -> str:
-    """A query string the middleware changed, re-encoded for the wire (Go's ``Values.Encode``)."""
-    pairs = [part.partition("=") for part in query.split("&") if part]
-    return "&".join(f"{quote_plus(k)}={quote_plus(v)}" for k, _, v in sorted(pairs, key=lambda p: p[0]))
+    """The query Hoverfly forwards for a request middleware returned: the reply's query sorted
+    (``SortQueryString``), parsed as Go's ``url.ParseQuery`` parses (a part with ``;`` or a bad escape
+    is dropped, ``+`` is a space), written back decoded (``QueryString``) and escaped as Go escapes
+    a URL path, ``./`` in front when a ``:`` comes before any ``/`` (``URL{Path: ...}.String()``):
+    ``test=b+c%2Cd`` goes out as ``test=b%20c,d``."""
+    parsed = parse_query("&".join(p for p in sort_query_string(query).split("&") if ";" not in p))
+    text = sorted_query(parsed)
+    escaped = go_escape_path(text)
+    return "./" + escaped if ":" in text.partition("/")[0] else escaped
 
 
 def _error(message: str, command: str = "", cause: str = "", url: str = "", stdin: bytes = b"",

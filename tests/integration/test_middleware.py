@@ -250,3 +250,17 @@ def test_a_middleware_that_cannot_start_is_worded_as_go_words_it(sp: Simproxy, b
     status, error = sp.admin_json("PUT", "/api/v2/hoverfly/middleware", {"binary": binary, "script": "", "remote": ""})
     assert status == 422
     assert error["error"].startswith(f"Middleware failed to start\nCommand: {binary}\n{cause}\n")
+
+
+@pytest.mark.parametrize("mode", ["modify", "capture"])
+def test_after_middleware_the_query_is_forwarded_as_hoverfly_re_encodes_it(
+    sp: Simproxy, upstream: Upstream, mode: str
+) -> None:
+    """Middleware's answer carries the query decoded: Hoverfly parses and re-encodes it (sorted, Go's
+    path escaping), so the real service sees ``b%20c,d`` for ``b+c%2Cd``. Without middleware the raw
+    query goes on as it came (test_capture)."""
+    assert sp.admin("PUT", "/api/v2/hoverfly/middleware", {"binary": "cat", "script": "", "remote": ""})[0] == 200
+    assert sp.admin("PUT", "/api/v2/hoverfly/mode", {"mode": mode})[0] == 200
+    status, _, _ = sp.proxy(upstream.url("/echo?test=a&test=b+c%2Cd&z=1&a=2&a=1"))
+    assert status == 200
+    assert upstream.requests[-1].path == "/echo?a=1&a=2&test=a&test=b%20c,d&z=1"
