@@ -41,7 +41,7 @@ from engine.server.flow import (
 from engine.server.tunnel import Tunnel, open_tunnel, split_authority, start_tls
 from engine.wire.parse import Arrival, build_request
 from engine.wire.request import RequestDetails
-from engine.wire.response import Wire, plain_error, proxy_auth_required
+from engine.wire.response import Wire, chunked_instead, plain_error, proxy_auth_required
 
 if TYPE_CHECKING:
     from engine.server.listener import ProxyServer
@@ -452,6 +452,8 @@ class ProxyProtocol(asyncio.Protocol):
             return
         if received is not None:
             self.server.dispatcher.served(wire, received)
+        if not wire.keep_alive and self._arrival.tunnel_scheme and not head_only:
+            wire = chunked_instead(wire)  # never a length that disagrees with the body, in a tunnel
         keep = keep_alive and wire.keep_alive
         parts = [wire.head] if wire.dated else [wire.head, b"Date: ", self.server.date.value(), b"\r\n"]
         if not keep:

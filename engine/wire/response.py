@@ -6,7 +6,7 @@ is compiled. Header names are written as stored in proxy mode and canonicalised 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http import HTTPStatus
 
 import orjson
@@ -107,6 +107,21 @@ def _render(resp: Response, *, canonical: bool, pair: str, journal: bytes | None
         resp.post_serve_action,
         "date" in lower,
     )
+
+
+def chunked_instead(wire: Wire) -> Wire:
+    """``wire`` sent chunked when its head declares a ``Content-Length`` its body disagrees with: a
+    client inside a tunnel would read a broken answer (Hoverfly chunks every tunnelled answer)."""
+    if wire.keep_alive:
+        return wire
+    lines = wire.head.split(b"\r\n")
+    declared = [line for line in lines if line[:15].lower() == b"content-length:"]
+    if not declared or declared[0][15:].strip() == str(len(wire.body)).encode():
+        return wire
+    kept = [line for line in lines if line and line[:15].lower() != b"content-length:"]
+    head = b"\r\n".join(kept) + b"\r\nTransfer-Encoding: chunked\r\n"
+    body = (f"{len(wire.body):x}\r\n".encode() + wire.body + b"\r\n" if wire.body else b"") + b"0\r\n\r\n"
+    return replace(wire, head=head, body=body, content=wire.raw_body)
 
 
 def journal_parts(body: bytes, headers: tuple[tuple[str, tuple[str, ...]], ...]) -> bytes | None:

@@ -148,3 +148,26 @@ def test_forwarding_failures_are_worded_as_gos_client_words_them(sp: Simproxy, u
     status, _, body = raw_get(sp.proxy_port, url)
     assert status == "HTTP/1.1 502 Bad Gateway"
     assert body.decode().endswith("Got error: " + error.format(ns=_first_nameserver()))
+
+
+def test_inside_a_tunnel_a_stored_length_that_disagrees_with_the_body_is_sent_chunked(
+    sp: Simproxy, tmp_path: Path
+) -> None:
+    """Hoverfly chunks every tunnelled answer; simproxy at least never sends a length that disagrees
+    with the body it sends, so the client reads the whole body instead of a broken answer."""
+    import requests
+
+    wrong = {
+        "request": {"path": [{"matcher": "exact", "value": "/wrong-length"}]},
+        "response": {"status": 200, "body": "short", "headers": {"Content-Length": ["100"]}},
+    }
+    assert sp.admin("PUT", "/api/v2/simulation", simulation(wrong))[0] == 200
+    ca = tmp_path / "ca.pem"
+    ca.write_bytes(sp.admin("GET", "/api/v2/hoverfly/ca-cert")[2])
+    proxy = f"http://127.0.0.1:{sp.proxy_port}"
+    response = requests.get(
+        "https://api.secure.test/wrong-length", proxies={"https": proxy}, verify=str(ca), timeout=10
+    )
+    assert (response.status_code, response.text) == (200, "short")
+    assert response.headers["Transfer-Encoding"] == "chunked" and "Content-Length" not in response.headers
+    assert response.headers["Connection"] == "close"
