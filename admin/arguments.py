@@ -189,8 +189,21 @@ def _users(flags: ParsedFlags, env: Mapping[str, str]) -> tuple[User, ...]:
     return tuple(users)
 
 
-def _token_seconds(flags: ParsedFlags) -> int:
+def _token_seconds(flags: ParsedFlags, env: Mapping[str, str]) -> int:
+    """``-token-expiration``, else Hoverfly's ``HoverflyTokenExpiration`` (whole hours), else 24 hours."""
+    hours = env.get("HoverflyTokenExpiration", "")
+    if hours and "token-expiration" not in flags.given:
+        try:
+            return max(_parse_int(hours) * 3600, 1)
+        except ValueError:
+            raise fatal(f"failed to get token exipration delta, HoverflyTokenExpiration={hours!r}") from None
     return max(int(_seconds(flags, "token-expiration")), 1)
+
+
+def _parse_int(text: str) -> int:
+    if not text.strip().lstrip("+-").isdigit():
+        raise ValueError(text)
+    return int(text)
 
 
 def _redis_url(flags: ParsedFlags, env: Mapping[str, str]) -> str:
@@ -274,7 +287,8 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             log_level=log_level,
             no_import_check=_no_import_check(flags, env),
             join_fleet=flags.switch("join-fleet"),
-            tls_verification=flags.switch("tls-verification"),
+            # either one turns it off, as in Hoverfly
+            tls_verification=flags.switch("tls-verification") and env.get("HoverflyTlsVerification") != "false",
             middleware=_middleware(flags),
             post_serve_actions=_post_serve_actions(flags),
             cert=cert,
@@ -293,7 +307,7 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             auth=_auth_enabled(flags, env),
             users=_users(flags, env),
             jwt_secret=flags.text("jwt-secret") or env.get("HoverflySecret", ""),
-            token_seconds=_token_seconds(flags),
+            token_seconds=_token_seconds(flags, env),
             proxy_limits=ProxyLimits(
                 max_body=_size(flags, "max-body-size"),
                 max_head=_size(flags, "max-header-size"),

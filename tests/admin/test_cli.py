@@ -674,3 +674,15 @@ def test_logs_flags_choose_the_format_the_outputs_and_the_file() -> None:
 )
 def test_bad_logs_flags_are_fatal(args: tuple[str, ...], message: str) -> None:
     assert (error_of(*args).exit_code, error_of(*args).message) == (1, message)
+
+
+def test_hoverflys_tls_verification_variable_turns_verification_off() -> None:
+    assert parse(HoverflyTlsVerification="false").tls_verification is False
+    assert parse(HoverflyTlsVerification="true").tls_verification is True
+    assert parse("-tls-verification=false", HoverflyTlsVerification="true").tls_verification is False
+
+
+def test_hoverflys_token_expiration_variable_is_in_hours_unless_the_flag_says() -> None:
+    assert parse(HoverflyTokenExpiration="2").token_seconds == 7200
+    assert parse("-token-expiration", "30m", HoverflyTokenExpiration="2").token_seconds == 1800
+    assert "HoverflyTokenExpiration='soon'" in error_of(HoverflyTokenExpiration="soon").message

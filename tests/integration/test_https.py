@@ -171,3 +171,12 @@ def test_forwarding_modes_over_https(
         assert group["diffReports"][0]["diffEntries"][-1] == {
             "field": "body", "expected": "expected", "actual": f"real /secure/{mode}"
         }  # fmt: skip
+
+
+def test_hoverflys_variable_turns_upstream_verification_off(
+    simproxy_factory: Any, secure_upstream: Upstream, tmp_path: Path
+) -> None:
+    sp: Simproxy = simproxy_factory(env={"HoverflyTlsVerification": "false"})
+    assert sp.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "capture"})[0] == 200
+    response = through(sp, f"https://localhost:{secure_upstream.port}/hello", ca_file(sp, tmp_path))
+    assert (response.status_code, response.text) == (200, "real /hello")
