@@ -14,13 +14,14 @@ import orjson
 from admin.errors import PayloadTooLarge
 from admin.settings import Settings
 from admin.simfile import parse_simulation
+from engine.errors import UpstreamError
 from engine.execution.offload import Offloader
 from engine.fleet.config import Mode, ModeArguments, RuntimeConfig
 from engine.fleet.runtime import Runtime, new_lineage
 from engine.journal.entries import index_key
 from engine.matching.registry import MatcherRegistry
 from engine.matching.scoring import compile_simulation
-from engine.outbound.bodyfiles import download_body_files
+from engine.outbound.bodyfiles import download, download_body_files
 from engine.simulation.codec import decode_simulation, export_simulation
 from engine.simulation.importing import (
     ImportResult,
@@ -88,12 +89,17 @@ async def load_imports(settings: Settings, registry: MatcherRegistry) -> ImportR
         return None
     result: ImportResult | None = None
     for name in settings.imports:
-        if "://" in name:
-            raise StartupError(f"Failed to import given resource: importing from a URL is not supported yet ({name})")
-        if not name.endswith(".json"):
+        url = name.startswith(("http://", "https://"))
+        if not url and not name.endswith(".json"):
             raise StartupError(f"Failed to import payloads, only JSON files are acceppted. Given file: {name}")
+        if url:
+            try:
+                raw = await download(name, tls_verify=settings.tls_verification)
+            except UpstreamError as exc:
+                raise StartupError(f"Failed to import given resource: Failed to fetch given URL, error {exc}") from exc
         try:
-            raw = await asyncio.to_thread(Path(name).read_bytes)
+            if not url:
+                raw = await asyncio.to_thread(Path(name).read_bytes)
             incoming = decode_simulation(parse_simulation(raw)["data"])
             compile_simulation(incoming, registry)
             before = result.simulation if result else None

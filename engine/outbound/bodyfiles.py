@@ -1,5 +1,5 @@
-"""Body files named by URL (``bodyFile: https://...``), downloaded for an import through the one
-outgoing HTTP client. Any HTTP status is accepted, as in Hoverfly; a redirect is followed only to a
+"""Body files named by URL (``bodyFile: https://...``) and simulations given to ``-import`` by URL,
+downloaded through the one outgoing HTTP client. Any HTTP status is accepted, as in Hoverfly; a redirect is followed only to a
 URL the flags allow too, so an allowed server cannot send the download somewhere else (an internal
 address, say). The import itself (engine/simulation/importing.py) stays pure: it gets the results.
 """
@@ -35,7 +35,21 @@ async def download_body_files(
     return dict(zip(ordered, results, strict=True))
 
 
-async def _download(upstream: Upstream, url: str, allowed_origins: tuple[str, ...]) -> bytes | str:
+async def download(url: str, *, tls_verify: bool = True) -> bytes:
+    """One URL's content, redirects followed anywhere, as Go's default client does (Hoverfly's
+    ``-import URL``); ``UpstreamError`` with Go's words when it cannot be had."""
+    upstream = Upstream(UpstreamOptions(tls_verify=tls_verify, timeout=DOWNLOAD_TIMEOUT))
+    try:
+        result = await _download(upstream, url, None)
+    finally:
+        await upstream.aclose()
+    if isinstance(result, str):
+        raise UpstreamError(result)
+    return result
+
+
+async def _download(upstream: Upstream, url: str, allowed_origins: tuple[str, ...] | None) -> bytes | str:
+    """The content, or why not; ``allowed_origins`` None: a redirect may go anywhere."""
     target = url
     for _ in range(MAX_REDIRECTS + 1):
         try:
@@ -46,6 +60,6 @@ async def _download(upstream: Upstream, url: str, allowed_origins: tuple[str, ..
         if not location:
             return resp.body
         target = urljoin(target, location[0])
-        if not origin_allowed(target, allowed_origins):
+        if allowed_origins is not None and not origin_allowed(target, allowed_origins):
             return f"redirected to {target}, which is not an allowed origin"
     return f"stopped after {MAX_REDIRECTS} redirects"

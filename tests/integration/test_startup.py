@@ -194,3 +194,32 @@ def test_a_request_that_fails_behind_one_still_owed_is_answered_after_it(simprox
     first, second = data.split(b"HTTP/1.1 ")[1:]
     assert first.startswith(b"200 OK") and first.endswith(b"worth the wait")
     assert second.startswith(b"400 Bad Request")
+
+
+def test_import_from_a_url_loads_the_simulation_and_a_bad_url_stops_the_start(
+    simproxy_factory: Any, tmp_path: Path
+) -> None:
+    """Hoverfly's ``-import URL``: fetched with redirects followed; a URL that cannot be fetched is fatal."""
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    (tmp_path / "sim.json").write_text(json.dumps(simulation(pair("/from-url", "fetched"))))
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/sim.json"
+        sp: Simproxy = simproxy_factory("-import", url)
+        assert sp.proxy("http://api.test/from-url")[::2] == (200, b"fetched")
+    finally:
+        server.shutdown()
+        thread.join()
+        server.server_close()
+    result = subprocess.run(
+        [sys.executable, "-m", "admin", "-ap", "1", "-pp", "2", "-import", "http://127.0.0.1:9/sim.json"],
+        cwd=ROOT, capture_output=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert 'Failed to fetch given URL, error Get "http://127.0.0.1:9/sim.json": dial tcp' in result.stderr.decode()
