@@ -155,8 +155,10 @@ def test_logs_json_and_text(fresh: Simproxy) -> None:
     fresh.proxy("http://h.test/missing")
     status, body = fresh.admin_json("GET", "/api/v2/logs?limit=2")
     assert status == 200 and len(body["logs"]) <= 2
-    assert body["logs"][-1]["msg"] == "Failed to find matching request from simulation"
-    assert body["logs"][-1]["level"] == "warning" and body["logs"][-1]["path"] == "/missing"
+    warning, error = body["logs"]  # Hoverfly's warning, then simulate mode's error
+    assert warning["msg"] == "Failed to find matching request from simulation"
+    assert warning["level"] == "warning" and warning["path"] == "/missing"
+    assert (error["msg"], error["level"]) == ("There was an error when matching", "error")
     status, _, text = _text_logs(fresh)
     assert status == 200 and "Failed to find matching request from simulation" in text.decode()
     assert "\x1b[33mWARN\x1b[0m" in text.decode()
