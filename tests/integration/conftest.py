@@ -120,9 +120,10 @@ class Simproxy:
         body: Any = None,
         raw: bytes | None = None,
         headers: dict[str, str] | None = None,
+        timeout: float = 30.0,
     ) -> tuple[int, dict[str, str], bytes]:
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-        return call(self.admin_port, method, path, data, headers)
+        return call(self.admin_port, method, path, data, headers, timeout)
 
     def admin_json(
         self, method: str, path: str, body: Any = None, raw: bytes | None = None, headers: dict[str, str] | None = None
@@ -137,11 +138,16 @@ class Simproxy:
 
 
 def call(
-    port: int, method: str, target: str, body: bytes | None = None, headers: dict[str, str] | None = None
+    port: int,
+    method: str,
+    target: str,
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+    timeout: float = 30.0,
 ) -> tuple[int, dict[str, str], bytes]:
     """One request on a new connection to 127.0.0.1:``port`` (new connections are what the kernel
     spreads over the workers listening there): status, headers (see ``_headers``) and body."""
-    with contextlib.closing(http.client.HTTPConnection("127.0.0.1", port, timeout=30)) as conn:
+    with contextlib.closing(http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)) as conn:
         conn.request(method, target, body=body, headers=headers or {})
         resp = conn.getresponse()
         return resp.status, _headers(resp), resp.read()
