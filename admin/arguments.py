@@ -7,6 +7,7 @@ recognised; those not implemented yet make start-up fail instead of being ignore
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -71,7 +72,11 @@ def _pac_file(flags: ParsedFlags) -> str:
 
 
 def _ca_files(flags: ParsedFlags) -> tuple[str, str]:
-    """``-cert`` and ``-key``: both or neither, and they must be a CA certificate and its key."""
+    """``-cert`` and ``-key``: both or neither, and they must be a CA certificate and its key.
+    ``-generate-ca-cert`` makes a new CA (``-cert-name``, ``-cert-org``), writes it to ``cert.pem``
+    and ``key.pem`` in the working directory, and uses it, as Hoverfly does."""
+    if flags.switch("generate-ca-cert"):
+        return _generated_ca(flags.text("cert-name"), flags.text("cert-org"))
     cert, key = flags.text("cert"), flags.text("key")
     if bool(cert) != bool(key):
         raise fatal("-cert and -key must be given together")
@@ -83,6 +88,21 @@ def _ca_files(flags: ParsedFlags) -> tuple[str, str]:
         except CertificateError as exc:
             raise fatal(f"Failed to load the CA certificate and key: {exc}") from None
     return cert, key
+
+
+def _generated_ca(common_name: str, organisation: str) -> tuple[str, str]:
+    from engine.server.certs import generate_ca
+
+    ca = generate_ca(common_name, organisation)
+    cert, key = Path("cert.pem").absolute(), Path("key.pem").absolute()
+    try:
+        cert.write_bytes(ca.cert_pem)
+        descriptor = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "wb") as out:
+            out.write(ca.key_pem)
+    except OSError as exc:
+        raise fatal(f"Failed to generate certificate: {exc.strerror}: {exc.filename}") from None
+    return str(cert), str(key)
 
 
 def _post_serve_actions(flags: ParsedFlags) -> tuple[ActionSpec, ...]:
@@ -293,6 +313,7 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             post_serve_actions=_post_serve_actions(flags),
             cert=cert,
             key=key,
+            ca_generated=flags.switch("generate-ca-cert"),
             ca_folder=env.get("SIMPROXY_HOME", ""),
             plain_http_tunneling=flags.switch("plain-http-tunneling"),
             cors=flags.switch("cors"),

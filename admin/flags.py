@@ -98,9 +98,9 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("plain-http-tunneling", "bool", "Treat CONNECT to a port other than 443 as plain HTTP"),
     FlagSpec("cert", "string", "CA certificate (PEM) that signs the certificates of intercepted hosts"),
     FlagSpec("key", "string", "Private key (PEM) of the -cert CA certificate"),
-    _no("generate-ca-cert", "bool", "Generate a CA certificate and key (cert.pem, key.pem) and use them"),
-    _no("cert-name", "string", "Common name of a generated CA certificate", "hoverfly.proxy"),
-    _no("cert-org", "string", "Organisation of a generated CA certificate", "Hoverfly Authority"),
+    FlagSpec("generate-ca-cert", "bool", "Generate a CA certificate and key (cert.pem, key.pem) and use them"),
+    FlagSpec("cert-name", "string", "Common name of the CA certificate -generate-ca-cert makes", "hoverfly.proxy"),
+    FlagSpec("cert-org", "string", "Organisation of the CA certificate -generate-ca-cert makes", "Hoverfly Authority"),
     _no(
         "client-authentication-destination",
         "string",

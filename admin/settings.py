@@ -77,6 +77,8 @@ class Settings:
     cert: str = ""
     key: str = ""
     """``-cert``/``-key``: the CA that signs intercepted hosts' certificates (else the fleet's own CA)."""
+    ca_generated: bool = False
+    """``-generate-ca-cert``: ``cert``/``key`` are the CA this start made (not a user's own)."""
     ca_folder: str = ""
     """``$SIMPROXY_HOME``: where a generated CA is kept between runs (empty: ``~/.simproxy``)."""
     plain_http_tunneling: bool = False

@@ -18,7 +18,9 @@ def start_messages(settings: Settings) -> list[Message]:
     defaults = Settings()
     out: list[Message] = []
     info = logging.INFO
-    if settings.cert:
+    if settings.ca_generated:
+        out += [(info, "cert.pem created", {}), (info, "key.pem created.", {})]
+    elif settings.cert:
         out.append((info, "Default keys have been overwritten", {"certificate": settings.cert, "key": settings.key}))
     optional: tuple[tuple[bool, str, dict[str, Any]], ...] = (
         (settings.proxy_port != defaults.proxy_port, "Default proxy port has been overwritten",

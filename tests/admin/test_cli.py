@@ -36,14 +36,14 @@ SUPPORTED = [
     "pac-file", "upstream-timeout", "middleware-timeout", "auth", "add", "username", "password", "password-hash",
     "admin", "jwt-secret", "token-expiration", "max-body-size", "max-header-size", "max-admin-body-size",
     "read-timeout", "idle-timeout", "max-pairs", "logs", "logs-output", "logs-file", "log-no-color", "log-no-quotes",
+    "generate-ca-cert", "cert-name", "cert-org",
 ]  # fmt: skip
 UNSUPPORTED_WITH_VALUE = [
-    "cert-name", "cert-org",
     "client-authentication-destination", "client-authentication-client-cert",
     "client-authentication-client-key", "client-authentication-ca-cert", "db", "db-path", "dev-cors-origin",
 ]  # fmt: skip
 UNSUPPORTED_BOOLEAN = [
-    "generate-ca-cert", "dev", "metrics",
+    "dev", "metrics",
 ]  # fmt: skip
 ALL_FLAGS = SUPPORTED + UNSUPPORTED_WITH_VALUE + UNSUPPORTED_BOOLEAN
 ENV_NAMES = [
@@ -337,15 +337,15 @@ def test_unsupported_flags_asking_for_the_default_are_accepted(args: tuple[str, 
     assert parse(*args, "-ap", "1234").admin_port == 1234
 
 
-@pytest.mark.parametrize("args", [("-db", "boltdb"), ("-generate-ca-cert",)])
+@pytest.mark.parametrize("args", [("-db", "boltdb"), ("-dev",)])
 def test_unsupported_flags_asking_for_more_are_rejected(args: tuple[str, ...]) -> None:
     assert error_of(*args).message.endswith("is not supported yet")
 
 
 def test_each_unsupported_flag_is_named_once() -> None:
-    error = error_of("-cert-name", "p", "-dev-cors-origin=u", "-cert-name", "q", "-dev")
+    error = error_of("-db-path", "p", "-dev-cors-origin=u", "-db-path", "q", "-dev")
     assert error.message.splitlines() == [
-        "flag -cert-name is not supported yet",
+        "flag -db-path is not supported yet",
         "flag -dev-cors-origin is not supported yet",
         "flag -dev is not supported yet",
     ]
@@ -431,8 +431,8 @@ def test_main_syntax_error_prints_usage(capsys: pytest.CaptureFixture[str], clea
         (["-capture", "-diff"], "simproxy: Two or more modes supplied, check your flags\n"),
         (["-modify"], "simproxy: Modify mode chosen although middleware not supplied\n"),
         (
-            ["-generate-ca-cert", "-dev"],
-            "simproxy: flag -generate-ca-cert is not supported yet\nsimproxy: flag -dev is not supported yet\n",
+            ["-metrics", "-dev"],
+            "simproxy: flag -metrics is not supported yet\nsimproxy: flag -dev is not supported yet\n",
         ),
     ],
 )
@@ -686,3 +686,21 @@ def test_hoverflys_token_expiration_variable_is_in_hours_unless_the_flag_says() 
     assert parse(HoverflyTokenExpiration="2").token_seconds == 7200
     assert parse("-token-expiration", "30m", HoverflyTokenExpiration="2").token_seconds == 1800
     assert "HoverflyTokenExpiration='soon'" in error_of(HoverflyTokenExpiration="soon").message
+
+
+def test_generate_ca_cert_writes_a_new_ca_and_uses_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cryptography import x509
+
+    monkeypatch.chdir(tmp_path)
+    settings = parse("-generate-ca-cert", "-cert-name", "tests.proxy", "-cert-org", "Tests Inc")
+    assert (settings.cert, settings.key, settings.ca_generated) == (
+        str(tmp_path / "cert.pem"), str(tmp_path / "key.pem"), True
+    )  # fmt: skip
+    subject = x509.load_pem_x509_certificate((tmp_path / "cert.pem").read_bytes()).subject
+    assert {a.rfc4514_attribute_name: a.value for a in subject} == {"CN": "tests.proxy", "O": "Tests Inc"}
+    assert (tmp_path / "key.pem").stat().st_mode & 0o777 == 0o600
+    default = parse("-generate-ca-cert")  # Hoverfly's defaults
+    subject = x509.load_pem_x509_certificate((tmp_path / "cert.pem").read_bytes()).subject
+    assert default.ca_generated and {a.rfc4514_attribute_name: a.value for a in subject} == {
+        "CN": "hoverfly.proxy", "O": "Hoverfly Authority"
+    }  # fmt: skip

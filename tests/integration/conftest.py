@@ -36,8 +36,10 @@ class Simproxy:
         admin_port: int | None = None,
         proxy_port: int | None = None,
         env: dict[str, str] | None = None,
+        cwd: Path | None = None,
     ) -> None:
         self.env = env or {}
+        self.cwd = cwd or ROOT
         self.admin_port = admin_port or free_port()
         self.proxy_port = proxy_port or free_port()
         self.flags = flags
@@ -62,7 +64,7 @@ class Simproxy:
         # its own session: a Ctrl+C in the terminal running the tests is for pytest, not for simproxy
         self._out = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop)
         self.process = subprocess.Popen(
-            cmd, cwd=ROOT, env=env, stdout=self._out, stderr=subprocess.STDOUT, start_new_session=True
+            cmd, cwd=self.cwd, env=env, stdout=self._out, stderr=subprocess.STDOUT, start_new_session=True
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -180,8 +182,8 @@ def _cmdline(pid: int) -> str:
 def simproxy_factory() -> Iterator[Any]:
     started: list[Simproxy] = []
 
-    def start(*flags: str, env: dict[str, str] | None = None, **ports: int) -> Simproxy:
-        proc = Simproxy(*flags, env=env, **ports)
+    def start(*flags: str, env: dict[str, str] | None = None, cwd: Path | None = None, **ports: int) -> Simproxy:
+        proc = Simproxy(*flags, env=env, cwd=cwd, **ports)
         started.append(proc)
         return proc.start()
 

@@ -180,3 +180,17 @@ def test_hoverflys_variable_turns_upstream_verification_off(
     assert sp.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "capture"})[0] == 200
     response = through(sp, f"https://localhost:{secure_upstream.port}/hello", ca_file(sp, tmp_path))
     assert (response.status_code, response.text) == (200, "real /hello")
+
+
+def test_generate_ca_cert_makes_the_ca_that_signs_and_leaves_it_in_the_working_directory(
+    simproxy_factory: Any, tmp_path: Path
+) -> None:
+    sp: Simproxy = simproxy_factory("-generate-ca-cert", cwd=tmp_path)
+    written = (tmp_path / "cert.pem").read_bytes()
+    assert sp.admin("GET", "/api/v2/hoverfly/ca-cert")[2] == written  # the CA served is the one written
+    pair = {"request": {"path": [{"matcher": "exact", "value": "/v1"}]}, "response": {"status": 200, "body": "ok"}}
+    assert sp.admin("PUT", "/api/v2/simulation", simulation(pair))[0] == 200
+    assert through(sp, "https://generated.test/v1", tmp_path / "cert.pem").text == "ok"  # it signs the hosts
+    assert [e["msg"] for e in sp.admin_json("GET", "/api/v2/logs")[1]["logs"]][:2] == [
+        "cert.pem created", "key.pem created."
+    ]  # fmt: skip
