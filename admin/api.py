@@ -10,7 +10,7 @@ from typing import Any
 
 from sanic import Request, Sanic
 from sanic.exceptions import SanicException
-from sanic.response import HTTPResponse
+from sanic.response import BaseHTTPResponse, HTTPResponse
 
 from admin import actions, auth, cache, datasources, diff, journal, live, logs, metrics, openapi, page, state
 from admin import configuration as conf
@@ -50,10 +50,26 @@ def create_app(settings: Settings) -> Sanic[Any, Any]:
     app.ctx.dashboard = page.load_assets()
     _routes(app, settings)
     app.register_middleware(auth.require_token, "request")
+    if settings.dev_cors_origin:
+        app.register_middleware(_dev_cors, "response")
     app.error_handler.add(Exception, _handle_error)
     app.register_listener(_start_worker, "before_server_start")
     app.register_listener(_stop_worker, "after_server_stop")
     return app
+
+
+_DEV_CORS = (
+    ("Access-Control-Allow-Methods", "GET, PUT, POST, OPTIONS, DELETE"),
+    ("Access-Control-Allow-Headers", "Origin, X-Requested-With, Content-Type, Accept, Authorization"),
+    ("Access-Control-Allow-Credentials", "true"),
+)
+
+
+async def _dev_cors(request: Request, response: BaseHTTPResponse) -> None:
+    """``-dev``: Hoverfly's CORS headers on every admin answer, for a UI served from another origin."""
+    response.headers["Access-Control-Allow-Origin"] = request.app.ctx.settings.dev_cors_origin
+    for name, value in _DEV_CORS:
+        response.headers[name] = value
 
 
 def _routes(app: Sanic[Any, Any], settings: Settings) -> None:

@@ -314,6 +314,7 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             cert=cert,
             key=key,
             ca_generated=flags.switch("generate-ca-cert"),
+            dev_cors_origin=flags.text("dev-cors-origin") if flags.switch("dev") else "",
             ca_folder=env.get("SIMPROXY_HOME", ""),
             plain_http_tunneling=flags.switch("plain-http-tunneling"),
             cors=flags.switch("cors"),

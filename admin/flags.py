@@ -132,8 +132,8 @@ FLAGS: tuple[FlagSpec, ...] = (
     _no("db", "string", "Authentication storage, memory or boltdb (deprecated)", "memory"),
     _no("db-path", "string", "BoltDB file used with -db boltdb (deprecated)"),
     FlagSpec("cors", "bool", "Answer CORS pre-flights on the proxy port and allow the origin of other requests"),
-    _no("dev", "bool", "Add CORS headers to the admin API for UI development"),
-    _no("dev-cors-origin", "string", "Origin allowed by -dev", "http://localhost:4200"),
+    FlagSpec("dev", "bool", "Add CORS headers to every admin API answer, for UI development"),
+    FlagSpec("dev-cors-origin", "string", "Origin allowed by -dev", "http://localhost:4200"),
     FlagSpec(
         "response-body-files-path",
         "string",

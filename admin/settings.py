@@ -78,6 +78,8 @@ class Settings:
     key: str = ""
     """``-cert``/``-key``: the CA that signs intercepted hosts' certificates (else the fleet's own CA)."""
     ca_generated: bool = False
+    dev_cors_origin: str = ""
+    """``-dev``: the origin every admin answer allows (``-dev-cors-origin``); "" without ``-dev``."""
     """``-generate-ca-cert``: ``cert``/``key`` are the CA this start made (not a user's own)."""
     ca_folder: str = ""
     """``$SIMPROXY_HOME``: where a generated CA is kept between runs (empty: ``~/.simproxy``)."""

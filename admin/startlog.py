@@ -18,6 +18,8 @@ def start_messages(settings: Settings) -> list[Message]:
     defaults = Settings()
     out: list[Message] = []
     info = logging.INFO
+    if settings.dev_cors_origin:
+        out.append((logging.WARNING, "Dev mode is enabled", {"allowOrigin": settings.dev_cors_origin}))
     if settings.ca_generated:
         out += [(info, "cert.pem created", {}), (info, "key.pem created.", {})]
     elif settings.cert:

@@ -36,14 +36,14 @@ SUPPORTED = [
     "pac-file", "upstream-timeout", "middleware-timeout", "auth", "add", "username", "password", "password-hash",
     "admin", "jwt-secret", "token-expiration", "max-body-size", "max-header-size", "max-admin-body-size",
     "read-timeout", "idle-timeout", "max-pairs", "logs", "logs-output", "logs-file", "log-no-color", "log-no-quotes",
-    "generate-ca-cert", "cert-name", "cert-org",
+    "generate-ca-cert", "cert-name", "cert-org", "dev", "dev-cors-origin",
 ]  # fmt: skip
 UNSUPPORTED_WITH_VALUE = [
     "client-authentication-destination", "client-authentication-client-cert",
-    "client-authentication-client-key", "client-authentication-ca-cert", "db", "db-path", "dev-cors-origin",
+    "client-authentication-client-key", "client-authentication-ca-cert", "db", "db-path",
 ]  # fmt: skip
 UNSUPPORTED_BOOLEAN = [
-    "dev", "metrics",
+    "metrics",
 ]  # fmt: skip
 ALL_FLAGS = SUPPORTED + UNSUPPORTED_WITH_VALUE + UNSUPPORTED_BOOLEAN
 ENV_NAMES = [
@@ -337,17 +337,17 @@ def test_unsupported_flags_asking_for_the_default_are_accepted(args: tuple[str, 
     assert parse(*args, "-ap", "1234").admin_port == 1234
 
 
-@pytest.mark.parametrize("args", [("-db", "boltdb"), ("-dev",)])
+@pytest.mark.parametrize("args", [("-db", "boltdb"), ("-metrics",)])
 def test_unsupported_flags_asking_for_more_are_rejected(args: tuple[str, ...]) -> None:
     assert error_of(*args).message.endswith("is not supported yet")
 
 
 def test_each_unsupported_flag_is_named_once() -> None:
-    error = error_of("-db-path", "p", "-dev-cors-origin=u", "-db-path", "q", "-dev")
+    error = error_of("-db-path", "p", "-client-authentication-destination=u", "-db-path", "q", "-metrics")
     assert error.message.splitlines() == [
         "flag -db-path is not supported yet",
-        "flag -dev-cors-origin is not supported yet",
-        "flag -dev is not supported yet",
+        "flag -client-authentication-destination is not supported yet",
+        "flag -metrics is not supported yet",
     ]
 
 
@@ -431,8 +431,8 @@ def test_main_syntax_error_prints_usage(capsys: pytest.CaptureFixture[str], clea
         (["-capture", "-diff"], "simproxy: Two or more modes supplied, check your flags\n"),
         (["-modify"], "simproxy: Modify mode chosen although middleware not supplied\n"),
         (
-            ["-metrics", "-dev"],
-            "simproxy: flag -metrics is not supported yet\nsimproxy: flag -dev is not supported yet\n",
+            ["-metrics", "-db", "boltdb"],
+            "simproxy: flag -metrics is not supported yet\nsimproxy: flag -db is not supported yet\n",
         ),
     ],
 )

@@ -7,6 +7,7 @@ import socket
 import ssl
 from email.utils import parsedate_to_datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -171,3 +172,14 @@ def test_inside_a_tunnel_a_stored_length_that_disagrees_with_the_body_is_sent_ch
     assert (response.status_code, response.text) == (200, "short")
     assert response.headers["Transfer-Encoding"] == "chunked" and "Content-Length" not in response.headers
     assert response.headers["Connection"] == "close"
+
+
+def test_dev_mode_puts_hoverflys_cors_headers_on_every_admin_answer(simproxy_factory: Any, sp: Simproxy) -> None:
+    dev: Simproxy = simproxy_factory("-dev", "-dev-cors-origin", "http://ui.test:4200")
+    for path, status in (("/api/v2/hoverfly/mode", 200), ("/api/v2/no-such-thing", 404)):
+        got, headers, _ = dev.admin("GET", path)
+        assert got == status
+        assert headers["access-control-allow-origin"] == "http://ui.test:4200"
+        assert headers["access-control-allow-methods"] == "GET, PUT, POST, OPTIONS, DELETE"
+        assert headers["access-control-allow-credentials"] == "true"
+    assert "access-control-allow-origin" not in sp.admin("GET", "/api/v2/hoverfly/mode")[1]  # only with -dev
