@@ -18,6 +18,7 @@ from admin import simulation as sim
 from admin.errors import ApiError
 from admin.listeners import Endpoint
 from admin.logsetup import LogSinks, install_logging
+from admin.metricslog import log_usage
 from admin.responses import error_response
 from admin.services import Services
 from admin.settings import Settings
@@ -25,6 +26,7 @@ from admin.startlog import announce
 from admin.startup import bootstrap, initial_config
 from engine.auth import Authenticator, shared_secret
 from engine.errors import ImportFailure, SimulationError, WriteConflict
+from engine.execution.tasks import TaskSet
 from engine.fleet.runtime import REGISTRY_SETTLE_MS, Runtime
 from engine.journal.recorder import Recorder
 from engine.matching.cache import MatchCache
@@ -215,8 +217,11 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
     )
     sock = app.ctx.proxy_socket or Endpoint(settings.listen_on_host, settings.proxy_port, "proxy").bind(reuse_port=True)
     await proxy.start(sock)
+    app.ctx.tasks = TaskSet()
     if getattr(app.ctx, "announce", False):
         announce(settings)
+        if settings.metrics_log:
+            app.ctx.tasks.spawn(log_usage(runtime), name="metrics-log")
     app.ctx.services = Services(
         settings=settings,
         runtime=runtime,
@@ -229,6 +234,9 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
 
 
 async def _stop_worker(app: Sanic[Any, Any]) -> None:
+    tasks: TaskSet | None = getattr(app.ctx, "tasks", None)
+    if tasks is not None:
+        await tasks.aclose()
     sinks: LogSinks | None = getattr(app.ctx, "log_sinks", None)
     if sinks is not None:
         sinks.remove()

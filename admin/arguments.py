@@ -233,10 +233,8 @@ def _redis_url(flags: ParsedFlags, env: Mapping[str, str]) -> str:
 
 
 def _asks_for_what_we_do(flags: ParsedFlags, spec: FlagSpec) -> bool:
-    """A flag not supported yet is harmless when its value is its default (``-db=memory``,
-    ``-logs-output=console``, ``-tls-verification=true``): clients such as hoverctl pass those."""
-    if spec.kind == "bool":
-        return flags.bools.get(spec.name) == (spec.default == "true")
+    """A flag not supported yet is harmless when its value is its default (``-db=memory``): clients
+    such as hoverctl pass those. (Every boolean flag is supported: only valued ones are left.)"""
     allowed = {spec.default, *spec.same_as_now}
     if spec.kind == "list":
         return all(value in allowed for value in flags.lists.get(spec.name, ()))
@@ -315,6 +313,7 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             key=key,
             ca_generated=flags.switch("generate-ca-cert"),
             dev_cors_origin=flags.text("dev-cors-origin") if flags.switch("dev") else "",
+            metrics_log=flags.switch("metrics"),
             ca_folder=env.get("SIMPROXY_HOME", ""),
             plain_http_tunneling=flags.switch("plain-http-tunneling"),
             cors=flags.switch("cors"),

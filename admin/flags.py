@@ -140,7 +140,7 @@ FLAGS: tuple[FlagSpec, ...] = (
         "Absolute directory that relative bodyFile paths resolve against (default: the working directory)",
     ),
     FlagSpec("response-body-files-allow-origin", "list", "URL prefix bodyFile URLs may be loaded from (repeatable)"),
-    _no("metrics", "bool", "Log the usage counters every 5 seconds"),
+    FlagSpec("metrics", "bool", "Log the fleet's request counts by mode every 5 seconds"),
     FlagSpec("logs", "string", "Log format: plaintext (logrus text) or json (one object per line)", "plaintext"),
     FlagSpec("logs-output", "list", "Log destination, console (standard output, the default) or file (repeatable)"),
     FlagSpec("logs-file", "string", "Log file used with -logs-output=file", "hoverfly.log"),

@@ -79,6 +79,8 @@ class Settings:
     """``-cert``/``-key``: the CA that signs intercepted hosts' certificates (else the fleet's own CA)."""
     ca_generated: bool = False
     dev_cors_origin: str = ""
+    metrics_log: bool = False
+    """``-metrics``: log the usage counters every five seconds."""
     """``-dev``: the origin every admin answer allows (``-dev-cors-origin``); "" without ``-dev``."""
     """``-generate-ca-cert``: ``cert``/``key`` are the CA this start made (not a user's own)."""
     ca_folder: str = ""

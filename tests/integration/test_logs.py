@@ -114,3 +114,17 @@ def test_logs_from_a_second_include_what_was_logged_later_within_that_second(sim
         "Failed to find matching request from simulation", "There was an error when matching"
     ]  # fmt: skip
     assert all("@t" not in e for e in doc["logs"])  # the precise time stays inside
+
+
+def test_metrics_logs_the_fleets_counts_by_mode_every_five_seconds(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-metrics")
+    for _ in range(3):
+        assert sp.proxy("http://api.test/counted")[0] == 502  # a miss is counted too
+
+    def counted() -> dict[str, Any] | None:
+        found = [e for e in _logged(sp) if e["msg"] == "hoverfly metrics"]
+        return found[-1] if found and found[-1]["counters"]["simulate"] == 3 else None
+
+    entry = wait_until(counted, timeout=15, interval=0.5)
+    assert entry["level"] == "info"
+    assert entry["counters"] == {"simulate": 3, "capture": 0, "spy": 0, "synthesize": 0, "modify": 0, "diff": 0}
