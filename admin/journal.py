@@ -60,9 +60,9 @@ async def _entries(svc: Services) -> list[JournalEntry]:
 def _indexes(runtime: Runtime, entries: list[JournalEntry], page: list[JournalEntry] | None) -> list[dict[str, Any]]:
     ids = None if page is None else {e.id for e in page}
     views = []
-    for name in runtime.snapshot.config.journal_indexes:
-        keyed = build_index(runtime.records.index(name), entries)
-        views.append(index_view(name, keyed, ids))
+    for source in runtime.snapshot.config.journal_indexes:
+        expression = runtime.records.index(source)
+        views.append(index_view(expression.name, build_index(expression, entries), ids))
     return views
 
 
@@ -124,7 +124,7 @@ async def delete_journal(request: Request) -> HTTPResponse:
     runtime = svc.runtime
     _enabled(runtime)
     await runtime.barrier()
-    names = runtime.snapshot.config.journal_indexes
+    names = [index_key(source) for source in runtime.snapshot.config.journal_indexes]
     await svc.journal.journal_clear(names)
     if names:  # Hoverfly's DELETE also removes every index
         await write_config(runtime, lambda config: config.with_journal_indexes(()))
@@ -143,17 +143,19 @@ async def add_index(request: Request) -> HTTPResponse:
     svc = services(request)
     runtime = svc.runtime
     _enabled(runtime)
-    name = index_key(typed(load_object(request.body), "name", str, ""))
-    if name in runtime.snapshot.config.journal_indexes:
+    # Hoverfly keeps the expression as given (its quotes matter) and names the index without quotes
+    source = typed(load_object(request.body), "name", str, "")
+    name = index_key(source)
+    if name in {index_key(s) for s in runtime.snapshot.config.journal_indexes}:
         raise BadRequest(f"index {name} has been already set")
     try:
-        expression = runtime.records.index(name)
+        expression = runtime.records.index(source)
     except ValueError as exc:
         raise BadRequest(f"invalid index {name}: {exc}") from exc
     entries = await _entries(svc)
     keyed = build_index(expression, entries)
     await svc.journal.journal_set_index(name, {key: entry.id for key, entry in keyed.items()})
-    await write_config(runtime, lambda config: config.with_journal_indexes((*config.journal_indexes, name)))
+    await write_config(runtime, lambda config: config.with_journal_indexes((*config.journal_indexes, source)))
     return json_response(_indexes(runtime, entries, None))
 
 
@@ -161,10 +163,11 @@ async def delete_index(request: Request, name: str) -> HTTPResponse:
     svc = services(request)
     runtime = svc.runtime
     _enabled(runtime)
-    if name not in runtime.snapshot.config.journal_indexes:
+    if name not in {index_key(s) for s in runtime.snapshot.config.journal_indexes}:
         raise NotFound(f"no journal index named {name!r}")
     await write_config(
-        runtime, lambda config: config.with_journal_indexes(tuple(n for n in config.journal_indexes if n != name))
+        runtime,
+        lambda config: config.with_journal_indexes(tuple(s for s in config.journal_indexes if index_key(s) != name)),
     )
     await svc.journal.journal_drop_index(name)
     return json_response(_indexes(runtime, await _entries(svc), None))

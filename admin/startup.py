@@ -18,7 +18,6 @@ from engine.errors import UpstreamError
 from engine.execution.offload import Offloader
 from engine.fleet.config import Mode, ModeArguments, RuntimeConfig
 from engine.fleet.runtime import Runtime, new_lineage
-from engine.journal.entries import index_key
 from engine.matching.registry import MatcherRegistry
 from engine.matching.scoring import compile_simulation
 from engine.outbound.bodyfiles import download, download_body_files
@@ -143,7 +142,7 @@ async def bootstrap(runtime: Runtime, settings: Settings, *, wait: bool = True) 
     sources = await load_data_sources(settings)
     wanted = initial_config(settings)
     if settings.journal_indexing_keys:
-        wanted = wanted.with_journal_indexes(tuple(dict.fromkeys(index_key(k) for k in settings.journal_indexing_keys)))
+        wanted = wanted.with_journal_indexes(tuple(dict.fromkeys(settings.journal_indexing_keys)))  # as given
     digest = _startup_digest(imported, sources, wanted)
     if settings.join_fleet and runtime.store.shared:
         last = await runtime.store.read_document("startup")

@@ -207,8 +207,9 @@ class Recorder:
             self._ready += self._take_recorded(pack)
             self._ready += ((e.id, compact(encode_entry(e, self.body_limit))) for e in entries)
             del self._ready[: -self.journal_size]
-            for name, expr in self._indexes.items():
-                self._ready_keys.setdefault(name, {}).update((k, e.id) for k, e in build_index(expr, entries).items())
+            for expr in self._indexes.values():  # stored under the index's name, quotes removed
+                ready = self._ready_keys.setdefault(expr.name, {})
+                ready.update((k, e.id) for k, e in build_index(expr, entries).items())
         if not self._ready:
             return None
         cut = len(self._ready)

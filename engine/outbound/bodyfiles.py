@@ -1,7 +1,8 @@
 """Body files named by URL (``bodyFile: https://...``) and simulations given to ``-import`` by URL,
-downloaded through the one outgoing HTTP client. Any HTTP status is accepted, as in Hoverfly; a redirect is followed only to a
-URL the flags allow too, so an allowed server cannot send the download somewhere else (an internal
-address, say). The import itself (engine/simulation/importing.py) stays pure: it gets the results.
+downloaded through the one outgoing HTTP client. Any HTTP status is accepted, as in Hoverfly. For
+body files a redirect is followed only to a URL the flags allow too, so an allowed server cannot
+send the download somewhere else (an internal address, say). The import itself
+(engine/simulation/importing.py) stays pure: it gets the results.
 """
 
 from __future__ import annotations

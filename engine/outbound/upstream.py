@@ -15,12 +15,14 @@ It is imported by the first call out, so a worker that never calls out does not 
 from __future__ import annotations
 
 import gzip
+import ssl
 import time
 import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.errors import UpstreamError
+from engine.outbound.clientauth import ClientAuthentication
 from engine.outbound.goerrors import dial_error, nameserver, tls_problem
 from engine.wire.request import RequestDetails, canonical_header, go_escape_path, valid_escapes
 
@@ -54,6 +56,7 @@ class UpstreamOptions:
     proxy: str = ""
     """``-upstream-proxy``, ``http://`` added when it names no scheme; empty: connect directly."""
     timeout: float = DEFAULT_TIMEOUT
+    client_auth: ClientAuthentication | None = None
 
 
 def proxy_url(value: str) -> str:
@@ -90,6 +93,7 @@ class Upstream:
     def __init__(self, options: UpstreamOptions | None = None) -> None:
         self.options = options or UpstreamOptions()
         self._session: aiohttp.ClientSession | None = None
+        self._client_context: ssl.SSLContext | None = None
         self._nameserver = nameserver()
         """Named in DNS failures, as Go's resolver names the server it asked."""
 
@@ -124,7 +128,21 @@ class Upstream:
             headers.append(("Accept-Encoding", "gzip"))
         url = outgoing_url(req)
         body = request_body(req)
-        return await self.send(req.method, url, headers, body, decompress=decompress, proxy=proxy, mark=mark)
+        tls = self._client_tls(req.destination)
+        if tls is not None:
+            proxy = ""  # Hoverfly's client for these hosts has a transport of its own, without a proxy
+        return await self.send(
+            req.method, url, headers, body, decompress=decompress, proxy=proxy, mark=mark, tls=tls
+        )  # fmt: skip
+
+    def _client_tls(self, destination: str) -> ssl.SSLContext | None:
+        """The TLS context that presents the client certificate, for a destination that asks for it."""
+        auth = self.options.client_auth
+        if auth is None or not auth.applies_to(destination):
+            return None
+        if self._client_context is None:
+            self._client_context = auth.context()
+        return self._client_context
 
     async def send(
         self,
@@ -136,6 +154,7 @@ class Upstream:
         decompress: bool = False,
         proxy: str | None = None,
         mark: bool = False,
+        tls: ssl.SSLContext | None = None,
     ) -> UpstreamResponse:
         import aiohttp
         from yarl import URL
@@ -149,6 +168,7 @@ class Upstream:
                 data=body if body or method not in ("GET", "HEAD") else None,
                 allow_redirects=False,
                 proxy=(proxy_url(self.options.proxy) if proxy is None else proxy) or None,
+                ssl=tls if tls is not None else True,  # True: the session's own (-tls-verification)
             ) as resp:
                 raw = await resp.read()
                 raw_headers = resp.raw_headers

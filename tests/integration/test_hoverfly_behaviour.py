@@ -183,3 +183,25 @@ def test_dev_mode_puts_hoverflys_cors_headers_on_every_admin_answer(simproxy_fac
         assert headers["access-control-allow-methods"] == "GET, PUT, POST, OPTIONS, DELETE"
         assert headers["access-control-allow-credentials"] == "true"
     assert "access-control-allow-origin" not in sp.admin("GET", "/api/v2/hoverfly/mode")[1]  # only with -dev
+
+
+def test_an_index_keyed_on_a_quoted_expression_serves_the_journal_helper(
+    simproxy_factory: Any, upstream: Upstream
+) -> None:
+    """Hoverfly keeps an index's expression as given (``'jsonpath'`` quoted) and names it without the
+    quotes: the helper looks it up by that name (Hoverfly's ft_journal_indexing_test)."""
+    sp: Simproxy = simproxy_factory("-journal-indexing-key", "Request.Body 'jsonpath' '$.id'")
+    assert sp.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "capture"})[0] == 200
+    assert sp.proxy(upstream.url("/echo"), "POST", b'{"id": "1234"}')[0] == 200
+    assert sp.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "simulate"})[0] == 200
+    template = "{{ journal 'Request.Body jsonpath $.id' '1234' 'Response' 'jsonpath' '$.method' }}"
+    echo = {
+        "request": {"path": [{"matcher": "exact", "value": "/journaltest"}]},
+        "response": {"status": 200, "body": template, "templated": True},
+    }
+    assert sp.admin("POST", "/api/v2/simulation", simulation(echo))[0] == 200
+    assert raw_get(sp.proxy_port, "http://test-server.com/journaltest")[2] == b"POST"
+    [index] = sp.admin_json("GET", "/api/v2/journal/index")[1]
+    assert index["name"] == "Request.Body jsonpath $.id"
+    # the GET that rendered the template has no body: Hoverfly indexes it under "" too
+    assert sorted(e["key"] for e in index["entries"]) == ["", "1234"]
