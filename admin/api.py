@@ -189,7 +189,10 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
     await runtime.start()
     upstream = Upstream(
         UpstreamOptions(
-            tls_verify=settings.tls_verification, proxy=settings.upstream_proxy, timeout=settings.upstream_timeout
+            tls_verify=settings.tls_verification,
+            proxy=settings.upstream_proxy,
+            timeout=settings.upstream_timeout,
+            client_auth=settings.client_auth,
         )
     )
     dispatcher = Dispatcher(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import ssl
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -26,6 +27,8 @@ from admin.flags import (
 from admin.settings import LogOptions, Settings
 from engine.auth import User, hash_password, valid_hash
 from engine.fleet.config import ActionSpec, MiddlewareSpec, Mode, ProxyLimits
+from engine.gocompat.goregex import InvalidPattern
+from engine.outbound.clientauth import ClientAuthentication
 
 
 def _port(flags: ParsedFlags, name: str, env: Mapping[str, str], env_name: str, label: str) -> int:
@@ -88,6 +91,24 @@ def _ca_files(flags: ParsedFlags) -> tuple[str, str]:
         except CertificateError as exc:
             raise fatal(f"Failed to load the CA certificate and key: {exc}") from None
     return cert, key
+
+
+def _client_auth(flags: ParsedFlags) -> ClientAuthentication | None:
+    """Hoverfly's mutual TLS flags, their files checked now (Hoverfly finds out at the first request)."""
+    destination = flags.text("client-authentication-destination")
+    if not destination:
+        return None
+    cert, key = flags.text("client-authentication-client-cert"), flags.text("client-authentication-client-key")
+    if not cert or not key:
+        raise fatal("-client-authentication-destination needs -client-authentication-client-cert and -key")
+    try:
+        auth = ClientAuthentication(destination, cert, key, flags.text("client-authentication-ca-cert"))
+        auth.context()
+    except InvalidPattern as exc:
+        raise fatal(f"-client-authentication-destination is not a valid regular expression: {exc}") from None
+    except (OSError, ssl.SSLError) as exc:
+        raise fatal(f"Unable to load client certs file: {exc}") from None
+    return auth
 
 
 def _generated_ca(common_name: str, organisation: str) -> tuple[str, str]:
@@ -314,6 +335,7 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             ca_generated=flags.switch("generate-ca-cert"),
             dev_cors_origin=flags.text("dev-cors-origin") if flags.switch("dev") else "",
             metrics_log=flags.switch("metrics"),
+            client_auth=_client_auth(flags),
             ca_folder=env.get("SIMPROXY_HOME", ""),
             plain_http_tunneling=flags.switch("plain-http-tunneling"),
             cors=flags.switch("cors"),

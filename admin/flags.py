@@ -101,14 +101,14 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("generate-ca-cert", "bool", "Generate a CA certificate and key (cert.pem, key.pem) and use them"),
     FlagSpec("cert-name", "string", "Common name of the CA certificate -generate-ca-cert makes", "hoverfly.proxy"),
     FlagSpec("cert-org", "string", "Organisation of the CA certificate -generate-ca-cert makes", "Hoverfly Authority"),
-    _no(
-        "client-authentication-destination",
-        "string",
-        "Regex of upstream hosts given a TLS client certificate",
+    FlagSpec(
+        "client-authentication-destination", "string", "Regex of real hosts sent a TLS client certificate (mutual TLS)"
     ),
-    _no("client-authentication-client-cert", "string", "TLS client certificate file"),
-    _no("client-authentication-client-key", "string", "TLS client key file"),
-    _no("client-authentication-ca-cert", "string", "CA certificate verifying client-authentication hosts"),
+    FlagSpec("client-authentication-client-cert", "string", "TLS client certificate file (PEM)"),
+    FlagSpec("client-authentication-client-key", "string", "TLS client key file (PEM)"),
+    FlagSpec(
+        "client-authentication-ca-cert", "string", "CA certificate verifying those hosts (default: none verified)"
+    ),
     FlagSpec("auth", "bool", "Require authentication on the admin API and the proxy; env HoverflyAuthEnabled=true"),
     FlagSpec("add", "bool", "Add the user given by -username and -password or -password-hash (turns -auth on)"),
     FlagSpec("username", "string", "User name for -add and -auth"),

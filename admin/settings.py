@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from engine.auth import DEFAULT_TOKEN_SECONDS, User
 from engine.fleet.config import DEFAULT_MAX_PAIRS, MODES, ActionSpec, MiddlewareSpec, Mode, ProxyLimits
 from engine.gocompat.goregex import InvalidPattern, compile_go
+from engine.outbound.clientauth import ClientAuthentication
 
 LOG_LEVELS = ("panic", "fatal", "error", "warning", "info", "debug", "trace")
 LOG_FORMATS = ("plaintext", "json")
@@ -80,6 +81,8 @@ class Settings:
     ca_generated: bool = False
     dev_cors_origin: str = ""
     metrics_log: bool = False
+    client_auth: ClientAuthentication | None = None
+    """``-client-authentication-*``: mutual TLS towards the real services it names."""
     """``-metrics``: log the usage counters every five seconds."""
     """``-dev``: the origin every admin answer allows (``-dev-cors-origin``); "" without ``-dev``."""
     """``-generate-ca-cert``: ``cert``/``key`` are the CA this start made (not a user's own)."""

@@ -37,11 +37,10 @@ SUPPORTED = [
     "admin", "jwt-secret", "token-expiration", "max-body-size", "max-header-size", "max-admin-body-size",
     "read-timeout", "idle-timeout", "max-pairs", "logs", "logs-output", "logs-file", "log-no-color", "log-no-quotes",
     "generate-ca-cert", "cert-name", "cert-org", "dev", "dev-cors-origin", "metrics",
+    "client-authentication-destination", "client-authentication-client-cert", "client-authentication-client-key",
+    "client-authentication-ca-cert",
 ]  # fmt: skip
-UNSUPPORTED_WITH_VALUE = [
-    "client-authentication-destination", "client-authentication-client-cert",
-    "client-authentication-client-key", "client-authentication-ca-cert", "db", "db-path",
-]  # fmt: skip
+UNSUPPORTED_WITH_VALUE = ["db", "db-path"]
 ALL_FLAGS = SUPPORTED + UNSUPPORTED_WITH_VALUE
 ENV_NAMES = [
     "AdminPort", "ProxyPort", "UpstreamProxy", "HoverflyImport", "SKIP_IMPORT_CHECK",
@@ -332,10 +331,9 @@ def test_unsupported_flags_asking_for_more_are_rejected(args: tuple[str, ...]) -
 
 
 def test_each_unsupported_flag_is_named_once() -> None:
-    error = error_of("-db-path", "p", "-client-authentication-destination=u", "-db-path", "q", "-db=boltdb")
+    error = error_of("-db-path", "p", "-db=boltdb", "-db-path", "q")
     assert error.message.splitlines() == [
         "flag -db-path is not supported yet",
-        "flag -client-authentication-destination is not supported yet",
         "flag -db is not supported yet",
     ]
 
@@ -693,3 +691,24 @@ def test_generate_ca_cert_writes_a_new_ca_and_uses_it(tmp_path: Path, monkeypatc
     assert default.ca_generated and {a.rfc4514_attribute_name: a.value for a in subject} == {
         "CN": "hoverfly.proxy", "O": "Hoverfly Authority"
     }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("-client-authentication-destination", "h"), "-client-authentication-destination needs"),
+        (
+            ("-client-authentication-destination", "(", "-client-authentication-client-cert", "c",
+             "-client-authentication-client-key", "k"),
+            "-client-authentication-destination is not a valid regular expression",
+        ),
+        (
+            ("-client-authentication-destination", "h", "-client-authentication-client-cert", "/no/cert.pem",
+             "-client-authentication-client-key", "/no/key.pem"),
+            "Unable to load client certs file",
+        ),
+    ],
+)  # fmt: skip
+def test_bad_client_authentication_flags_are_fatal(args: tuple[str, ...], message: str) -> None:
+    error = error_of(*args)
+    assert error.exit_code == 1 and error.message.startswith(message)

@@ -194,3 +194,69 @@ def test_generate_ca_cert_makes_the_ca_that_signs_and_leaves_it_in_the_working_d
     assert [e["msg"] for e in sp.admin_json("GET", "/api/v2/logs")[1]["logs"]][:2] == [
         "cert.pem created", "key.pem created."
     ]  # fmt: skip
+
+
+def _client_identity(folder: Path) -> tuple[bytes, Path, Path]:
+    """A CA (its PEM) and a client certificate and key it signs, written to ``folder``."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    def name(cn: str) -> x509.Name:
+        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca = (
+        x509.CertificateBuilder().subject_name(name("client CA")).issuer_name(name("client CA"))
+        .public_key(ca_key.public_key()).serial_number(1).not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True).sign(ca_key, hashes.SHA256())
+    )  # fmt: skip
+    client = (
+        x509.CertificateBuilder().subject_name(name("simproxy client")).issuer_name(ca.subject)
+        .public_key(key.public_key()).serial_number(2).not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )  # fmt: skip
+    cert_file, key_file = folder / "client.pem", folder / "client-key.pem"
+    cert_file.write_bytes(client.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return ca.public_bytes(serialization.Encoding.PEM), cert_file, key_file
+
+
+def test_client_authentication_presents_a_certificate_to_the_hosts_it_names(
+    simproxy_factory: Any, tmp_path: Path
+) -> None:
+    """Hoverfly's mutual TLS flags: a real service that requires a client certificate gets one."""
+    import ssl
+
+    client_ca, cert, key = _client_identity(tmp_path)
+    context = LeafCertificates(UPSTREAM_CA).context("localhost")
+    context.verify_mode = ssl.CERT_REQUIRED
+    context.load_verify_locations(cadata=client_ca.decode())
+    strict = start_upstream(context)
+    upstream_ca = tmp_path / "upstream-ca.pem"
+    upstream_ca.write_bytes(UPSTREAM_CA.cert_pem)
+    url = f"https://localhost:{strict.port}/hello"
+    try:
+        mutual: Simproxy = simproxy_factory(
+            "-client-authentication-destination", "localhost",
+            "-client-authentication-client-cert", str(cert), "-client-authentication-client-key", str(key),
+            "-client-authentication-ca-cert", str(upstream_ca),
+        )  # fmt: skip
+        assert mutual.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "capture"})[0] == 200
+        response = through(mutual, url, ca_file(mutual, tmp_path))
+        assert (response.status_code, response.text) == (200, "real /hello")
+
+        plain: Simproxy = simproxy_factory("-tls-verification=false")  # no certificate to show: refused
+        assert plain.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "capture"})[0] == 200
+        assert through(plain, url, ca_file(plain, tmp_path)).status_code == 502
+    finally:
+        strict.stop()
