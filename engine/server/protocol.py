@@ -358,6 +358,8 @@ class ProxyProtocol(asyncio.Protocol):
             self._fail(501, "No CA")
             return
         host, port = target
+        if "://" in authority:  # an absolute URI: the tunnel's requests go to its host and port
+            authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         if server.plain_http_tunneling and port != 443:
             transport.write(b"HTTP/1.0 200 OK\r\n\r\n")
             self._enter_tunnel(authority, "http")

@@ -15,6 +15,7 @@ import logging
 import re
 import ssl
 from collections.abc import Callable
+from types import MappingProxyType
 from typing import cast
 
 from engine.server.certs import CertificateError, Interception
@@ -30,10 +31,21 @@ _REG_NAME = re.compile(r"(?:[A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})+")
 _PORT = re.compile(r"[0-9]{1,5}")
 
 
+_SCHEME_PORTS = MappingProxyType({"http": 80, "https": 443})
+
+
 def split_authority(authority: str) -> tuple[str, int] | None:
     """``(host, port)`` of a CONNECT's ``host:port`` (``[v6]:port`` too, the host then without its
     brackets; ``443`` when no port is given), or None when the target is no such thing: an empty
-    host, an IPv6 address without brackets, a port that is empty, not a number or not 1-65535."""
+    host, an IPv6 address without brackets, a port that is empty, not a number or not 1-65535.
+
+    Some clients (Go's, through a proxy) send an absolute URI instead (``CONNECT http://host/``):
+    its host and port are taken, the port by its scheme when it names none (Hoverfly answers it)."""
+    scheme, separator, rest = authority.partition("://")
+    if separator and scheme.lower() in _SCHEME_PORTS:
+        authority = rest.partition("/")[0]
+        if authority and ":" not in authority.rpartition("]")[2]:  # no port, [v6] alone included
+            authority = f"{authority}:{_SCHEME_PORTS[scheme.lower()]}"
     if authority.startswith("["):
         host, bracket, rest = authority[1:].partition("]")
         if not bracket or not _is_ipv6(host):

@@ -152,6 +152,11 @@ def test_a_long_read_is_parsed_no_further_than_a_hold() -> None:
 def test_connect_targets() -> None:
     assert split_authority("api.example.com:8443") == ("api.example.com", 8443)
     assert split_authority("api.example.com") == ("api.example.com", 443)
+    # Go's client through a proxy may send an absolute URI: its host, and its scheme's port
+    assert split_authority("http://hoverfly.io/") == ("hoverfly.io", 80)
+    assert split_authority("https://api.example.com:8443/x") == ("api.example.com", 8443)
+    assert split_authority("http://[::1]/") == ("::1", 80)
+    assert split_authority("ftp://files.example.com/") is None
     assert split_authority("10.0.0.1:1") == ("10.0.0.1", 1)
     assert split_authority("[::1]:65535") == ("::1", 65535)
     assert split_authority("[2001:db8::1]") == ("2001:db8::1", 443)
