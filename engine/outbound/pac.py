@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import sys
 from collections import OrderedDict
 
@@ -21,6 +22,18 @@ from engine.errors import EngineError
 
 ANSWERS = 1000
 PAC_TIMEOUT = 5.0
+
+
+_UNDEFINED = re.compile(r"ReferenceError: (\S+) is not defined")
+
+
+def otto_text(error: str) -> str:
+    """A script error as Hoverfly's JavaScript engine (otto) words it: its first line, without the
+    stack, and an undefined name quoted (``ReferenceError: 'X' is not defined``)."""
+    match = _UNDEFINED.search(error)  # pypac wraps it: "Malformed PAC file (ReferenceError: ..."
+    if match:
+        return f"ReferenceError: '{match[1]}' is not defined"
+    return error.strip().splitlines()[0] if error.strip() else error
 
 
 class PacError(EngineError):
@@ -73,7 +86,7 @@ class PacResolver:
         self._child_text = pac
         reply = json.loads(line)
         if "error" in reply:
-            raise PacError(f"Unable to parse PAC file\n\n{reply['error']}")
+            raise PacError(f"Unable to parse PAC file\n\n{otto_text(str(reply['error']))}")
         return str(reply.get("answer", ""))
 
     async def _running_child(self) -> asyncio.subprocess.Process:

@@ -91,6 +91,11 @@ def test_pac_file_chooses_the_upstream_proxy(simproxy_factory: Any, upstream: Up
         "/direct"
     )  # the failed request recorded nothing
 
+    # a name the script never defines is worded as Hoverfly's engine words it (its functional suite)
+    assert sp.admin("PUT", "/api/v2/hoverfly/pac", raw=b"BADPACFILE")[0] == 200
+    status, _, body = sp.proxy(upstream.url("/undefined"))
+    assert status == 502 and body.endswith(b"Unable to parse PAC file\n\nReferenceError: 'BADPACFILE' is not defined")
+
     assert sp.admin("DELETE", "/api/v2/hoverfly/pac")[:3:2] == (200, b"")
     assert sp.admin("GET", "/api/v2/hoverfly/pac")[0] == 404
     assert sp.admin("PUT", "/api/v2/hoverfly/pac", raw=pac.encode())[0] == 200
