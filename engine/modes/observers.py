@@ -4,9 +4,13 @@ after it). None of them can delay or change the answer: it is already out."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Set
 from typing import TYPE_CHECKING
 
+import orjson
+
+from engine.journal.entries import entry_view, record_entry
 from engine.modes.base import Received
 from engine.outbound.actions import ActionRunner, Served
 from engine.wire.response import Wire
@@ -17,6 +21,9 @@ if TYPE_CHECKING:
     from engine.journal.recorder import Recorder
 
 
+log = logging.getLogger(__name__)
+
+
 class JournalObserver:
     """Appends the journal entry (when the journal is on) and keeps its number for the observers after."""
 
@@ -24,6 +31,8 @@ class JournalObserver:
         self.records = records
         self.last_sequence = 0
         """The number of the entry of the request being told about (0: not journaled)."""
+        self.debug = log.isEnabledFor(logging.DEBUG)
+        """At ``-log-level debug`` each entry is logged too, as Hoverfly logs it ("journal entry")."""
 
     @property
     def keeps_reads(self) -> bool:
@@ -37,6 +46,11 @@ class JournalObserver:
             self.last_sequence = records.record(req, wire, received_at, seconds * 1000, mode, raw, arrival)
         else:
             self.last_sequence = 0
+        if self.debug:
+            entry_id = records.entry_id(self.last_sequence) if self.last_sequence else ""
+            entry = record_entry(entry_id, received[0], wire, mode, received[1], seconds * 1000)
+            text = orjson.dumps(entry_view(entry)).decode() + "\n"
+            log.debug("journal entry", extra={"fields": {"json": text}})
 
 
 class MetricsObserver:

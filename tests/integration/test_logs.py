@@ -128,3 +128,16 @@ def test_metrics_logs_the_fleets_counts_by_mode_every_five_seconds(simproxy_fact
     entry = wait_until(counted, timeout=15, interval=0.5)
     assert entry["level"] == "info"
     assert entry["counters"] == {"simulate": 3, "capture": 0, "spy": 0, "synthesize": 0, "modify": 0, "diff": 0}
+
+
+def test_at_debug_level_each_journal_entry_is_logged(simproxy_factory: Any, tmp_path: Path) -> None:
+    file = tmp_path / "hoverfly.log"
+    sp: Simproxy = simproxy_factory("-log-level", "debug", "-logs-output", "file", "-logs-file", str(file))
+    assert sp.proxy("http://api.test/debugged?x=1")[0] == 502
+    text = wait_until(lambda: (lambda t: t if "journal entry" in t else None)(file.read_text()))
+    line = next(line for line in text.splitlines() if 'msg="journal entry"' in line)
+    assert "level=debug" in line
+    logged = json.loads(json.loads(line.split(" json=", 1)[1]))  # the value is quoted, as logrus quotes it
+    assert (logged["request"]["path"], logged["request"]["query"], logged["response"]["status"]) == (
+        "/debugged", "x=1", 502
+    )  # fmt: skip
