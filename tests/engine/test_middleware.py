@@ -63,12 +63,13 @@ def test_reply_replaces_the_pair() -> None:
     result = decode_exchange(orjson.dumps(reply), sent)
     assert result.request.path == "/changed"
     assert result.request.query == {"z": ["1 2"]}
-    assert result.request.raw_query == "z=1+2"
+    assert result.request.raw_query == "z=1%202"  # Go's path escaping, as Hoverfly re-encodes it
     assert result.response is not None
     assert (result.response.status, result.response.body, result.response.fixed_delay) == (201, b"\x00\x01", 15)
     assert result.response.log_normal_delay is not None and result.response.log_normal_delay.max == 9
     unchanged = decode_exchange(encode_exchange(sent), sent)
-    assert unchanged.request.raw_query == "b=2&a=x%20y"  # the query as it came, when the middleware left it
+    # Hoverfly loses the raw query once middleware answered, even unchanged: sorted and re-encoded
+    assert unchanged.request.raw_query == "a=x%20y&b=2"
 
 
 def test_reply_without_query_is_refused() -> None:
