@@ -66,6 +66,11 @@ def _indexes(runtime: Runtime, entries: list[JournalEntry], page: list[JournalEn
     return views
 
 
+def _index_names(runtime: Runtime) -> list[str]:
+    """The indexes' names (their expressions without quotes), in the order they were created."""
+    return [index_key(source) for source in runtime.snapshot.config.journal_indexes]
+
+
 async def get_journal(request: Request) -> HTTPResponse:
     svc = services(request)
     runtime = svc.runtime
@@ -124,7 +129,7 @@ async def delete_journal(request: Request) -> HTTPResponse:
     runtime = svc.runtime
     _enabled(runtime)
     await runtime.barrier()
-    names = [index_key(source) for source in runtime.snapshot.config.journal_indexes]
+    names = _index_names(runtime)
     await svc.journal.journal_clear(names)
     if names:  # Hoverfly's DELETE also removes every index
         await write_config(runtime, lambda config: config.with_journal_indexes(()))
@@ -146,7 +151,7 @@ async def add_index(request: Request) -> HTTPResponse:
     # Hoverfly keeps the expression as given (its quotes matter) and names the index without quotes
     source = typed(load_object(request.body), "name", str, "")
     name = index_key(source)
-    if name in {index_key(s) for s in runtime.snapshot.config.journal_indexes}:
+    if name in _index_names(runtime):
         raise BadRequest(f"index {name} has been already set")
     try:
         expression = runtime.records.index(source)
@@ -163,7 +168,7 @@ async def delete_index(request: Request, name: str) -> HTTPResponse:
     svc = services(request)
     runtime = svc.runtime
     _enabled(runtime)
-    if name not in {index_key(s) for s in runtime.snapshot.config.journal_indexes}:
+    if name not in _index_names(runtime):
         raise NotFound(f"no journal index named {name!r}")
     await write_config(
         runtime,

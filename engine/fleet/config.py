@@ -168,7 +168,8 @@ class RuntimeConfig:
     preload_lineage: str = ""
     """... for the simulation of this lineage only: a later replace is not preloaded (Hoverfly)."""
     journal_indexes: tuple[str, ...] = ()
-    """Journal index names (``Request.QueryParam.id`` ...), in the order they were created."""
+    """Journal index expressions as given (``Request.Body 'jsonpath' '$.id'``), in the order they were
+    created; an index is named and stored without the quotes (``engine.journal.entries.index_key``)."""
     middleware: MiddlewareSpec = field(default_factory=MiddlewareSpec)
     actions: tuple[ActionSpec, ...] = ()
     """Post-serve actions sorted by name, the fallback (empty name) last."""

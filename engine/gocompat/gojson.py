@@ -94,6 +94,15 @@ def go_string(text: str) -> str:
     return '"' + _ESCAPES.sub(_escape, text) + '"'
 
 
+_HTML = re.compile("[<>&\u2028\u2029]")
+
+
+def go_html_escape(encoded: str) -> str:
+    """JSON text another encoder wrote, with what Go's encoder escapes besides: ``<``, ``>``, ``&``
+    and U+2028/U+2029 as ``\\u`` escapes (outside strings none of them can occur)."""
+    return _HTML.sub(lambda match: f"\\u{ord(match.group()):04x}", encoded)
+
+
 class _TooLong(Exception):
     pass
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from engine.gocompat.gojson import go_html_escape
 from engine.journal.recorder import Recorder
 
 # Python level -> Hoverfly's (logrus) level names
@@ -65,7 +66,7 @@ class RecordHandler(logging.Handler):
     def __init__(self, recorder: Recorder, level: int = logging.INFO) -> None:
         super().__init__(level)
         self.recorder = recorder
-        self.addFilter(_own_records)
+        self.addFilter(own_records)
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -76,8 +77,8 @@ class RecordHandler(logging.Handler):
             self.handleError(record)
 
 
-def _own_records(record: logging.LogRecord) -> bool:
-    """simproxy's own records (the framework's start-up chatter stays on stderr only)."""
+def own_records(record: logging.LogRecord) -> bool:
+    """simproxy's own records (other libraries' go to standard error only)."""
     return record.name.split(".", 1)[0] in ("engine", "admin", "store")
 
 
@@ -111,9 +112,8 @@ def text_line(entry: dict[str, Any], *, colour: bool = True, quotes: bool = True
 
 
 def json_line(entry: dict[str, Any]) -> str:
-    """logrus's JSON line: one object, keys sorted, ``<``, ``>`` and ``&`` escaped as Go escapes them."""
-    text = orjson.dumps(entry, option=orjson.OPT_SORT_KEYS, default=str).decode()
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026") + "\n"
+    """logrus's JSON line: one object, keys sorted, HTML characters escaped as Go escapes them."""
+    return go_html_escape(orjson.dumps(entry, option=orjson.OPT_SORT_KEYS, default=str).decode()) + "\n"
 
 
 class LogrusFormatter(logging.Formatter):
@@ -130,8 +130,3 @@ class LogrusFormatter(logging.Formatter):
         entry = entry_of(record)
         line = json_line(entry) if self.json else text_line(entry, colour=self.colour, quotes=self.quotes)
         return line.removesuffix("\n")
-
-
-def own_records(record: logging.LogRecord) -> bool:
-    """simproxy's own records (the framework's chatter goes elsewhere)."""
-    return _own_records(record)

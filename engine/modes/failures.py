@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any
 
+from engine.gocompat.gojson import go_html_escape
 from engine.matching.scoring import ClosestMiss
 from engine.simulation.codec import encode_request, encode_response, go_json
 from engine.wire.request import RequestDetails
@@ -79,11 +80,4 @@ def go_indent(value: Any) -> str:
     """``json.MarshalIndent``: 4 spaces, sorted maps, whole floats as integers, HTML escaped, and
     each byte that was not UTF-8 (a surrogate escape here) written as ``\\ufffd``."""
     text = json.dumps(go_json(value, sort_keys=False), indent=4, ensure_ascii=False)
-    text = _NOT_UTF8.sub(lambda _: "\\ufffd", text)
-    return (
-        text.replace("<", "\\u003c")
-        .replace(">", "\\u003e")
-        .replace("&", "\\u0026")
-        .replace("\u2028", "\\u2028")
-        .replace("\u2029", "\\u2029")
-    )
+    return go_html_escape(_NOT_UTF8.sub(lambda _: "\\ufffd", text))

@@ -38,15 +38,12 @@ def dial_error(host: str, port: int, error: OSError, server: str) -> str:
         if error.errno in (socket.EAI_NONAME, getattr(socket, "EAI_NODATA", socket.EAI_NONAME)):
             return f"dial tcp: lookup {host}{where}: no such host"
         return f"dial tcp: lookup {host}{where}: {str(error.strerror or error).lower()}"
-    number = error.errno
-    reason = os.strerror(number).lower() if number else str(error)
-    if number == errno.ECONNREFUSED:
-        reason = "connection refused"
+    reason = "connection refused" if error.errno == errno.ECONNREFUSED else _reason(error)
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     return f"dial tcp {address}: connect: {reason}"
 
 
-def tls_problem(error: BaseException | str) -> str:
+def tls_problem(error: BaseException) -> str:
     """The ``x509: ...`` text of a certificate Go's client would refuse."""
     if isinstance(error, ssl.SSLCertVerificationError):
         code = error.verify_code
@@ -64,5 +61,9 @@ def exec_error(command: Sequence[str], error: OSError) -> str:
     program = command[0] if command else ""
     if "/" not in program and isinstance(error, FileNotFoundError):
         return f'exec: "{program}": executable file not found in $PATH'
-    reason = os.strerror(error.errno).lower() if error.errno else str(error)
-    return f"fork/exec {program}: {reason}"
+    return f"fork/exec {program}: {_reason(error)}"
+
+
+def _reason(error: OSError) -> str:
+    """The system's words for an error number, lower-case as Go's syscall errors read."""
+    return os.strerror(error.errno).lower() if error.errno else str(error)

@@ -137,17 +137,24 @@ def test_outside_the_destination_a_connect_is_a_blind_tunnel(
         assert raw.recv(4096).startswith(b"HTTP/1.0 502 Bad Gateway\r\n")
 
 
-def test_plain_http_tunneling(simproxy_factory: Any) -> None:
+@pytest.mark.parametrize(
+    ("target", "host"),
+    [
+        ("plain.test:8080", "plain.test:8080"),
+        ("http://hoverfly.io/", "hoverfly.io"),  # Go's client through a proxy: an absolute URI (Hoverfly: 200)
+    ],
+)
+def test_plain_http_tunneling(simproxy_factory: Any, target: str, host: str) -> None:
     sp: Simproxy = simproxy_factory("-plain-http-tunneling")
     assert sp.admin("PUT", "/api/v2/simulation", simulation({"request": {}, "response": {"body": "plain"}}))[0] == 200
     with socket.create_connection(("127.0.0.1", sp.proxy_port), timeout=10) as raw:
-        raw.sendall(b"CONNECT plain.test:8080 HTTP/1.1\r\n\r\n")
+        raw.sendall(f"CONNECT {target} HTTP/1.1\r\n\r\n".encode())
         assert raw.recv(4096) == b"HTTP/1.0 200 OK\r\n\r\n"
-        raw.sendall(b"GET /inside HTTP/1.1\r\nHost: plain.test:8080\r\n\r\n")
+        raw.sendall(f"GET /inside HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
         reply = raw.recv(4096)
     assert reply.startswith(b"HTTP/1.1 200 OK\r\n") and reply.endswith(b"plain")
     entry = sp.admin_json("GET", "/api/v2/journal")[1]["journal"][0]
-    assert (entry["request"]["scheme"], entry["request"]["destination"]) == ("http", "plain.test:8080")
+    assert (entry["request"]["scheme"], entry["request"]["destination"]) == ("http", host)
 
 
 @pytest.mark.parametrize("mode", ["spy", "modify", "diff"])
@@ -260,16 +267,3 @@ def test_client_authentication_presents_a_certificate_to_the_hosts_it_names(
         assert through(plain, url, ca_file(plain, tmp_path)).status_code == 502
     finally:
         strict.stop()
-
-
-def test_a_connect_to_an_absolute_uri_opens_a_tunnel_to_its_host(simproxy_factory: Any) -> None:
-    """Go's client sends ``CONNECT http://host/`` through a proxy; Hoverfly answers 200."""
-    sp: Simproxy = simproxy_factory("-plain-http-tunneling")
-    assert sp.admin("PUT", "/api/v2/simulation", simulation({"request": {}, "response": {"body": "plain"}}))[0] == 200
-    with socket.create_connection(("127.0.0.1", sp.proxy_port), timeout=10) as raw:
-        raw.sendall(b"CONNECT http://hoverfly.io/ HTTP/1.1\r\nHost: hoverfly.io\r\n\r\n")
-        assert raw.recv(4096) == b"HTTP/1.0 200 OK\r\n\r\n"
-        raw.sendall(b"GET /inside HTTP/1.1\r\nHost: hoverfly.io\r\n\r\n")
-        assert raw.recv(4096).endswith(b"plain")
-    entry = sp.admin_json("GET", "/api/v2/journal")[1]["journal"][0]
-    assert (entry["request"]["scheme"], entry["request"]["destination"]) == ("http", "hoverfly.io")
