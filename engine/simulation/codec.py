@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from engine.errors import SimulationError
+from engine.gocompat.sniff import BINARY, SNIFF_LENGTH, detect_content_type
 from engine.simulation.model import (
     JSON,
     Delay,
@@ -292,27 +293,6 @@ def _encode_log_normal(params: LogNormal) -> dict[str, int]:
 # response has a Content-Encoding header or the sniffed MIME type is not a text-like one.
 
 _TEXTUAL = ("text", "plain", "css", "html", "json", "xml", "js", "javascript")
-_BINARY_SIGNATURES = (
-    (b"%PDF-", "application/pdf"),
-    (b"\x1f\x8b\x08", "application/x-gzip"),
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"PK\x03\x04", "application/zip"),
-    (b"BM", "image/bmp"),
-    (b"%!PS-Adobe-", "application/postscript"),
-    (b"OTTO", "font/otf"),
-    (b"ttcf", "font/collection"),
-    (b"ID3", "audio/mpeg"),
-    (b"\x00\x00\x01\x00", "image/x-icon"),
-    (b"OggS", "application/ogg"),
-    (b"Rar!\x1a\x07", "application/x-rar-compressed"),
-    (b"\x1a\x45\xdf\xa3", "video/webm"),
-    (b"wOFF", "font/woff"),
-    (b"wOF2", "font/woff2"),
-)
-_BINARY_BYTES = frozenset([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])
 
 
 def needs_base64(resp: Response) -> bool:
@@ -323,19 +303,14 @@ def needs_base64(resp: Response) -> bool:
 
 
 def sniff_content_type(body: bytes) -> str:
-    """A small subset of the WHATWG MIME sniffing that Go's ``http.DetectContentType`` implements."""
-    head = body[:512]
-    for signature, mime in _BINARY_SIGNATURES:
-        if head.startswith(signature):
-            return mime
-    if head.startswith(b"RIFF") and head[8:12] in (b"WAVE", b"AVI ", b"WEBP"):
-        return {b"WAVE": "audio/wave", b"AVI ": "video/avi", b"WEBP": "image/webp"}[head[8:12]]
-    if any(b in _BINARY_BYTES for b in head):
-        return "application/octet-stream"
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        # A multi-byte character cut at byte 512 is still text; anything else is binary.
-        if exc.start < len(head) - 3:
-            return "application/octet-stream"
-    return "text/plain; charset=utf-8"
+    """Go's ``http.DetectContentType``, except that text which is not UTF-8 counts as binary (so that
+    an export never loses bytes to a JSON string)."""
+    mime = detect_content_type(body)
+    if mime.startswith("text/"):
+        try:
+            body[:SNIFF_LENGTH].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            # A multi-byte character cut at byte 512 is still text; anything else is binary.
+            if exc.start < min(len(body), SNIFF_LENGTH) - 3:
+                return BINARY
+    return mime

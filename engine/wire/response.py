@@ -12,6 +12,7 @@ from http import HTTPStatus
 import orjson
 
 from engine.errors import SimulationError
+from engine.gocompat.sniff import detect_content_type
 from engine.simulation.model import Response
 from engine.wire.request import canonical_header
 
@@ -94,6 +95,8 @@ def _render(resp: Response, *, canonical: bool, pair: str, journal: bytes | None
         keep_alive = bool(declared) and declared[0].strip() == str(len(body))
     else:
         lines.append(f"Content-Length: {len(body)}\r\n".encode())
+    if body and "content-type" not in lower:  # Go's server sniffs the type of a body sent without one
+        lines.append(f"Content-Type: {detect_content_type(resp.body)}\r\n".encode())
     return Wire(
         b"".join(lines),
         body,
@@ -109,19 +112,23 @@ def _render(resp: Response, *, canonical: bool, pair: str, journal: bytes | None
     )
 
 
-def chunked_instead(wire: Wire) -> Wire:
+def chunked_instead(wire: Wire, *, always: bool = False) -> Wire:
     """``wire`` sent chunked when its head declares a ``Content-Length`` its body disagrees with: a
-    client inside a tunnel would read a broken answer (Hoverfly chunks every tunnelled answer)."""
-    if wire.keep_alive:
-        return wire
+    client inside a tunnel would read a broken answer. ``always`` (``-compat hoverfly``): chunked
+    whatever its length, and the connection closed after it, as Hoverfly sends every tunnelled answer."""
     lines = wire.head.split(b"\r\n")
+    if always:
+        if any(line[:18].lower() == b"transfer-encoding:" for line in lines):
+            return replace(wire, keep_alive=False)  # already chunk-framed
+    elif wire.keep_alive:
+        return wire
     declared = [line for line in lines if line[:15].lower() == b"content-length:"]
-    if not declared or declared[0][15:].strip() == str(len(wire.body)).encode():
+    if not always and (not declared or declared[0][15:].strip() == str(len(wire.body)).encode()):
         return wire
     kept = [line for line in lines if line and line[:15].lower() != b"content-length:"]
     head = b"\r\n".join(kept) + b"\r\nTransfer-Encoding: chunked\r\n"
     body = (f"{len(wire.body):x}\r\n".encode() + wire.body + b"\r\n" if wire.body else b"") + b"0\r\n\r\n"
-    return replace(wire, head=head, body=body, content=wire.raw_body)
+    return replace(wire, head=head, body=body, content=wire.raw_body, keep_alive=False)
 
 
 def journal_parts(body: bytes, headers: tuple[tuple[str, tuple[str, ...]], ...]) -> bytes | None:

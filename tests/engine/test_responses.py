@@ -131,35 +131,62 @@ def test_an_unsendable_header_is_rejected_when_the_simulation_is_compiled() -> N
 # ---------------------------------------------------------------------------------------------
 # framing
 
+SNIFFED_TEXT = b"Content-Type: text/plain; charset=utf-8"
+
+
+@pytest.mark.parametrize(
+    ("body", "sniffed"),
+    [
+        ('{"id": 1}', "text/plain; charset=utf-8"),
+        ("  <html><body>hi</body></html>", "text/html; charset=utf-8"),
+        ('<?xml version="1.0"?><a/>', "text/xml; charset=utf-8"),
+        ("<p>para</p>", "text/html; charset=utf-8"),
+        ("<pre>not a sniffed tag</pre>", "text/plain; charset=utf-8"),
+    ],
+)
+def test_a_body_without_a_content_type_is_sent_with_the_type_go_sniffs(body: str, sniffed: str) -> None:
+    wires = rendered(body=body)
+    for wire in (wires.proxy, wires.webserver):
+        assert f"Content-Type: {sniffed}".encode() in header_lines(wire.head)
+    assert wires.proxy.headers == ()  # the journal records the pair's headers, as Hoverfly's does
+
+
+def test_a_declared_content_type_is_not_sniffed() -> None:
+    wire = rendered(body="<html>", headers={"Content-Type": ["application/x-mine"]}).proxy
+    assert [line for line in header_lines(wire.head) if line.lower().startswith(b"content-type")] == [
+        b"Content-Type: application/x-mine"
+    ]
+
 
 @pytest.mark.parametrize(("body", "length"), [("", 0), ("hello", 5), ("caf\u00e9", 5), ("\U0001f600", 4)])
 def test_content_length_is_added_from_the_byte_length(body: str, length: int) -> None:
     wires = rendered(body=body)
     for wire in (wires.proxy, wires.webserver):
-        assert header_lines(wire.head) == [f"Content-Length: {length}".encode()]
+        sniffed = [SNIFFED_TEXT] if body else []  # Go's server sniffs a body's type, never an empty one's
+        assert header_lines(wire.head) == [f"Content-Length: {length}".encode(), *sniffed]
         assert wire.body == body.encode()
         assert wire.keep_alive
 
 
 def test_content_length_of_a_binary_body() -> None:
     wire = render_response(Response(body=b"\x00\xff\x10"), WHERE).proxy
-    assert header_lines(wire.head) == [b"Content-Length: 3"]
+    assert header_lines(wire.head) == [b"Content-Length: 3", b"Content-Type: application/octet-stream"]
     assert wire.body == b"\x00\xff\x10"
 
 
 @pytest.mark.parametrize("name", ["Content-Length", "content-length"])
 def test_a_declared_content_length_is_not_repeated(name: str) -> None:
     wires = rendered(body="hello", headers={name: ["5"]})
-    assert header_lines(wires.proxy.head) == [f"{name}: 5".encode()]
+    assert header_lines(wires.proxy.head) == [f"{name}: 5".encode(), SNIFFED_TEXT]
     assert wires.proxy.keep_alive
-    assert header_lines(wires.webserver.head) == [b"Content-Length: 5"]
+    assert header_lines(wires.webserver.head) == [b"Content-Length: 5", SNIFFED_TEXT]
 
 
 @pytest.mark.parametrize("declared", ["4", "6", "0", "abc", "-1"])
 def test_a_wrong_declared_content_length_closes_the_connection(declared: str) -> None:
     wires = rendered(body="hello", headers={"Content-Length": [declared]})
     for wire in (wires.proxy, wires.webserver):
-        assert header_lines(wire.head) == [f"Content-Length: {declared}".encode()]
+        assert header_lines(wire.head) == [f"Content-Length: {declared}".encode(), SNIFFED_TEXT]
         assert not wire.keep_alive
 
 
@@ -170,7 +197,7 @@ def test_transfer_encoding_chunked_frames_the_body_in_chunks(value: str) -> None
         assert b"Content-Length" not in wire.head
         assert wire.body == b"b\r\nhello world\r\n0\r\n\r\n"
         assert wire.keep_alive
-    assert header_lines(wires.proxy.head) == [f"Transfer-Encoding: {value}".encode()]
+    assert header_lines(wires.proxy.head) == [f"Transfer-Encoding: {value}".encode(), SNIFFED_TEXT]
 
 
 def test_an_empty_chunked_body_is_just_the_last_chunk() -> None:
