@@ -19,7 +19,7 @@ from admin.errors import ApiError
 from admin.listeners import Endpoint
 from admin.logsetup import LogSinks, install_logging
 from admin.metricslog import log_usage
-from admin.responses import error_response
+from admin.responses import error_response, untyped_empty
 from admin.services import Services
 from admin.settings import Settings
 from admin.startlog import announce
@@ -28,6 +28,7 @@ from engine.auth import Authenticator, shared_secret
 from engine.errors import ImportFailure, SimulationError, WriteConflict
 from engine.execution.tasks import TaskSet
 from engine.fleet.runtime import REGISTRY_SETTLE_MS, Runtime
+from engine.gocompat.dialect import Dialect
 from engine.journal.recorder import Recorder
 from engine.matching.cache import MatchCache
 from engine.matching.registry import MatcherRegistry
@@ -138,28 +139,79 @@ def _routes(app: Sanic[Any, Any], settings: Settings) -> None:
         add(datasources.get_sources, csv_path, methods=["GET"], name=f"{ns}_csv_get")
         add(datasources.put_source, csv_path, methods=["PUT"], name=f"{ns}_csv_put")
         add(datasources.delete_source, f"{csv_path}/<name>", methods=["DELETE"], name=f"{ns}_csv_delete")
+    _options_routes(app, settings)
+
+
+# Hoverfly's OPTIONS answers (hoverfly-admin.md §3.0): 200, an empty body and its ``Allow`` list, which
+# is each handler's own and not always what the path serves (cors, shutdown)
+_ALLOW = (
+    ("/api/v2/simulation", "OPTIONS, GET, PUT, DELETE"),
+    ("/api/v2/simulation/schema", "OPTIONS, GET, PUT, DELETE"),
+    ("/api/v2/cache", "OPTIONS, GET, DELETE"),
+    ("/api/v2/logs", "OPTIONS, GET"),
+    ("/api/v2/journal", "OPTIONS, GET, DELETE, POST"),
+    ("/api/v2/state", "OPTIONS, GET, DELETE, PUT, PATCH"),
+    ("/api/v2/diff", "OPTIONS, GET, DELETE"),
+    ("/api/v2/shutdown", "OPTIONS, GET"),
+)
+_ALLOW_NAMESPACED = (
+    ("", "OPTIONS, GET"),
+    ("/destination", "OPTIONS, GET, PUT"),
+    ("/mode", "OPTIONS, GET, PUT"),
+    ("/usage", "OPTIONS, GET"),
+    ("/version", "OPTIONS, GET"),
+    ("/upstream-proxy", "OPTIONS, GET"),
+    ("/pac", "OPTIONS, GET, PUT, DELETE"),
+    ("/cors", "OPTIONS, GET, PUT"),
+)
+
+
+def _options_routes(app: Sanic[Any, Any], settings: Settings) -> None:
+    middleware = "OPTIONS, GET, PUT" if settings.enable_middleware_api else "OPTIONS, GET"
+    namespaced = (*_ALLOW_NAMESPACED, ("/middleware", middleware))
+    paths = (*_ALLOW, *((f"/api/v2/{ns}{suffix}", allow) for ns in NAMESPACES for suffix, allow in namespaced))
+    for index, (path, allow) in enumerate(paths):
+        app.add_route(functools.partial(_options, allow=allow), path, methods=["OPTIONS"], name=f"options_{index}")
+
+
+async def _options(request: Request, allow: str) -> HTTPResponse:
+    return HTTPResponse(b"", headers={"Allow": allow}, content_type="text/plain; charset=utf-8")
 
 
 def _handle_error(request: Request, exc: Exception) -> HTTPResponse:
+    dialect: Dialect = request.app.ctx.settings.dialect
+    if isinstance(exc, SanicException) and exc.status_code in (404, 405):
+        # Hoverfly never answers 405: any unrouted method or path is its router's plain 404
+        if dialect.is_hoverfly:
+            return HTTPResponse(NOT_FOUND_PAGE, 404, {"X-Content-Type-Options": "nosniff"}, "text/plain; charset=utf-8")
+        return error_response(f"no such endpoint: {request.method} {request.path}", 404)
+    message, status = _error_of(exc)
+    if dialect.is_hoverfly and status in (401, 429):
+        return untyped_empty(status)  # Hoverfly's are empty, without a type
+    return error_response(message, status, dialect)
+
+
+NOT_FOUND_PAGE = b"404 page not found\n"
+
+
+def _error_of(exc: Exception) -> tuple[str, int]:
+    """The message and status of an error an admin handler raised."""
     if isinstance(exc, ApiError):
-        return error_response(exc.message, exc.status)
+        return exc.message, exc.status
     if isinstance(exc, SimulationError):
-        return error_response(f"Invalid simulation: {exc}", 400)
+        return f"Invalid simulation: {exc}", 400
     if isinstance(exc, ImportFailure):
-        return error_response(f"An error occurred: {exc}", 500)
+        return f"An error occurred: {exc}", 500
     if isinstance(exc, WriteConflict):
-        return error_response(str(exc), 500)
+        return str(exc), 500
     if isinstance(exc, StoreUnavailable):
-        return error_response(str(exc), 503)
+        return str(exc), 503
     if isinstance(exc, StoreError):
-        return error_response(str(exc), 500)
+        return str(exc), 500
     if isinstance(exc, SanicException):
-        status = exc.status_code
-        if status in (404, 405):  # Hoverfly never answers 405: any unrouted method or path is 404
-            return error_response(f"no such endpoint: {request.method} {request.path}", 404)
-        return error_response(str(exc) or "request rejected", status)
+        return str(exc) or "request rejected", exc.status_code
     log.exception("admin handler failed", exc_info=exc)
-    return error_response(f"internal error: {exc}", 500)
+    return f"internal error: {exc}", 500
 
 
 async def _start_worker(app: Sanic[Any, Any]) -> None:
@@ -183,6 +235,7 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
         # "<instance>/<pid>": the dashboard groups the live workers by instance
         worker_id=f"{settings.instance_id}/{os.getpid()}" if settings.instance_id else None,
         registry_settle_ms=0 if settings.private_store else REGISTRY_SETTLE_MS,
+        dialect=settings.dialect,
     )
     if not settings.redis_url:
         await bootstrap(runtime, settings, wait=False)  # the in-process store starts empty in this worker
@@ -204,8 +257,13 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
         middleware_timeout=settings.middleware_timeout,
         max_pairs=settings.max_pairs,
     )
+    runtime.prepare = dispatcher.prepare
+    await dispatcher.prepare(runtime.snapshot)  # a start in a mode that forwards
     given = load_ca(settings.cert, settings.key) if settings.cert else None
-    interception = Interception(lambda: fleet_ca(store, given, settings.ca_home))
+    dialect = settings.dialect
+    # a CA generated with Hoverfly's names (-compat hoverfly) is kept apart from simproxy's own
+    ca_home = settings.ca_home / dialect.name if dialect.is_hoverfly else settings.ca_home
+    interception = Interception(lambda: fleet_ca(store, given, ca_home, (dialect.ca_name, dialect.ca_org)))
     authenticator = None
     if settings.auth:
         secret = settings.jwt_secret.encode("utf-8") or await shared_secret(store)
@@ -217,6 +275,7 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
         tls=interception,
         plain_http_tunneling=settings.plain_http_tunneling,
         auth=authenticator,
+        chunked_tunnel=dialect.chunked_tunnel,
     )
     sock = app.ctx.proxy_socket or Endpoint(settings.listen_on_host, settings.proxy_port, "proxy").bind(reuse_port=True)
     await proxy.start(sock)

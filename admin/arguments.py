@@ -17,7 +17,6 @@ from types import MappingProxyType
 from admin.flags import (
     FLAGS_BY_NAME,
     MODE_FLAGS,
-    FlagSpec,
     ParsedFlags,
     VersionRequested,
     fatal,
@@ -27,6 +26,7 @@ from admin.flags import (
 from admin.settings import LogOptions, Settings
 from engine.auth import User, hash_password, valid_hash
 from engine.fleet.config import ActionSpec, MiddlewareSpec, Mode, ProxyLimits
+from engine.gocompat.dialect import Dialect, dialect_named
 from engine.gocompat.goregex import InvalidPattern
 from engine.outbound.clientauth import ClientAuthentication
 
@@ -253,25 +253,22 @@ def _redis_url(flags: ParsedFlags, env: Mapping[str, str]) -> str:
     return env.get("SIMPROXY_REDIS_URL", "")
 
 
-def _asks_for_what_we_do(flags: ParsedFlags, spec: FlagSpec) -> bool:
-    """A flag not supported yet is harmless when its value is its default (``-db=memory``): clients
-    such as hoverctl pass those. (Every boolean flag is supported: only valued ones are left.)"""
-    allowed = {spec.default, *spec.same_as_now}
-    if spec.kind == "list":
-        return all(value in allowed for value in flags.lists.get(spec.name, ()))
-    if spec.kind == "int":
-        return str(flags.ints.get(spec.name)) in allowed
-    return flags.strings.get(spec.name) in allowed
+def _dialect(flags: ParsedFlags, env: Mapping[str, str]) -> Dialect:
+    name = flags.text("compat") if "compat" in flags.given else env.get("SIMPROXY_COMPAT", "spec")
+    try:
+        return dialect_named(name or "spec")
+    except ValueError as exc:
+        raise fatal(f"invalid value {quote(name)} for flag -compat: {exc}") from None
 
 
-def _check_supported(flags: ParsedFlags) -> None:
-    unsupported = [
-        name
-        for name in flags.given
-        if not FLAGS_BY_NAME[name].supported and not _asks_for_what_we_do(flags, FLAGS_BY_NAME[name])
-    ]
-    if unsupported:
-        raise fatal("\n".join(f"flag -{name} is not supported yet" for name in unsupported))
+def _db_path(flags: ParsedFlags) -> str:
+    """``-db boltdb``: the file the private store is saved in (absolute); "" for ``-db memory``."""
+    backend = flags.text("db")
+    if backend == "memory":
+        return ""
+    if backend != "boltdb":
+        raise fatal(f"Unknown database type {quote(backend)}: expected memory or boltdb")
+    return os.path.abspath(flags.text("db-path") or FLAGS_BY_NAME["db-path"].default)
 
 
 _SIZE = re.compile(r"(\d+)\s*(KB|MB|GB)?", re.IGNORECASE)
@@ -305,7 +302,6 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
     """Apply Hoverfly's start-up rules (environment fallbacks, mode choice) and build ``Settings``."""
     if flags.switch("version"):
         raise VersionRequested()
-    _check_supported(flags)
     log_level = _log_level(flags)
     mode = _mode(flags)
     cert, key = _ca_files(flags)
@@ -335,6 +331,8 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             ca_generated=flags.switch("generate-ca-cert"),
             dev_cors_origin=flags.text("dev-cors-origin") if flags.switch("dev") else "",
             metrics_log=flags.switch("metrics"),
+            db_path=_db_path(flags),
+            dialect=_dialect(flags, env),
             client_auth=_client_auth(flags),
             ca_folder=env.get("SIMPROXY_HOME", ""),
             plain_http_tunneling=flags.switch("plain-http-tunneling"),

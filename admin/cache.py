@@ -25,7 +25,10 @@ async def get_cache(request: Request) -> HTTPResponse:
     snap = runtime.snapshot
     sim, generation = snap.simulation, (snap.lineage, snap.config.cache_epoch)
     # entries name pairs by index: each pair is encoded once, off the loop (a pair can be large)
-    body = await services(request).offload.run(lambda: orjson.dumps({"cache": listing(raw_entries, sim, generation)}))
+    dialect = services(request).runtime.dialect
+    body = await services(request).offload.run(
+        lambda: orjson.dumps({"cache": dialect.listed(listing(raw_entries, sim, generation))})
+    )
     return HTTPResponse(body, content_type=JSON_TYPE)
 
 
@@ -34,4 +37,4 @@ async def delete_cache(request: Request) -> HTTPResponse:
     _require_cache(svc.runtime)
     await write_config(svc.runtime, lambda config: config.flushing_cache())
     await svc.cache.cache_clear()
-    return json_response({"cache": []})
+    return json_response({"cache": svc.runtime.dialect.listed([])})

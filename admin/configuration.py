@@ -73,7 +73,7 @@ async def get_mode(request: Request) -> HTTPResponse:
 
 async def put_mode(request: Request) -> HTTPResponse:
     svc = services(request)
-    mode, arguments = parse_mode(request.body, webserver=svc.settings.webserver)
+    mode, arguments = parse_mode(request.body, webserver=svc.settings.webserver, product=svc.runtime.dialect.product)
     lineage = svc.runtime.snapshot.lineage
 
     def switch(current: RuntimeConfig) -> RuntimeConfig:
@@ -112,7 +112,7 @@ def _with_destination(config: RuntimeConfig, destination: str) -> RuntimeConfig:
 
 
 async def get_usage(request: Request) -> HTTPResponse:
-    return json_response(usage_view(await _counters(services(request))))
+    return json_response(usage_view(await _counters(services(request)), services(request).runtime.dialect))
 
 
 async def get_version(request: Request) -> HTTPResponse:
@@ -190,7 +190,8 @@ async def get_ca_certificate(request: Request) -> HTTPResponse:
 
 
 async def health(request: Request) -> HTTPResponse:
-    return json_response({"message": "simproxy is healthy"}, newline=True)
+    product = request.app.ctx.settings.dialect.product
+    return json_response({"message": f"{product} is healthy"}, newline=True)
 
 
 async def shutdown(request: Request) -> HTTPResponse:

@@ -13,16 +13,19 @@ from admin.views import load_object, typed
 from engine.fleet.cas import until_written
 from engine.fleet.datasources import CsvSources, Rows
 from engine.fleet.runtime import Runtime
+from engine.gocompat.dialect import Dialect
 from engine.templating.csv_store import format_csv, parse_csv
 
 
-def _view(csv: CsvSources) -> dict[str, list[dict[str, str]]]:
-    return {"csvDataSources": [{"name": name, "data": format_csv(rows)} for name, rows in sorted(csv.tables.items())]}
+def _view(csv: CsvSources, dialect: Dialect) -> dict[str, list[dict[str, str]]]:
+    """``{"csvDataSources": [...]}``; Hoverfly omits the empty list (``{}``)."""
+    sources = [{"name": name, "data": format_csv(rows)} for name, rows in sorted(csv.tables.items())]
+    return {"csvDataSources": sources} if sources or not dialect.is_hoverfly else {}
 
 
 async def get_sources(request: Request) -> HTTPResponse:
     runtime = services(request).runtime
-    return json_response(_view(await runtime.fresh_csv()))
+    return json_response(_view(await runtime.fresh_csv(), runtime.dialect))
 
 
 async def put_source(request: Request) -> HTTPResponse:
@@ -34,14 +37,17 @@ async def put_source(request: Request) -> HTTPResponse:
     except ValueError as exc:
         raise BadRequest(str(exc)) from exc
     runtime = services(request).runtime
-    return json_response(_view(await _write(runtime, lambda csv: csv.with_table(name, rows))))
+    return json_response(_view(await _write(runtime, lambda csv: csv.with_table(name, rows)), runtime.dialect))
 
 
 async def delete_source(request: Request, name: str) -> HTTPResponse:
     runtime = services(request).runtime
-    if name not in (await runtime.fresh_csv()).tables:
+    current = await runtime.fresh_csv()
+    if name not in current.tables:
+        if runtime.dialect.forgiving_deletes:  # Hoverfly: 200 and the sources as they are
+            return json_response(_view(current, runtime.dialect))
         raise NotFound(f"no CSV data source named {name!r}")
-    return json_response(_view(await _write(runtime, lambda csv: csv.without(name))))
+    return json_response(_view(await _write(runtime, lambda csv: csv.without(name)), runtime.dialect))
 
 
 async def _write(runtime: Runtime, change: Callable[[CsvSources], Mapping[str, Rows]]) -> CsvSources:

@@ -34,15 +34,17 @@ async def _groups(svc: Services) -> list[DiffGroup]:
 async def get_diff(request: Request) -> HTTPResponse:
     from engine.modes.diff_report import diff_view
 
-    return json_response(diff_view(await _groups(services(request))))
+    svc = services(request)
+    return json_response(diff_view(await _groups(svc), svc.runtime.dialect))
 
 
 async def post_diff(request: Request) -> HTTPResponse:
     from engine.modes.diff_report import diff_view, filter_reports
 
     excluded_headers, excluded_fields = parse_filter(request.body)
-    groups = await _groups(services(request))
-    return json_response(diff_view(filter_reports(groups, excluded_headers, excluded_fields)))
+    svc = services(request)
+    groups = await _groups(svc)
+    return json_response(diff_view(filter_reports(groups, excluded_headers, excluded_fields), svc.runtime.dialect))
 
 
 async def delete_diff(request: Request) -> HTTPResponse:

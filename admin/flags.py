@@ -31,13 +31,6 @@ class FlagSpec:
     kind: Kind
     help: str
     default: str = ""
-    supported: bool = True
-    same_as_now: tuple[str, ...] = ()
-    """For a flag not supported yet: values that ask for what simproxy already does (besides the default)."""
-
-
-def _no(name: str, kind: Kind, help_text: str, default: str = "", same_as_now: tuple[str, ...] = ()) -> FlagSpec:
-    return FlagSpec(name, kind, help_text + " (not supported yet)", default, False, same_as_now)
 
 
 FLAGS: tuple[FlagSpec, ...] = (
@@ -129,8 +122,13 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("max-admin-body-size", "size", "Largest admin request body, e.g. 128MB (413 beyond)", "128MB"),
     FlagSpec("read-timeout", "string", "Longest a proxied request may take to arrive (408 beyond)", "60s"),
     FlagSpec("idle-timeout", "string", "Longest a kept-alive proxy connection may wait for its next request", "120s"),
-    _no("db", "string", "Authentication storage, memory or boltdb (deprecated)", "memory"),
-    _no("db-path", "string", "BoltDB file used with -db boltdb (deprecated)"),
+    FlagSpec(
+        "db",
+        "string",
+        "Storage: memory, or boltdb to keep the simulation, state, configuration and users in -db-path across restarts",
+        "memory",
+    ),
+    FlagSpec("db-path", "string", "File -db boltdb keeps its data in", "requests.db"),
     FlagSpec("cors", "bool", "Answer CORS pre-flights on the proxy port and allow the origin of other requests"),
     FlagSpec("dev", "bool", "Add CORS headers to every admin API answer, for UI development"),
     FlagSpec("dev-cors-origin", "string", "Origin allowed by -dev", "http://localhost:4200"),
@@ -146,6 +144,12 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("logs-file", "string", "Log file used with -logs-output=file", "hoverfly.log"),
     FlagSpec("log-no-color", "bool", "Disable colours in console logs"),
     FlagSpec("log-no-quotes", "bool", "Do not quote or escape logged fields"),
+    FlagSpec(
+        "compat",
+        "string",
+        "Where the spec and Hoverfly differ, answer as: spec, or hoverfly (v1.12.10); env SIMPROXY_COMPAT",
+        "spec",
+    ),
 )
 FLAGS_BY_NAME: Mapping[str, FlagSpec] = MappingProxyType({spec.name: spec for spec in FLAGS})
 

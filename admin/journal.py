@@ -21,7 +21,6 @@ from admin.services import Services
 from admin.views import load_object, typed
 from engine.fleet.runtime import Runtime
 from engine.journal.entries import (
-    DEFAULT_LIMIT,
     JournalEntry,
     build_index,
     decode_entry,
@@ -57,13 +56,17 @@ async def _entries(svc: Services) -> list[JournalEntry]:
     return await svc.offload.run(_decode_all, await _records(svc))
 
 
-def _indexes(runtime: Runtime, entries: list[JournalEntry], page: list[JournalEntry] | None) -> list[dict[str, Any]]:
+def _indexes(
+    runtime: Runtime, entries: list[JournalEntry], page: list[JournalEntry] | None
+) -> list[dict[str, Any]] | None:
+    """The indexes' views (``null`` when there is none in Hoverfly's dialect); with ``page``, each
+    lists only the page's entries."""
     ids = None if page is None else {e.id for e in page}
     views = []
     for source in runtime.snapshot.config.journal_indexes:
         expression = runtime.records.index(source)
         views.append(index_view(expression.name, build_index(expression, entries), ids))
-    return views
+    return runtime.dialect.listed(views)
 
 
 def _index_names(runtime: Runtime) -> list[str]:
@@ -75,13 +78,13 @@ async def get_journal(request: Request) -> HTTPResponse:
     svc = services(request)
     runtime = svc.runtime
     _enabled(runtime)
-    limit, offset = paging(request.args.get("limit"), request.args.get("offset"))
+    limit, offset = paging(request.args.get("limit"), request.args.get("offset"), runtime.dialect.journal_limit)
     from_, to = parse_time(request.args.get("from", "")), parse_time(request.args.get("to", ""))
     sort = request.args.get("sort", "")
     try:
         key, descending = parse_sort(sort)
     except ValueError as exc:  # a bad sort key or order: Hoverfly answers 500, a client error is a 400
-        raise BadRequest(str(exc)) from exc
+        raise (ServerError if runtime.dialect.is_hoverfly else BadRequest)(str(exc)) from exc
     records = await _records(svc)
     if (
         from_ is None
@@ -92,7 +95,8 @@ async def get_journal(request: Request) -> HTTPResponse:
     ):
         # the page in arrival order: only its entries are decoded, however long the journal
         window, total = page_of(records, limit, offset)
-        return _journal_response([decode_entry(raw) for raw in window], [], offset, limit, total)
+        page = [decode_entry(raw) for raw in window]
+        return _journal_response(page, runtime.dialect.listed([]) if page else [], offset, limit, total)
 
     def query() -> HTTPResponse:
         entries = _decode_all(records)
@@ -103,7 +107,7 @@ async def get_journal(request: Request) -> HTTPResponse:
 
 
 def _journal_response(
-    page: list[JournalEntry], indexes: list[dict[str, Any]], offset: int, limit: int, total: int
+    page: list[JournalEntry], indexes: list[dict[str, Any]] | None, offset: int, limit: int, total: int
 ) -> HTTPResponse:
     return json_response(
         {"journal": [entry_view(e) for e in page], "indexes": indexes, "offset": offset, "limit": limit, "total": total}
@@ -121,6 +125,8 @@ async def search_journal(request: Request) -> HTTPResponse:
         raise BadRequest(str(exc)) from exc
     entries = await _entries(svc)
     found = await svc.offload.run(search.filter, entries)
+    if svc.runtime.dialect.is_hoverfly:  # Hoverfly never sets the total of a search
+        return await svc.offload.run(_journal_response, found, None, 0, 0, 0)
     return await svc.offload.run(_journal_response, found, [], 0, 0, len(found))
 
 
@@ -133,7 +139,8 @@ async def delete_journal(request: Request) -> HTTPResponse:
     await svc.journal.journal_clear(names)
     if names:  # Hoverfly's DELETE also removes every index
         await write_config(runtime, lambda config: config.with_journal_indexes(()))
-    return json_response({"journal": [], "indexes": [], "offset": 0, "limit": DEFAULT_LIMIT, "total": 0})
+    limit = runtime.dialect.journal_limit
+    return json_response({"journal": [], "indexes": [], "offset": 0, "limit": limit, "total": 0})
 
 
 async def get_indexes(request: Request) -> HTTPResponse:
@@ -169,6 +176,8 @@ async def delete_index(request: Request, name: str) -> HTTPResponse:
     runtime = svc.runtime
     _enabled(runtime)
     if name not in _index_names(runtime):
+        if runtime.dialect.forgiving_deletes:  # Hoverfly: 200 and the indexes as they are
+            return json_response(_indexes(runtime, await _entries(svc), None))
         raise NotFound(f"no journal index named {name!r}")
     await write_config(
         runtime,

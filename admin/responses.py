@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, cast
 
 import orjson
@@ -9,6 +10,8 @@ from sanic import Request
 from sanic.response import HTTPResponse
 
 from admin.services import Services
+from engine.gocompat.dialect import SPEC, Dialect
+from engine.gocompat.gojson import go_html_escape
 
 JSON_TYPE = "application/json; charset=utf-8"
 
@@ -23,8 +26,26 @@ def empty_response() -> HTTPResponse:
     return HTTPResponse(b"", status=200, content_type="text/plain; charset=utf-8")
 
 
-def error_response(message: str, status: int) -> HTTPResponse:
-    return HTTPResponse(orjson.dumps({"error": message}), status=status, content_type="application/json")
+class _Untyped(HTTPResponse):
+    """A response sent without ``Content-Type`` (Sanic adds one to every status that has a body)."""
+
+    @property
+    def processed_headers(self) -> Iterator[tuple[bytes, bytes]]:
+        return ((name.encode("ascii"), str(value).encode()) for name, value in self.headers.items())
+
+
+def untyped_empty(status: int) -> HTTPResponse:
+    """``status`` with an empty body and no ``Content-Type``: Hoverfly's 401 and 429."""
+    return _Untyped(b"", status)
+
+
+def error_response(message: str, status: int, dialect: Dialect = SPEC) -> HTTPResponse:
+    """``{"error": message}``; Hoverfly's dialect escapes it as Go does and sends it as plain text
+    (Hoverfly sets the type after the status line, so Go's sniffing decides)."""
+    if not dialect.is_hoverfly:
+        return HTTPResponse(orjson.dumps({"error": message}), status=status, content_type=dialect.error_content_type)
+    body = go_html_escape(orjson.dumps({"error": message}).decode()).encode()
+    return HTTPResponse(body, status=status, content_type=dialect.error_content_type)
 
 
 def services(request: Request) -> Services:

@@ -16,6 +16,7 @@ import signal
 import socket
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 from admin.listeners import Endpoint, close_all
 from admin.redisserver import RedisServer
@@ -43,8 +44,8 @@ def run(settings: Settings) -> int:
         several = settings.workers > 1
         proxies = [proxy.bind(reuse_port=several or settings.share_proxy_port) for _ in range(settings.workers)]
         sockets += proxies
-        if several and not settings.redis_url:
-            private = RedisServer().start()
+        if (several or settings.db_path) and not settings.redis_url:
+            private = RedisServer(save_to=Path(settings.db_path) if settings.db_path else None).start()
             settings = replace(settings, redis_url=private.url, private_store=True)
         if settings.redis_url:
             asyncio.run(_bootstrap_shared(settings))  # the in-process store is written by its worker

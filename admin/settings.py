@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from engine.auth import DEFAULT_TOKEN_SECONDS, User
 from engine.fleet.config import DEFAULT_MAX_PAIRS, MODES, ActionSpec, MiddlewareSpec, Mode, ProxyLimits
+from engine.gocompat.dialect import SPEC, Dialect
 from engine.gocompat.goregex import InvalidPattern, compile_go
 from engine.outbound.clientauth import ClientAuthentication
 
@@ -79,13 +80,18 @@ class Settings:
     key: str = ""
     """``-cert``/``-key``: the CA that signs intercepted hosts' certificates (else the fleet's own CA)."""
     ca_generated: bool = False
+    """``-generate-ca-cert``: ``cert``/``key`` are the CA this start made (not a user's own)."""
     dev_cors_origin: str = ""
+    """``-dev``: the origin every admin answer allows (``-dev-cors-origin``); "" without ``-dev``."""
     metrics_log: bool = False
+    """``-metrics``: log the usage counters every five seconds."""
     client_auth: ClientAuthentication | None = None
     """``-client-authentication-*``: mutual TLS towards the real services it names."""
-    """``-metrics``: log the usage counters every five seconds."""
-    """``-dev``: the origin every admin answer allows (``-dev-cors-origin``); "" without ``-dev``."""
-    """``-generate-ca-cert``: ``cert``/``key`` are the CA this start made (not a user's own)."""
+    db_path: str = ""
+    """``-db boltdb``: the file the private store is saved in, so that the simulation, state,
+    configuration and tokens survive a restart ("" : nothing is written to disk)."""
+    dialect: Dialect = SPEC
+    """``-compat``: the spec's answers, or Hoverfly's where the two differ on purpose."""
     ca_folder: str = ""
     """``$SIMPROXY_HOME``: where a generated CA is kept between runs (empty: ``~/.simproxy``)."""
     plain_http_tunneling: bool = False

@@ -43,15 +43,17 @@ _LEGACY_MATCHERS: Final = (
 # Public API
 
 
-def parse_simulation(raw: bytes, max_pairs: int | None = None) -> JSONDict:
+def parse_simulation(raw: bytes, max_pairs: int | None = None, *, product: str = _PRODUCT) -> JSONDict:
     """Bytes of a PUT/POST body -> ``{"data": <v5 data>, "meta": <meta as given>}``.
 
     ``max_pairs``: a document with more pairs is refused (413) before anything else is done with it.
+    ``product``: the name an unsupported version's error asks to update (``-compat``).
     """
     doc = _load_object(raw)
     if max_pairs is not None:
         _check_size(doc, max_pairs)
     version = _schema_version(doc)
+    _schema_name(version, product)
     details = validate(doc, version)
     if details:
         raise BadRequest(f"Invalid {version} simulation: [{'; '.join(details)}]")
@@ -127,7 +129,7 @@ def _schema_version(doc: JSONDict) -> str:
     return version
 
 
-def _schema_name(version: str) -> str:
+def _schema_name(version: str, product: str = _PRODUCT) -> str:
     """The schema file (and upgrade) for a declared version."""
     # Any string starting with "v5" counts as v5 ("v5.9", "v5x"): Hoverfly never checks the minor.
     if version.startswith("v5"):
@@ -139,7 +141,7 @@ def _schema_name(version: str) -> str:
         return version
     raise BadRequest(
         f"Invalid simulation: schema version {version} is not supported by this version of "
-        f"{_PRODUCT}, you may need to update {_PRODUCT}"
+        f"{product}, you may need to update {product}"
     )
 
 

@@ -59,15 +59,19 @@ def _first_exact(matchers: Matchers | None) -> str:
     return ""
 
 
-def _decode(body: bytes, registry: MatcherRegistry, max_pairs: int) -> tuple[Simulation, CompiledSimulation]:
-    doc = parse_simulation(body, max_pairs)
+def _decode(
+    body: bytes, registry: MatcherRegistry, max_pairs: int, product: str
+) -> tuple[Simulation, CompiledSimulation]:
+    doc = parse_simulation(body, max_pairs, product=product)
     incoming = decode_simulation(doc["data"])
     return incoming, compile_simulation(incoming, registry)  # bad matchers fail here, with document paths
 
 
 async def _incoming(request: Request) -> tuple[Simulation, CompiledSimulation]:
     svc = services(request)
-    return await svc.offload.run(_decode, request.body, svc.registry, svc.settings.max_pairs)
+    return await svc.offload.run(
+        _decode, request.body, svc.registry, svc.settings.max_pairs, svc.runtime.dialect.product
+    )
 
 
 def _unchanged(imported: Simulation, incoming: Simulation) -> bool:
@@ -137,7 +141,7 @@ async def _import_response(svc: Services, result: ImportResult) -> HTTPResponse:
 
 async def _simulation_response(svc: Services, sim: Simulation) -> HTTPResponse:
     """The simulation as Hoverfly shows it, built and encoded off the loop (tens of MB at 50,000 pairs)."""
-    body = await svc.offload.run(lambda: orjson.dumps(simulation_view(sim)) + b"\n")
+    body = await svc.offload.run(lambda: orjson.dumps(simulation_view(sim, svc.runtime.dialect)) + b"\n")
     return HTTPResponse(body, content_type=JSON_TYPE)
 
 
@@ -157,7 +161,7 @@ async def delete_simulation(request: Request) -> HTTPResponse:
         expected=None,
         effects=WriteEffects(clear_cache=True),
     )
-    return json_response(simulation_view(EMPTY_SIMULATION), newline=True)
+    return json_response(simulation_view(EMPTY_SIMULATION, svc.runtime.dialect), newline=True)
 
 
 async def get_schema(request: Request) -> HTTPResponse:

@@ -37,7 +37,7 @@ def start_messages(settings: Settings) -> list[Message]:
         (not settings.tls_verification, "TLS certificate verification has been disabled", {}),
     )  # fmt: skip
     out.extend((info, text, fields) for given, text, fields in optional if given)
-    out.append((info, "Using memory backend", {}))
+    out.append((info, "Using boltdb backend" if settings.db_path else "Using memory backend", {}))
     if settings.disable_cache:
         out.append((info, "Request cache has been disabled", {}))
     for action in settings.post_serve_actions:

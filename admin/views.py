@@ -15,6 +15,7 @@ import orjson
 
 from admin.errors import BadRequest
 from engine.fleet.config import MODES, MiddlewareSpec, Mode, ModeArguments, RuntimeConfig
+from engine.gocompat.dialect import Dialect
 from engine.modes.cors import cors_view
 from engine.simulation.codec import export_simulation
 from engine.simulation.model import Simulation
@@ -90,12 +91,12 @@ def now_rfc3339() -> str:
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
-def meta_view() -> dict[str, str]:
-    return {"schemaVersion": SCHEMA_VERSION, "serviceVersion": VERSION, "timeExported": now_rfc3339()}
+def meta_view(dialect: Dialect) -> dict[str, str]:
+    return {"schemaVersion": SCHEMA_VERSION, dialect.version_key: VERSION, "timeExported": now_rfc3339()}
 
 
-def simulation_view(sim: Simulation) -> dict[str, Any]:
-    return {"data": export_simulation(sim), "meta": meta_view()}
+def simulation_view(sim: Simulation, dialect: Dialect) -> dict[str, Any]:
+    return {"data": export_simulation(sim), "meta": meta_view(dialect)}
 
 
 def warnings_view(warnings: tuple[str, ...]) -> dict[str, Any]:
@@ -121,10 +122,11 @@ def counters_view(counters: dict[str, int]) -> dict[str, int]:
     return {name: int(counters.get(name, 0)) for name in COUNTERS}
 
 
-def usage_view(counters: dict[str, int]) -> dict[str, Any]:
-    """Both wrappers: ``metrics`` (the spec's) and ``usage`` (Hoverfly's, what its clients read)."""
+def usage_view(counters: dict[str, int], dialect: Dialect) -> dict[str, Any]:
+    """The spec's dialect gives both wrappers: ``metrics`` (the spec's) and ``usage`` (Hoverfly's, what
+    its clients read); Hoverfly's gives ``usage`` alone."""
     shown = {"counters": counters_view(counters)}
-    return {"metrics": shown, "usage": shown}
+    return dict.fromkeys(dialect.usage_keys, shown)
 
 
 def middleware_view(spec: MiddlewareSpec) -> dict[str, str]:
@@ -147,7 +149,7 @@ def config_view(
     }
 
 
-def parse_mode(body: bytes, *, webserver: bool) -> tuple[str, ModeArguments]:
+def parse_mode(body: bytes, *, webserver: bool, product: str = "simproxy") -> tuple[str, ModeArguments]:
     """Validate a ``PUT .../mode`` body in Hoverfly's order and return the mode and its arguments."""
     obj = load_object(body)
     mode = typed(obj, "mode", str, "")
@@ -160,7 +162,7 @@ def parse_mode(body: bytes, *, webserver: bool) -> tuple[str, ModeArguments]:
     if mode not in MODES:
         raise BadRequest("Not a valid mode")
     if webserver and mode in ("capture", "modify"):
-        raise BadRequest(f"Cannot change the mode of simproxy to {mode} when running as a webserver")
+        raise BadRequest(f"Cannot change the mode of {product} to {mode} when running as a webserver")
     if "*" in whitelist and len(whitelist) > 1:
         raise BadRequest("Must provide a list containing only an asterix, or a list containing only headers names")
     if mode == "simulate" and strategy is not None and strategy.lower() not in ("strongest", "first"):

@@ -18,7 +18,7 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import orjson
@@ -28,6 +28,7 @@ from engine.execution.tasks import TaskSet
 from engine.fleet.config import RuntimeConfig
 from engine.fleet.datasources import CsvSources, decode_sources, encode_sources, replay
 from engine.fleet.metrics import MetricsBatch, MetricsBuffer
+from engine.gocompat.dialect import SPEC, Dialect
 from engine.journal.recorder import Recorder
 from engine.matching.cache import MatchCache, load_entry, preload_entries
 from engine.matching.registry import MatcherRegistry
@@ -92,6 +93,7 @@ class Runtime:
         records: Recorder | None = None,
         instance: str = "",
         registry_settle_ms: int = REGISTRY_SETTLE_MS,
+        dialect: Dialect = SPEC,
     ) -> None:
         self.store = store
         self.registry = registry
@@ -107,6 +109,8 @@ class Runtime:
         """Runs this worker's heavy work off its event loop: one per process (engine/execution/offload.py)."""
         self.instance = instance or self.worker_id
         self.webserver = webserver
+        self.dialect = dialect
+        """The spec's answers or Hoverfly's where they differ (``-compat``): texts, framing."""
         self._settle_ms = registry_settle_ms
         self._preloaded = 0
         self._acked = 0
@@ -120,6 +124,8 @@ class Runtime:
         self._metrics_resumed = False
         """A metrics batch of this worker was applied: the store holds its share of the totals."""
         self._errors_seen = 0
+        self.prepare: Callable[[Snapshot], Awaitable[None]] | None = None
+        """Called with each new configuration before the worker acknowledges it (the dispatcher's)."""
 
     # -- life cycle -----------------------------------------------------------------------
 
@@ -159,14 +165,21 @@ class Runtime:
                 snap.csv.version,
             ):
                 self.snapshot = Snapshot(simulation, sim_version, config, config_version, lineage, csv)
-            await self._refresh_cache(snap, self.snapshot)
-            self.records.use_indexes(self.snapshot.config.journal_indexes)
+            await self._settle(snap)
             await self.flush()
             # The generation just read, not a running maximum: a Redis that restarted empty counts
             # from 0 again, and an old high ack would let writers think this worker is up to date.
             self._acked = versions.generation
             await self.store.heartbeat(self.worker_id, self._acked, self._clock_ms())
             return versions.generation
+
+    async def _settle(self, old: Snapshot) -> None:
+        """Ready what the new snapshot needs before it is acknowledged: the match cache, the journal
+        indexes, and what ``prepare`` does for a new configuration."""
+        await self._refresh_cache(old, self.snapshot)
+        self.records.use_indexes(self.snapshot.config.journal_indexes)
+        if self.prepare is not None and self.snapshot.config is not old.config:
+            await self.prepare(self.snapshot)
 
     async def _restore_lost_documents(self, versions: Versions, snap: Snapshot) -> Versions:
         restored = False
@@ -375,8 +388,7 @@ class Runtime:
         async with self._sync_lock:  # this worker serves the new document before the others ack
             old = self.snapshot
             self.snapshot = apply(old, generation)
-            await self._refresh_cache(old, self.snapshot)
-            self.records.use_indexes(self.snapshot.config.journal_indexes)
+            await self._settle(old)
         if wait:
             await self._barrier(generation, len(body))
         return True

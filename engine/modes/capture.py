@@ -22,13 +22,12 @@ import orjson
 from engine.errors import CaptureConflict
 from engine.fleet.cas import until_written
 from engine.fleet.config import DEFAULT_MAX_PAIRS, Mode, ModeArguments
-from engine.modes.failures import error_text
 from engine.outbound.upstream import UpstreamResponse
 from engine.simulation.codec import decode_simulation, storage_simulation
 from engine.simulation.importing import request_key, sequence_starts
 from engine.simulation.model import JSON, Matcher, Matchers, NamedMatchers, Pair, RequestMatcher, Response, Simulation
 from engine.wire.request import RequestDetails
-from engine.wire.response import Wire, plain_error
+from engine.wire.response import Wire
 from store import StoreError, WriteEffects
 
 if TYPE_CHECKING:
@@ -261,7 +260,7 @@ class CaptureMode:
             await self.captures.add(captured_pair(req, resp, args), args)
         except (StoreError, CaptureConflict) as exc:
             log.error(SAVE_CONTEXT, extra={"fields": {"error": str(exc), "mode": "capture"}})
-            return plain_error(502, error_text(SAVE_CONTEXT, str(exc)))
+            return self.forwarder.failure(SAVE_CONTEXT, str(exc))
         log.info(
             "request and response captured",
             extra={"fields": {"mode": "capture", "destination": req.destination, "path": req.path}},

@@ -48,7 +48,7 @@ class DiffMode:
         try:
             resp = await self.forwarder.send(req)
         except UpstreamError as exc:
-            return forward_failed(req, exc, Mode.DIFF)
+            return forward_failed(req, exc, Mode.DIFF, self.forwarder.product)
         if expected.outcome == "miss":
             log.info("There was no simulation for the request", extra={"fields": {"path": req.path}})
         else:

@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from engine.gocompat.dialect import SPEC, Dialect
 from engine.gocompat.gojson import InvalidJSON, decode_float, format_v_float
 from engine.simulation.model import JSON
 
@@ -95,9 +96,10 @@ def group_view(group: DiffGroup) -> dict[str, Any]:
     return {"request": request_view(group.request), "diffReports": [report_view(r) for r in group.reports]}
 
 
-def diff_view(groups: Iterable[DiffGroup]) -> dict[str, Any]:
-    """The body of ``GET`` and ``POST /api/v2/diff``: ``{"diff": [...]}``, ``[]`` when there is none."""
-    return {"diff": [group_view(g) for g in groups]}
+def diff_view(groups: Iterable[DiffGroup], dialect: Dialect = SPEC) -> dict[str, Any]:
+    """The body of ``GET`` and ``POST /api/v2/diff``: ``{"diff": [...]}``, ``[]`` (Hoverfly: ``null``)
+    when there is none."""
+    return {"diff": dialect.listed([group_view(g) for g in groups])}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from collections.abc import Coroutine
 from typing import Any
 from urllib.parse import urlsplit
 
-from engine.fleet.config import DEFAULT_MAX_PAIRS
+from engine.fleet.config import DEFAULT_MAX_PAIRS, Mode
 from engine.fleet.runtime import Runtime, Snapshot
 from engine.gocompat.goregex import GoRegex, InvalidPattern, compile_go
 from engine.modes.base import Kit, Observer, Outcome, ProxyMode, Received
@@ -74,6 +74,12 @@ class Dispatcher:
         self.keeps_reads = journal.keeps_reads
         """Whether the server should hand over the bytes a request came in (``Received``)."""
         self._destinations: dict[str, GoRegex] = {}
+
+    async def prepare(self, snap: Snapshot) -> None:
+        """Ready what ``snap``'s mode needs before the worker says it applied it: a mode that forwards
+        gets its HTTP client loaded, so the first request after ``PUT .../mode`` is not the slow one."""
+        if snap.config.mode != Mode.SIMULATE:
+            await self.upstream.prepare()
 
     async def aclose(self) -> None:
         await self.actions.aclose()

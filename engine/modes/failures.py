@@ -20,8 +20,8 @@ NO_MATCH = "Could not find a match for request, create or record a valid matcher
 MATCHING_CONTEXT = "There was an error when matching"
 
 
-def error_text(context: str, error: str) -> str:
-    return f"{PRODUCT} Error!\n\n{context}\n\nGot error: {error}"
+def error_text(context: str, error: str, *, product: str = PRODUCT) -> str:
+    return f"{product} Error!\n\n{context}\n\nGot error: {error}"
 
 
 def request_fields(req: RequestDetails) -> dict[str, Any]:
@@ -42,7 +42,7 @@ def matching_error(wire_body: bytes) -> str:
     return wire_body.decode("utf-8", "replace").partition("\n\nGot error: ")[2]
 
 
-def miss_text(req: RequestDetails, closest: ClosestMiss | None) -> str:
+def miss_text(req: RequestDetails, closest: ClosestMiss | None, *, product: str = PRODUCT) -> str:
     message = NO_MATCH
     if closest is not None:
         request = go_indent(request_view(req))
@@ -50,13 +50,13 @@ def miss_text(req: RequestDetails, closest: ClosestMiss | None) -> str:
         matcher = go_indent(encode_request(closest.pair.request))
         response = go_indent(encode_response(closest.pair.response))
         message += (
-            f"\n\nThe following request was made, but was not matched by {PRODUCT}:\n\n{request}"
-            f"\n\nWhilst {PRODUCT} has the following state:\n\n{state}"
+            f"\n\nThe following request was made, but was not matched by {product}:\n\n{request}"
+            f"\n\nWhilst {product} has the following state:\n\n{state}"
             f"\n\nThe matcher which came closest was:\n\n{matcher}"
             f"\n\nBut it did not match on the following fields:\n\n[{', '.join(closest.missed_fields)}]"
             f"\n\nWhich if hit would have given the following response:\n\n{response}"
         )
-    return error_text(MATCHING_CONTEXT, message)
+    return error_text(MATCHING_CONTEXT, message, product=product)
 
 
 def request_view(req: RequestDetails) -> dict[str, Any]:

@@ -64,7 +64,13 @@ class Forwarder:
         self.webserver = webserver
         self.own_ports = own_ports
         self.rng = rng
+        self.product = runtime.dialect.product
+        """The name failures are signed with (``-compat``)."""
         self.pac = PacResolver()
+
+    def failure(self, context: str, error: str) -> Wire:
+        """A 502 in Hoverfly's layout, signed with this instance's product name (``-compat``)."""
+        return plain_error(502, error_text(context, error, product=self.product))
 
     def loops_back(self, req: RequestDetails) -> bool:
         """Whether ``req`` would come straight back to this simproxy's proxy port (Hoverfly then recurses until
@@ -99,7 +105,7 @@ class Forwarder:
         try:
             rendered = render_response(response, "the response")
         except SimulationError as exc:
-            return plain_error(502, error_text(MIDDLEWARE_CONTEXT, str(exc)))
+            return plain_error(502, error_text(MIDDLEWARE_CONTEXT, str(exc), product=self.product))
         wire = rendered.webserver if self.webserver else rendered.proxy
         return with_outcome(wire, outcome)
 
@@ -122,7 +128,7 @@ class Forwarder:
         try:
             result = await self.middleware.run(snap.config.middleware, Exchange(req, response))
         except MiddlewareError as exc:
-            return middleware_failed(req, exc, MIDDLEWARE_CONTEXT, snap.config.mode)
+            return middleware_failed(req, exc, MIDDLEWARE_CONTEXT, snap.config.mode, self.product)
         response = result.response or response
         return await self.delayed(snap, req, self.response_wire(response, "hit"), response)
 
@@ -141,24 +147,24 @@ class Forwarder:
         try:
             req = await self.request_middleware(snap, req)
         except MiddlewareError as exc:
-            return middleware_failed(req, exc, REQUEST_MIDDLEWARE_CONTEXT, mode)
+            return middleware_failed(req, exc, REQUEST_MIDDLEWARE_CONTEXT, mode, self.product)
         try:
             return req, await self.send(req)
         except UpstreamError as exc:
-            return forward_failed(req, exc, mode)
+            return forward_failed(req, exc, mode, self.product)
 
 
-def forward_failed(req: RequestDetails, exc: UpstreamError, mode: str) -> Wire:
+def forward_failed(req: RequestDetails, exc: UpstreamError, mode: str, product: str) -> Wire:
     log.error(
         FORWARD_CONTEXT,
         extra={"fields": {"error": str(exc), "mode": str(mode), "destination": req.destination, "path": req.path}},
     )
-    return plain_error(502, error_text(FORWARD_CONTEXT, str(exc)))
+    return plain_error(502, error_text(FORWARD_CONTEXT, str(exc), product=product))
 
 
-def middleware_failed(req: RequestDetails, exc: MiddlewareError, context: str, mode: str) -> Wire:
+def middleware_failed(req: RequestDetails, exc: MiddlewareError, context: str, mode: str, product: str) -> Wire:
     log.error(context, extra={"fields": {"error": str(exc), "mode": str(mode), "path": req.path}})
-    return plain_error(502, error_text(context, str(exc)))
+    return plain_error(502, error_text(context, str(exc), product=product))
 
 
 def with_outcome(wire: Wire, outcome: str) -> Wire:

@@ -8,12 +8,11 @@ from typing import ClassVar
 from engine.fleet.config import Mode
 from engine.fleet.runtime import Snapshot
 from engine.modes.base import Kit
-from engine.modes.failures import error_text
 from engine.modes.forwarding import MIDDLEWARE_CONTEXT, middleware_failed
 from engine.outbound.middleware import Exchange, MiddlewareError
 from engine.simulation.model import Response
 from engine.wire.request import RequestDetails
-from engine.wire.response import Wire, plain_error
+from engine.wire.response import Wire
 
 SYNTHESIZE_CONTEXT = "There was an error when creating a synthetic response"
 
@@ -40,7 +39,7 @@ class ModifyMode:
             try:
                 response = (await forwarder.middleware.run(spec, Exchange(req, response))).response or response
             except MiddlewareError as exc:
-                return middleware_failed(req, exc, MIDDLEWARE_CONTEXT, Mode.MODIFY)
+                return middleware_failed(req, exc, MIDDLEWARE_CONTEXT, Mode.MODIFY, forwarder.product)
         return await forwarder.delayed(snap, req, forwarder.response_wire(response, "forwarded"), response)
 
 
@@ -56,12 +55,12 @@ class SynthesizeMode:
     async def handle(self, snap: Snapshot, req: RequestDetails) -> Wire:
         spec = snap.config.middleware
         if not spec.enabled:
-            return plain_error(502, error_text(SYNTHESIZE_CONTEXT, "Middleware not set"))
+            return self.forwarder.failure(SYNTHESIZE_CONTEXT, "Middleware not set")
         forwarder = self.forwarder
         try:
             response = (await forwarder.middleware.run(spec, Exchange(req, None))).response
         except MiddlewareError as exc:
-            return middleware_failed(req, exc, SYNTHESIZE_CONTEXT, Mode.SYNTHESIZE)
+            return middleware_failed(req, exc, SYNTHESIZE_CONTEXT, Mode.SYNTHESIZE, forwarder.product)
         if response is None:
-            return plain_error(502, error_text(SYNTHESIZE_CONTEXT, "the middleware answered without a response status"))
+            return forwarder.failure(SYNTHESIZE_CONTEXT, "the middleware answered without a response status")
         return await forwarder.delayed(snap, req, forwarder.response_wire(response, "hit"), response)

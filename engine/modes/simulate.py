@@ -97,7 +97,7 @@ class SpyMode(SimulateMode):
         try:
             resp = await forwarder.send(req)
         except UpstreamError as exc:
-            return forward_failed(req, exc, Mode.SPY)
+            return forward_failed(req, exc, Mode.SPY, self.forwarder.product)
         args = snap.config.args(Mode.SPY)
         if args.capture_on_miss:
             try:

@@ -38,11 +38,6 @@ _NO_STATE: Mapping[str, str] = MappingProxyType({})  # what simulations without 
 _NO_JOURNAL = NoJournal()
 
 
-def _state_unavailable(exc: StoreError) -> Wire:
-    """The 502 of a request that needs the shared state while the store cannot be reached."""
-    return plain_error(502, error_text(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}"))
-
-
 def _strategy(snap: Snapshot) -> Strategy:
     return "strongest" if snap.config.strategy == "strongest" else "first"
 
@@ -52,6 +47,8 @@ class Simulator:
         self.runtime = runtime
         self.webserver = webserver
         self.rng = rng
+        self.product = runtime.dialect.product
+        """The name failures are signed with (``-compat``)."""
         self._state_turn = asyncio.Lock()
         self._state_seen: tuple[int, dict[str, str]] | None = None
         """(version, state) as this worker last saw it in the store (stateful requests decide on it)."""
@@ -79,7 +76,7 @@ class Simulator:
                         extra={"fields": {"destination": req.destination, "key": key, "method": req.method,
                                           "path": req.path, "rawQuery": dict(sorted(req.query.items()))}},
                     )  # fmt: skip
-                    return entry.miss or plain_error(502, error_text(MATCHING_CONTEXT, NO_MATCH), outcome="miss")
+                    return entry.miss or self.failure(MATCHING_CONTEXT, NO_MATCH, outcome="miss")
                 return self._serve(snap, entry.pair, req, delay, cache_misses)  # a cached pair never requires state
         if snap.simulation.writes_state:
             return self._simulate_with_state(snap, req, probe, cache_misses, delay)
@@ -102,7 +99,7 @@ class Simulator:
             extra={"fields": {"destination": req.destination, "method": req.method, "path": req.path,
                               "query": req.query, "error": "No match found"}},
         )  # fmt: skip
-        wire = plain_error(502, miss_text(req, result.closest), outcome="miss")
+        wire = plain_error(502, miss_text(req, result.closest, product=self.product), outcome="miss")
         self._remember(result, probe, wire)
         return wire
 
@@ -151,7 +148,7 @@ class Simulator:
         except SimulationChanged:
             return await self._simulate_again(req, *again)
         except StoreError as exc:
-            return _state_unavailable(exc)
+            return self._state_unavailable(exc)
         if delay > 0:
             await asyncio.sleep(delay)
         return wire or self._wire(pair)
@@ -237,7 +234,7 @@ class Simulator:
         try:
             await self.runtime.sync()
         except StoreError as exc:
-            return _state_unavailable(exc)
+            return self._state_unavailable(exc)
         outcome = self.simulate(self.runtime.snapshot, req, cache_misses=cache_misses, delay=delayed)
         return outcome if isinstance(outcome, Wire) else await outcome
 
@@ -256,7 +253,7 @@ class Simulator:
                     return self._wire(pair), response
                 rendered = self._render(snap, pair, req, _NO_STATE, CsvTables({}))
                 return self._wire_of(rendered.response, pair.rendered.proxy.pair), response
-        return _state_unavailable(exc)
+        return self._state_unavailable(exc)
 
     async def _render_shared(
         self, snap: Snapshot, pair: CompiledPair, req: RequestDetails, state: Mapping[str, str]
@@ -303,14 +300,22 @@ class Simulator:
         response = pair.pair.response
         return render_pair(pair.templates, response, req, state, sim.literals, sim.variables, tables, journal)
 
+    def failure(self, context: str, error: str, outcome: str = "error") -> Wire:
+        """A 502 in Hoverfly's layout, signed with this instance's product name (``-compat``)."""
+        return plain_error(502, error_text(context, error, product=self.product), outcome=outcome)
+
+    def _state_unavailable(self, exc: StoreError) -> Wire:
+        """The 502 of a request that needs the shared state while the store cannot be reached."""
+        return self.failure(MATCHING_CONTEXT, f"the shared state is unavailable: {exc}")
+
     def _conflict(self) -> Wire:
-        return plain_error(502, error_text(MATCHING_CONTEXT, "the shared state kept changing; try again"))
+        return self.failure(MATCHING_CONTEXT, "the shared state kept changing; try again")
 
     def _wire_of(self, response: Response, pair: str = "") -> Wire:
         try:
             rendered = render_response(response, "a templated response", pair)
         except SimulationError as exc:  # a template wrote a line break into a header
-            return plain_error(502, error_text("There was an error when rendering the response", str(exc)))
+            return self.failure("There was an error when rendering the response", str(exc))
         return rendered.webserver if self.webserver else rendered.proxy
 
     def _wire(self, pair: CompiledPair) -> Wire:

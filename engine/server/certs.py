@@ -130,14 +130,20 @@ def checked(ca: CertificateAuthority) -> CertificateAuthority:
     return ca
 
 
-async def fleet_ca(store: Store, given: CertificateAuthority | None, folder: Path) -> CertificateAuthority:
-    """The CA every worker and pod signs with (see the module's docstring); ``folder`` keeps a generated one."""
+async def fleet_ca(
+    store: Store,
+    given: CertificateAuthority | None,
+    folder: Path,
+    names: tuple[str, str] = (CA_NAME, CA_ORG),
+) -> CertificateAuthority:
+    """The CA every worker and pod signs with (see the module's docstring); ``folder`` keeps a generated one,
+    ``names`` (common name, organisation) are those a generated one is given."""
     if given is not None:
         return given
     doc = await store.read_document(CA_DOCUMENT)
     if doc is not None:
         return CertificateAuthority.from_json(doc[1])
-    candidate = await asyncio.to_thread(lambda: _read_kept(folder) or generate_ca())  # files, key generation
+    candidate = await asyncio.to_thread(lambda: _read_kept(folder) or generate_ca(*names))  # files, key generation
     if await store.write_document(CA_DOCUMENT, candidate.to_json(), expected_version=0) is None:
         doc = await store.read_document(CA_DOCUMENT)  # another worker stored one first: use that one
         if doc is not None:

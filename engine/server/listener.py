@@ -55,6 +55,7 @@ class ProxyServer:
         tls: Interception | None = None,
         plain_http_tunneling: bool = False,
         auth: Authenticator | None = None,
+        chunked_tunnel: bool = False,
     ) -> None:
         self.dispatcher = dispatcher
         self.keeps_reads = dispatcher.keeps_reads
@@ -65,6 +66,8 @@ class ProxyServer:
         self.limits = limits or ProxyLimits()
         self.tls = tls
         self.plain_http_tunneling = plain_http_tunneling
+        self.chunked_tunnel = chunked_tunnel
+        """``-compat hoverfly``: every answer inside a tunnel is chunked and closes the connection."""
         self.date = HttpDate()
         self.max_connections = connection_budget()
         """Proxy connections this worker holds at once; one more is answered 503 and closed."""

@@ -454,8 +454,11 @@ class ProxyProtocol(asyncio.Protocol):
             return
         if received is not None:
             self.server.dispatcher.served(wire, received)
-        if not wire.keep_alive and self._arrival.tunnel_scheme and not head_only:
-            wire = chunked_instead(wire)  # never a length that disagrees with the body, in a tunnel
+        if self._arrival.tunnel_scheme and not head_only:
+            if self.server.chunked_tunnel:
+                wire = chunked_instead(wire, always=True)
+            elif not wire.keep_alive:
+                wire = chunked_instead(wire)  # never a length that disagrees with the body, in a tunnel
         keep = keep_alive and wire.keep_alive
         parts = [wire.head] if wire.dated else [wire.head, b"Date: ", self.server.date.value(), b"\r\n"]
         if not keep:

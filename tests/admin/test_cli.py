@@ -38,10 +38,9 @@ SUPPORTED = [
     "read-timeout", "idle-timeout", "max-pairs", "logs", "logs-output", "logs-file", "log-no-color", "log-no-quotes",
     "generate-ca-cert", "cert-name", "cert-org", "dev", "dev-cors-origin", "metrics",
     "client-authentication-destination", "client-authentication-client-cert", "client-authentication-client-key",
-    "client-authentication-ca-cert",
+    "client-authentication-ca-cert", "db", "db-path", "compat",
 ]  # fmt: skip
-UNSUPPORTED_WITH_VALUE = ["db", "db-path"]
-ALL_FLAGS = SUPPORTED + UNSUPPORTED_WITH_VALUE
+ALL_FLAGS = SUPPORTED
 ENV_NAMES = [
     "AdminPort", "ProxyPort", "UpstreamProxy", "HoverflyImport", "SKIP_IMPORT_CHECK",
     "SIMPROXY_REDIS_URL", "SIMPROXY_WORKERS",
@@ -304,38 +303,34 @@ def test_redis_url_schemes(url: str) -> None:
     assert parse("-redis-url", url).redis_url == url
 
 
-# --- flags not supported yet
+# --- storage and dialect
 
 
-@pytest.mark.parametrize("name", UNSUPPORTED_WITH_VALUE)
-def test_unsupported_value_flag_is_rejected(name: str) -> None:
-    error = error_of(f"-{name}", "x")
-    assert (error.exit_code, error.message) == (1, f"flag -{name} is not supported yet")
+def test_db_memory_writes_nothing_and_db_path_alone_is_ignored_as_in_hoverfly() -> None:
+    assert parse().db_path == ""
+    assert parse("-db", "memory").db_path == ""
+    assert parse("-db-path", "/tmp/x.db").db_path == ""
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ("-db", "memory"),
-        ("-auth=false",),
-        ("-password", ""),
-    ],
-)
-def test_unsupported_flags_asking_for_the_default_are_accepted(args: tuple[str, ...]) -> None:
-    assert parse(*args, "-ap", "1234").admin_port == 1234
+def test_db_boltdb_keeps_its_data_in_db_path_or_requests_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert parse("-db", "boltdb").db_path == str(tmp_path / "requests.db")
+    assert parse("-db=boltdb", "-db-path", "sub/x.db").db_path == str(tmp_path / "sub" / "x.db")
 
 
-@pytest.mark.parametrize("args", [("-db", "boltdb"), ("-db-path", "/tmp/x.db")])
-def test_unsupported_flags_asking_for_more_are_rejected(args: tuple[str, ...]) -> None:
-    assert error_of(*args).message.endswith("is not supported yet")
+def test_unknown_db_is_fatal() -> None:
+    error = error_of("-db", "postgres")
+    assert (error.exit_code, error.message) == (1, 'Unknown database type "postgres": expected memory or boltdb')
 
 
-def test_each_unsupported_flag_is_named_once() -> None:
-    error = error_of("-db-path", "p", "-db=boltdb", "-db-path", "q")
-    assert error.message.splitlines() == [
-        "flag -db-path is not supported yet",
-        "flag -db is not supported yet",
-    ]
+def test_compat_chooses_the_dialect_by_flag_then_environment() -> None:
+    assert parse().dialect.name == "spec"
+    assert parse("-compat", "hoverfly").dialect.product == "Hoverfly"
+    assert parse(SIMPROXY_COMPAT="hoverfly").dialect.version_key == "hoverflyVersion"
+    assert parse("-compat", "spec", SIMPROXY_COMPAT="hoverfly").dialect.name == "spec"
+    error = error_of("-compat", "wiremock")
+    assert error.exit_code == 1
+    assert error.message == 'invalid value "wiremock" for flag -compat: expected spec or hoverfly'
 
 
 def test_tls_verification_is_on_unless_turned_off() -> None:
@@ -387,8 +382,7 @@ def test_usage_lists_every_flag_sorted_with_defaults() -> None:
         assert expected in text
     assert "(default 1)\n" in text.split("  -workers int")[1]
     assert "(default true)" in text.split("  -tls-verification")[1].split("\n  -")[0]
-    for name in UNSUPPORTED_WITH_VALUE:
-        assert "not supported yet" in text.split(f"\n  -{name}")[1].split("\n  -")[0]
+    assert "not supported" not in text
 
 
 def test_version(capsys: pytest.CaptureFixture[str], clean_env: None) -> None:
@@ -417,10 +411,7 @@ def test_main_syntax_error_prints_usage(capsys: pytest.CaptureFixture[str], clea
     [
         (["-capture", "-diff"], "simproxy: Two or more modes supplied, check your flags\n"),
         (["-modify"], "simproxy: Modify mode chosen although middleware not supplied\n"),
-        (
-            ["-db-path", "x.db", "-db", "boltdb"],
-            "simproxy: flag -db-path is not supported yet\nsimproxy: flag -db is not supported yet\n",
-        ),
+        (["-db", "bolt"], 'simproxy: Unknown database type "bolt": expected memory or boltdb\n'),
     ],
 )
 def test_main_fatal_errors(argv: list[str], stderr: str, capsys: pytest.CaptureFixture[str], clean_env: None) -> None:

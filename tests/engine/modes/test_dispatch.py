@@ -6,8 +6,13 @@ import asyncio
 from dataclasses import replace
 from typing import Any
 
-from engine.fleet.config import MODES, ActionSpec, Mode
+from engine.fleet.config import MODES, ActionSpec, Mode, ModeArguments
+from engine.fleet.runtime import Runtime
+from engine.matching.registry import MatcherRegistry
+from engine.modes.dispatch import Dispatcher
 from engine.modes.table import MODE_CLASSES
+from engine.outbound.upstream import Upstream
+from store import MemoryStore
 from tests.engine.modes.conftest import World, pair, request
 
 
@@ -69,3 +74,25 @@ def test_observers_journal_count_and_run_the_post_serve_action_quoting_the_entry
         assert requests == {"requests|simulate|hit": 1, "requests|simulate|miss": 1}
 
     world(scenario, pair("/a", postServeAction="hook"))
+
+
+def test_a_mode_that_forwards_has_its_http_client_loaded_before_the_worker_acknowledges_it() -> None:
+    async def scenario() -> tuple[bool, bool, bool]:
+        runtime = Runtime(MemoryStore(), MatcherRegistry())
+        upstream = Upstream()
+        dispatcher = Dispatcher(runtime, upstream=upstream)
+        runtime.prepare = dispatcher.prepare
+        await runtime.start()
+        try:
+            at_start = upstream.ready  # simulate: nothing to load
+            config = runtime.snapshot.config
+            await runtime.write_config(config.with_mode("simulate", ModeArguments(stateful=True)), expected=None)
+            after_simulate = upstream.ready
+            await runtime.write_config(config.with_mode("capture", ModeArguments()), expected=None)
+            return at_start, after_simulate, upstream.ready  # written means every worker acknowledged
+        finally:
+            await dispatcher.aclose()
+            await upstream.aclose()
+            await runtime.aclose()
+
+    assert asyncio.run(scenario()) == (False, False, True)
