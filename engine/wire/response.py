@@ -117,6 +117,8 @@ def chunked_instead(wire: Wire, *, always: bool = False) -> Wire:
     client inside a tunnel would read a broken answer. ``always`` (``-compat hoverfly``): chunked
     whatever its length, and the connection closed after it, as Hoverfly sends every tunnelled answer."""
     lines = wire.head.split(b"\r\n")
+    if always and (wire.status in _BODYLESS or wire.status < 200):
+        return replace(wire, keep_alive=False)  # a status without a body is not chunked either
     if always:
         if any(line[:18].lower() == b"transfer-encoding:" for line in lines):
             return replace(wire, keep_alive=False)  # already chunk-framed

@@ -146,7 +146,8 @@ def test_authentication_failures_have_no_body(simproxy_factory: Any) -> None:
 def test_tunnelled_answers_are_chunked_and_close_the_connection(hf: Simproxy, tmp_path: Path) -> None:
     import requests
 
-    assert hf.admin("PUT", "/api/v2/simulation", simulation(PAIR))[0] == 200
+    empty = {"request": {"path": [{"matcher": "exact", "value": "/empty"}]}, "response": {"status": 204}}
+    assert hf.admin("PUT", "/api/v2/simulation", simulation(PAIR, empty))[0] == 200
     pem = hf.admin("GET", "/api/v2/hoverfly/ca-cert")[2]
     (tmp_path / "ca.pem").write_bytes(pem)
     proxy = f"http://127.0.0.1:{hf.proxy_port}"
@@ -154,6 +155,8 @@ def test_tunnelled_answers_are_chunked_and_close_the_connection(hf: Simproxy, tm
     assert (response.status_code, response.text) == (200, "known")
     assert response.headers["Transfer-Encoding"] == "chunked" and "Content-Length" not in response.headers
     assert response.headers["Connection"] == "close"
+    response = requests.get("https://api.secure.test/empty", proxies={"https": proxy}, verify=str(tmp_path / "ca.pem"))
+    assert response.status_code == 204 and "Transfer-Encoding" not in response.headers  # no body: not chunked
 
     from cryptography import x509
 
