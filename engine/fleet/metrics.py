@@ -50,6 +50,8 @@ class MetricsBuffer:
         self._latency: dict[str, float] = {}
         self._pairs: set[str] = set()
         self._shown: dict[str, float] = {}
+        self._timings: dict[str, float] = {}
+        """How long the flushes took: sent with the next batch, never a reason for one."""
 
     def __bool__(self) -> bool:
         return bool(self.pending or self._requests)
@@ -72,9 +74,12 @@ class MetricsBuffer:
         self._add(f"dropped|{kind}", count)
 
     def store_call(self, seconds: float) -> None:
-        """A flush of the metrics to the store took ``seconds``."""
-        self._add(f"store_bucket|{bisect_left(STORE_BUCKETS, seconds)}")
-        self._add("store_sum", seconds)
+        """A flush of the metrics to the store took ``seconds``. Kept for the next batch that has
+        something else to send: were a flush's own timing pending, it would make the next flush,
+        whose timing the one after, and an idle worker would write to the store every few ms."""
+        timings = self._timings
+        for field, amount in ((f"store_bucket|{bisect_left(STORE_BUCKETS, seconds)}", 1.0), ("store_sum", seconds)):
+            timings[field] = timings.get(field, 0) + amount
 
     def store_errors(self, count: int) -> None:
         """Calls of the store that failed (any of them: flush, sync, admin)."""
@@ -90,6 +95,9 @@ class MetricsBuffer:
         latency, self._latency = self._latency, {}
         for mode, seconds in latency.items():
             self._add(f"latency_sum|{mode}", seconds)
+        timings, self._timings = self._timings, {}
+        for field, amount in timings.items():
+            self._add(field, amount)
         taken, self.pending = self.pending, {}
         totals = self.totals
         for field, amount in taken.items():
