@@ -60,6 +60,8 @@ class Request:
     """May hold ``{n}``: a counter, so that every request is new to any cache."""
     headers: tuple[tuple[str, str], ...] = ()
     body: str = ""
+    host: str = HOST
+    """The URL's host (a real service's ``127.0.0.1:port`` for the modes that forward)."""
 
 
 @dataclass(frozen=True)
@@ -295,7 +297,7 @@ def _listening(port: int) -> bool:
 
 def request_text(req: Request, n: int | None = None) -> str:
     path = req.path if n is None else req.path.replace("{n}", str(n))
-    lines = [f"{req.method} http://{HOST}{path} HTTP/1.1", f"Host: {HOST}"]
+    lines = [f"{req.method} http://{req.host}{path} HTTP/1.1", f"Host: {req.host}"]
     lines += [f"{k}: {v}" for k, v in req.headers]
     if req.body:
         lines.append(f"Content-Length: {len(req.body.encode())}")
@@ -306,9 +308,9 @@ def lua_script(workload: Workload) -> str:
     """wrk's script: the workload's request, or one of them at random, ``{n}`` a counter."""
 
     def one(req: Request) -> str:
-        headers = ", ".join(f'["{k}"] = "{v}"' for k, v in (("Host", HOST), *req.headers))
+        headers = ", ".join(f'["{k}"] = "{v}"' for k, v in (("Host", req.host), *req.headers))
         body = json.dumps(req.body) if req.body else "nil"
-        path = json.dumps(f"http://{HOST}{req.path}").replace("{n}", '" .. counter .. "')
+        path = json.dumps(f"http://{req.host}{req.path}").replace("{n}", '" .. counter .. "')
         return f'wrk.format("{req.method}", {path}, {{{headers}}}, {body})'
 
     if not workload.random_pick and "{n}" not in workload.requests[0].path:

@@ -124,3 +124,25 @@ def test_startup_report_marks_missing_figures_and_gives_the_ratio() -> None:
     assert startup.Target("x", "srv -a {admin} -p {proxy} -w {workers}", 4).argv(1, 2) == [
         "srv", "-a", "1", "-p", "2", "-w", "4",
     ]  # fmt: skip
+
+
+def test_redis_cost_counts_what_each_mode_asks_of_redis(capsys: pytest.CaptureFixture[str]) -> None:
+    """Simulate and capture, one second each, through the bundled load generator and a real redis-server."""
+    from benchmarks import redis_cost
+
+    argv = ["--scenarios", "simulate,capture", "--seconds", "1", "--loadgen", "python", "--connections", "4"]
+    assert redis_cost.main(argv) == 0
+    out = capsys.readouterr().out
+    row = r"^\| (simulate|capture) \| (on|off) \| ([\d,]+) \| (\d+) \((.*)\) \| ([\d.]+) / ([\d.]+) \| ([\d.]+) \|"
+    rows = re.findall(row, out, re.M)
+    assert [(r[0], r[1]) for r in rows] == [
+        ("simulate", "on"),
+        ("simulate", "off"),
+        ("capture", "on"),
+        ("capture", "off"),
+    ]
+    for name, _journal, rps, commands, top, *_ in rows:
+        assert int(rps.replace(",", "")) > 0
+        if name == "capture":  # every captured pair is stored: Redis is asked something for each request
+            assert int(commands) > 0 and top
+    assert "Idle (subtracted):" in out
