@@ -24,7 +24,7 @@ from engine.simulation.model import Response
 from engine.templating import CsvTables, JournalLookup, NoJournal
 from engine.templating.pairs import Rendered, render_pair
 from engine.wire.request import RequestDetails
-from engine.wire.response import Wire, plain_error, render_response
+from engine.wire.response import Wire, plain_error, render_wire
 from store import SimulationChanged, StoreError
 
 log = logging.getLogger(__name__)
@@ -313,10 +313,9 @@ class Simulator:
 
     def _wire_of(self, response: Response, pair: str = "") -> Wire:
         try:
-            rendered = render_response(response, "a templated response", pair)
+            return render_wire(response, "a templated response", pair, webserver=self.webserver)
         except SimulationError as exc:  # a template wrote a line break into a header
             return self.failure("There was an error when rendering the response", str(exc))
-        return rendered.webserver if self.webserver else rendered.proxy
 
     def _wire(self, pair: CompiledPair) -> Wire:
         rendered = pair.rendered

@@ -53,6 +53,8 @@ def compile_pair_templates(resp: Response, engine: TemplateEngine, where: str) -
         (name, tuple(engine.compile(v, f"{where}.headers.{name}[{i}]") for i, v in enumerate(values)))
         for name, values in resp.headers
     )
+    if not any("{{" in value for _, values in resp.headers for value in values):
+        headers = ()  # each would render as itself, with no effect: the stored headers are served
     transitions = tuple(
         (key, engine.compile(value, f"{where}.transitionsState.{key}")) for key, value in resp.transitions_state or ()
     )

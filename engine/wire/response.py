@@ -66,14 +66,25 @@ class RenderedResponse:
 
 def render_response(resp: Response, path: str, pair: str = "") -> RenderedResponse:
     """Render a pair's response for both proxy and webserver mode, rejecting unsendable headers."""
-    for name, values in resp.headers:
-        if not name or any(c in name for c in "\r\n:") or any(("\r" in v or "\n" in v) for v in values):
-            raise SimulationError(f"{path}.headers.{name}", "header names and values cannot contain line breaks")
+    _check_headers(resp, path)
     journal = journal_parts(resp.body, resp.headers)  # one copy for both wires
     return RenderedResponse(
         _render(resp, canonical=False, pair=pair, journal=journal),
         _render(resp, canonical=True, pair=pair, journal=journal),
     )
+
+
+def render_wire(resp: Response, path: str, pair: str = "", *, webserver: bool = False) -> Wire:
+    """The one wire a mode serves (a templated response, rendered per request): ``render_response``'s
+    proxy or webserver half."""
+    _check_headers(resp, path)
+    return _render(resp, canonical=webserver, pair=pair, journal=journal_parts(resp.body, resp.headers))
+
+
+def _check_headers(resp: Response, path: str) -> None:
+    for name, values in resp.headers:
+        if not name or any(c in name for c in "\r\n:") or any(("\r" in v or "\n" in v) for v in values):
+            raise SimulationError(f"{path}.headers.{name}", "header names and values cannot contain line breaks")
 
 
 def _render(resp: Response, *, canonical: bool, pair: str, journal: bytes | None) -> Wire:
