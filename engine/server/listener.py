@@ -69,6 +69,8 @@ class ProxyServer:
         self.chunked_tunnel = chunked_tunnel
         """``-compat hoverfly``: every answer inside a tunnel is chunked and closes the connection."""
         self.date = HttpDate()
+        self.header_names: dict[str, str] = {}
+        """Canonical header names seen by this worker's connections (engine/wire/parse.py)."""
         self.max_connections = connection_budget()
         """Proxy connections this worker holds at once; one more is answered 503 and closed."""
         self.tasks = TaskSet()

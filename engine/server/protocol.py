@@ -340,7 +340,9 @@ class ProxyProtocol(asyncio.Protocol):
 
     def _build_request(self, method: str) -> RequestDetails | Wire:
         try:
-            return build_request(method, self._url, self._headers, b"".join(self._body), self._arrival)
+            server = self.server
+            body = b"".join(self._body)
+            return build_request(method, self._url, self._headers, body, self._arrival, server.header_names)
         except RequestRejected as exc:
             return plain_error(exc.status, exc.text)
 

@@ -47,12 +47,25 @@ class Arrival:
         return cls("w" in flags, "a" in flags, authority, scheme)
 
 
+NAMES_KEPT = 1024
+"""Distinct header names a worker remembers the canonical form of (a client sending ever new names
+only costs the computation)."""
+
+
 def build_request(
-    method: str, url: bytes, raw_headers: Iterable[tuple[bytes, bytes]], body: bytes, arrival: Arrival
+    method: str,
+    url: bytes,
+    raw_headers: Iterable[tuple[bytes, bytes]],
+    body: bytes,
+    arrival: Arrival,
+    names: dict[str, str] | None = None,
 ) -> RequestDetails:
     """Hoverfly's view of a request: canonical header names (no ``Host``, no ``Transfer-Encoding``),
     the destination from an absolute target, the tunnel or ``Host``, a gzip body decompressed.
-    ``RequestRejected`` when it cannot be served."""
+    ``RequestRejected`` when it cannot be served. ``names``: a worker's memo of canonical header
+    names (the same few names come on every request; at most ``NAMES_KEPT`` are remembered)."""
+    if names is None:
+        names = {}
     headers: dict[str, list[str]] = {}
     host = ""
     encoding = ""
@@ -65,7 +78,12 @@ def build_request(
         elif lower == "content-encoding" and not encoding:
             encoding = value
         if lower not in _SKIPPED_HEADERS and not (lower == "proxy-authorization" and arrival.strip_proxy_authorization):
-            headers.setdefault(canonical_header(name), []).append(value)
+            canonical = names.get(name)
+            if canonical is None:
+                canonical = canonical_header(name)
+                if len(names) < NAMES_KEPT:
+                    names[name] = canonical
+            headers.setdefault(canonical, []).append(value)
     if url[:7].lower() == b"http://" or url[:8].lower() == b"https://":
         parsed = httptools.parse_url(url)
         scheme = parsed.schema.decode("latin-1").lower()

@@ -147,3 +147,21 @@ def test_method_keeps_its_case() -> None:
 )
 def test_canonical_header_names(name: str, canonical: str) -> None:
     assert canonical_header(name) == canonical
+
+
+def test_a_workers_memo_of_header_names_gives_the_same_names_and_stays_bounded() -> None:
+    from engine.wire.parse import NAMES_KEPT, Arrival, build_request
+
+    raw = [(b"host", b"api.test"), (b"x-api-key", b"k"), (b"CONTENT-type", b"text/plain"), (b"x_odd_Name", b"v")]
+    names: dict[str, str] = {}
+    first = build_request("GET", b"/a", raw, b"", Arrival(), names)
+    again = build_request("GET", b"/a", raw, b"", Arrival(), names)
+    fresh = build_request("GET", b"/a", raw, b"", Arrival())
+    assert (
+        list(first.headers) == list(again.headers) == list(fresh.headers) == ["X-Api-Key", "Content-Type", "X_odd_name"]
+    )
+    assert names == {"x-api-key": "X-Api-Key", "CONTENT-type": "Content-Type", "x_odd_Name": "X_odd_name"}
+
+    full = {f"n{i}": f"N{i}" for i in range(NAMES_KEPT)}
+    assert next(iter(build_request("GET", b"/a", raw, b"", Arrival(), full).headers)) == "X-Api-Key"
+    assert len(full) == NAMES_KEPT  # a full memo is not grown
