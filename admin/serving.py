@@ -22,6 +22,8 @@ from typing import Any
 
 import uvloop
 from sanic import Sanic
+from sanic.application.state import ApplicationServerInfo
+from sanic.http.constants import HTTP
 
 from admin.api import create_app
 from admin.listeners import Endpoint
@@ -126,6 +128,9 @@ class Worker:
         )
         assert admin is not None
         self._admin = admin
+        # Sanic's start-up rewrites its HTTP/1 writer for the protocols it serves, as it learns them
+        # from run(): told of this one server, it drops the empty Alt-Svc header it adds otherwise
+        app.state.server_info.append(ApplicationServerInfo(settings={"version": HTTP.VERSION_1}))
         await admin.startup()
         await admin.before_start()  # admin/api.py: the store, the runtime, the proxy port
         try:

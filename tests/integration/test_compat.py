@@ -193,3 +193,13 @@ def test_options_answer_hoverflys_allow_list_in_both_dialects(
     for sp in (simproxy, hoverfly_like):
         status, headers, body = sp.admin("OPTIONS", path)
         assert (status, headers["allow"], body) == (200, allow, b"")
+
+
+def test_admin_answers_carry_no_empty_alt_svc_header(simproxy: Simproxy, hoverfly_like: Simproxy) -> None:
+    for sp in (simproxy, hoverfly_like):
+        for method, path in (
+            ("GET", "/api/v2/hoverfly/mode"),
+            ("GET", "/api/v2/nothing"),
+            ("OPTIONS", "/api/v2/state"),
+        ):
+            assert "alt-svc" not in sp.admin(method, path)[1]
