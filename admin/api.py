@@ -304,6 +304,7 @@ async def _stop_worker(app: Sanic[Any, Any]) -> None:
         sinks.remove()
     proxy: ProxyServer | None = getattr(app.ctx, "proxy", None)
     if proxy is not None:
+        proxy.dispatcher.runtime.prepare = None  # no new HTTP client for a worker that is closing it
         await proxy.aclose()
         await proxy.dispatcher.aclose()
     services: Services | None = getattr(app.ctx, "services", None)

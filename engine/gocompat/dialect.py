@@ -4,9 +4,10 @@ The spec (``admin-api.md``) is the default dialect. ``-compat hoverfly`` (or ``S
 chooses Hoverfly's, for a user who puts simproxy where the ``hoverfly`` binary was and whose tools
 compare bytes: ``hoverflyVersion`` in exported metadata, the ``usage`` wrapper alone, ``null`` for
 empty lists, ``Hoverfly`` in texts, error bodies as ``text/plain``, 200 for a delete of an unknown
-name, tunnelled answers chunked with ``Connection: close``, Hoverfly's schema document and its CA
-names. The dialect is chosen once at start and handed to the code that writes those answers; nothing
-else changes (matching, templating, the fleet, the checks at import).
+name, tunnelled answers chunked with ``Connection: close``, and its CA names (its schema document
+is its own file: the spec's is served in both). The dialect is chosen once at start and handed to
+the code that writes those answers; nothing else changes (matching, templating, the fleet, the
+checks at import).
 """
 
 from __future__ import annotations
@@ -33,8 +34,6 @@ class Dialect:
     """``DELETE`` of an unknown journal index or data source answers 200 instead of 404."""
     chunked_tunnel: bool
     """Inside an intercepted tunnel every answer is chunked and closes the connection."""
-    hoverfly_schema: bool
-    """``GET .../simulation/schema`` gives Hoverfly's document instead of the spec's."""
     journal_limit: int
     """``GET .../journal`` without ``limit`` (the spec's 500; Hoverfly's code says 25)."""
     ca_name: str
@@ -59,7 +58,6 @@ SPEC = Dialect(
     error_content_type="application/json",
     forgiving_deletes=False,
     chunked_tunnel=False,
-    hoverfly_schema=False,
     journal_limit=500,
     ca_name="simproxy CA",
     ca_org="simproxy",
@@ -74,7 +72,6 @@ HOVERFLY = Dialect(
     error_content_type="text/plain; charset=utf-8",
     forgiving_deletes=True,
     chunked_tunnel=True,
-    hoverfly_schema=True,
     journal_limit=25,
     ca_name="hoverfly.proxy",
     ca_org="Hoverfly Authority",

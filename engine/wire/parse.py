@@ -47,6 +47,8 @@ class Arrival:
         return cls("w" in flags, "a" in flags, authority, scheme)
 
 
+NAME_KEPT_LENGTH = 64
+"""Longer header names are canonicalised each time, never kept (a client could send huge ones)."""
 NAMES_KEPT = 1024
 """Distinct header names a worker remembers the canonical form of (a client sending ever new names
 only costs the computation)."""
@@ -81,7 +83,7 @@ def build_request(
             canonical = names.get(name)
             if canonical is None:
                 canonical = canonical_header(name)
-                if len(names) < NAMES_KEPT:
+                if len(names) < NAMES_KEPT and len(name) <= NAME_KEPT_LENGTH:
                     names[name] = canonical
             headers.setdefault(canonical, []).append(value)
     if url[:7].lower() == b"http://" or url[:8].lower() == b"https://":

@@ -20,6 +20,8 @@ from engine.wire.request import canonical_header
 # differ in two places, and Go names an unknown code "status code N".
 _REASONS = {s.value: s.phrase for s in HTTPStatus} | {414: "Request URI Too Long", 418: "I'm a teapot"}
 _BODYLESS = frozenset({204, 304})
+_NOT_SNIFFED = frozenset({"content-type", "content-encoding", "transfer-encoding"})
+"""Go's server sniffs a body's type only when the handler set none of these."""
 
 
 def status_line(status: int) -> bytes:
@@ -106,7 +108,7 @@ def _render(resp: Response, *, canonical: bool, pair: str, journal: bytes | None
         keep_alive = bool(declared) and declared[0].strip() == str(len(body))
     else:
         lines.append(f"Content-Length: {len(body)}\r\n".encode())
-    if body and "content-type" not in lower:  # Go's server sniffs the type of a body sent without one
+    if body and not lower & _NOT_SNIFFED:  # Go's server sniffs the type of a plain body sent without one
         lines.append(f"Content-Type: {detect_content_type(resp.body)}\r\n".encode())
     return Wire(
         b"".join(lines),

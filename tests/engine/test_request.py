@@ -161,6 +161,10 @@ def test_a_workers_memo_of_header_names_gives_the_same_names_and_stays_bounded()
         list(first.headers) == list(again.headers) == list(fresh.headers) == ["X-Api-Key", "Content-Type", "X_odd_name"]
     )
     assert names == {"x-api-key": "X-Api-Key", "CONTENT-type": "Content-Type", "x_odd_Name": "X_odd_name"}
+    long_name = b"x-" + b"a" * 100
+    long_raw = [(b"host", b"api.test"), (long_name, b"v")]
+    assert list(build_request("GET", b"/a", long_raw, b"", Arrival(), names).headers) == ["X-A" + "a" * 99]
+    assert "x-" + "a" * 100 not in names  # long names are not remembered
 
     full = {f"n{i}": f"N{i}" for i in range(NAMES_KEPT)}
     assert next(iter(build_request("GET", b"/a", raw, b"", Arrival(), full).headers)) == "X-Api-Key"

@@ -68,6 +68,12 @@ def test_mode_state_destination_data_sources_cache_and_logs(client: Client) -> N
     assert isinstance(client.logs(limit=5), list)
 
 
+def test_the_blocking_client_never_goes_through_http_proxy(simproxy: Simproxy, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
+    assert Client(f"http://127.0.0.1:{simproxy.admin_port}").mode() in ("simulate", "spy", "capture")
+
+
 def test_a_simulation_file_is_sent_as_it_is(client: Client, tmp_path: Path) -> None:
     doc = {"data": {"pairs": [pair("/from-file", body="file")]}, "meta": {"schemaVersion": "v5.2"}}
     (tmp_path / "sim.json").write_text(json.dumps(doc))
