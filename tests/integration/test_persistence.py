@@ -2,7 +2,7 @@
 
 Hoverfly keeps only its users and tokens in BoltDB; simproxy's private store keeps everything a
 fleet shares (simulation, state, configuration, data sources, journal indexes, the CA and the
-token secret) in a Redis snapshot at that path.
+token secret) in Redis's append-only file at that path.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def test_the_simulation_state_and_configuration_survive_a_restart(simproxy_facto
     first = simproxy_factory("-db", "boltdb", "-db-path", str(db), cwd=tmp_path)
     _store_things(first)
     first.stop()
-    assert db.read_bytes().startswith(b"REDIS")
+    assert db.read_bytes()[:1] in (b"*", b"R")  # an append-only file (or its snapshot preamble)
 
     second = simproxy_factory("-db", "boltdb", "-db-path", str(db), cwd=tmp_path)
     _assert_things_kept(second)
@@ -67,7 +67,7 @@ def test_the_default_file_is_requests_db_in_the_working_directory(simproxy_facto
     first = simproxy_factory("-db", "boltdb", cwd=tmp_path)
     assert first.admin("PUT", "/api/v2/simulation", simulation(PAIR))[0] == 200
     first.stop()
-    assert (tmp_path / "requests.db").read_bytes().startswith(b"REDIS")
+    assert (tmp_path / "requests.db").read_bytes()[:1] in (b"*", b"R")
 
 
 def test_an_import_at_start_replaces_the_kept_simulation(simproxy_factory: Any, tmp_path: Path) -> None:
@@ -99,3 +99,25 @@ def test_a_file_that_is_not_a_simproxy_database_stops_the_start(simproxy_factory
     with pytest.raises(RuntimeError, match=r"is not a simproxy database \(a Redis snapshot\); a Hoverfly BoltDB"):
         simproxy_factory("-db", "boltdb", "-db-path", str(db), cwd=tmp_path)
     assert db.read_bytes() == boltdb_page
+
+
+def test_a_removed_folder_does_not_keep_redis_running_after_simproxy(simproxy_factory: Any, tmp_path: Path) -> None:
+    """Hoverfly's own suites delete the folder a spec ran in: the private Redis must still stop."""
+    import shutil
+    import subprocess
+    import time
+
+    folder = tmp_path / "sandbox"
+    folder.mkdir()
+    sp = simproxy_factory("-db", "boltdb", cwd=folder)
+    assert sp.admin("PUT", "/api/v2/simulation", simulation(PAIR))[0] == 200
+    assert sp.process is not None
+    children = subprocess.run(["pgrep", "-P", str(sp.process.pid), "redis-server"], capture_output=True, text=True)
+    [redis_pid] = [int(pid) for pid in children.stdout.split()]
+    shutil.rmtree(folder)
+    sp.process.send_signal(signal.SIGKILL)  # as Hoverfly's suites stop it: its Redis is told by the kernel
+    sp.process.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and Path(f"/proc/{redis_pid}").exists():
+        time.sleep(0.05)
+    assert not Path(f"/proc/{redis_pid}").exists() or "zombie" in Path(f"/proc/{redis_pid}/status").read_text()
