@@ -40,8 +40,8 @@ class DatabaseError(StoreUnavailable):
 
 
 def _check_database(path: Path) -> None:
-    """Make the folder of a new database; refuse a file that is not one of Redis's snapshots (a
-    Hoverfly BoltDB file, say) rather than let redis-server fail on it with a less clear message."""
+    """Make the folder of a new database; refuse a file that is none of Redis's (a Hoverfly BoltDB
+    file, say) rather than let redis-server fail on it with a less clear message."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("rb") as handle:

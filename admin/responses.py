@@ -42,9 +42,9 @@ def untyped_empty(status: int) -> HTTPResponse:
 def error_response(message: str, status: int, dialect: Dialect = SPEC) -> HTTPResponse:
     """``{"error": message}``; Hoverfly's dialect escapes it as Go does and sends it as plain text
     (Hoverfly sets the type after the status line, so Go's sniffing decides)."""
-    if not dialect.is_hoverfly:
-        return HTTPResponse(orjson.dumps({"error": message}), status=status, content_type=dialect.error_content_type)
-    body = go_html_escape(orjson.dumps({"error": message}).decode()).encode()
+    body = orjson.dumps({"error": message})
+    if dialect.is_hoverfly:
+        body = go_html_escape(body.decode()).encode()
     return HTTPResponse(body, status=status, content_type=dialect.error_content_type)
 
 

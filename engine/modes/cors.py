@@ -8,7 +8,7 @@ from typing import Any
 
 from engine.simulation.model import Response
 from engine.wire.request import RequestDetails
-from engine.wire.response import Wire, render_response
+from engine.wire.response import Wire, render_wire
 
 ALLOW_METHODS = "GET,POST,PUT,PATCH,DELETE,HEAD,OPTIONS"
 ALLOW_HEADERS = "Content-Type,Origin,Accept,Authorization,Content-Length,X-Requested-With"
@@ -48,7 +48,7 @@ def preflight(req: RequestDetails) -> Wire:
         ("Access-Control-Allow-Headers", (asked[0] if asked else ALLOW_HEADERS,)),
         ("Access-Control-Allow-Credentials", ("true",)),
     )
-    return render_response(Response(status=200, headers=headers), "the CORS pre-flight").proxy
+    return render_wire(Response(status=200, headers=headers), "the CORS pre-flight")
 
 
 def allow_origin(req: RequestDetails, wire: Wire) -> Wire:

@@ -12,7 +12,6 @@ from engine.errors import UpstreamError
 from engine.fleet.config import Mode
 from engine.fleet.runtime import Snapshot
 from engine.modes.base import Kit
-from engine.modes.forwarding import forward_failed
 from engine.outbound.upstream import outgoing_path
 from engine.wire.request import RequestDetails
 from engine.wire.response import Wire
@@ -48,7 +47,7 @@ class DiffMode:
         try:
             resp = await self.forwarder.send(req)
         except UpstreamError as exc:
-            return forward_failed(req, exc, Mode.DIFF, self.forwarder.product)
+            return self.forwarder.forward_failed(req, exc, Mode.DIFF)
         if expected.outcome == "miss":
             log.info("There was no simulation for the request", extra={"fields": {"path": req.path}})
         else:

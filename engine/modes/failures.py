@@ -16,6 +16,7 @@ from engine.gocompat.gojson import go_html_escape
 from engine.matching.scoring import ClosestMiss
 from engine.simulation.codec import encode_request, encode_response, go_json
 from engine.wire.request import RequestDetails
+from engine.wire.response import Wire, plain_error
 
 PRODUCT = "simproxy"
 NO_MATCH = "Could not find a match for request, create or record a valid matcher first!"
@@ -24,6 +25,11 @@ MATCHING_CONTEXT = "There was an error when matching"
 
 def error_text(context: str, error: str, *, product: str = PRODUCT) -> str:
     return f"{product} Error!\n\n{context}\n\nGot error: {error}"
+
+
+def failure_wire(context: str, error: str, *, product: str, outcome: str = "error") -> Wire:
+    """A 502 in Hoverfly's layout, signed with ``product`` (the dialect's name, ``-compat``)."""
+    return plain_error(502, error_text(context, error, product=product), outcome=outcome)
 
 
 def request_fields(req: RequestDetails) -> dict[str, Any]:

@@ -15,13 +15,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from engine.errors import SimulationError, UpstreamError
-from engine.modes.failures import error_text
+from engine.modes.failures import failure_wire
 from engine.outbound.middleware import Exchange, MiddlewareError, MiddlewareRunner
 from engine.outbound.pac import PacError, PacResolver
 from engine.outbound.upstream import Upstream, UpstreamResponse, outgoing_url
 from engine.simulation.model import Response
 from engine.wire.request import RequestDetails
-from engine.wire.response import Wire, plain_error, render_response
+from engine.wire.response import Wire, plain_error, render_wire
 
 if TYPE_CHECKING:
     import random
@@ -69,8 +69,18 @@ class Forwarder:
         self.pac = PacResolver()
 
     def failure(self, context: str, error: str) -> Wire:
-        """A 502 in Hoverfly's layout, signed with this instance's product name (``-compat``)."""
-        return plain_error(502, error_text(context, error, product=self.product))
+        return failure_wire(context, error, product=self.product)
+
+    def forward_failed(self, req: RequestDetails, exc: UpstreamError, mode: str) -> Wire:
+        log.error(
+            FORWARD_CONTEXT,
+            extra={"fields": {"error": str(exc), "mode": str(mode), "destination": req.destination, "path": req.path}},
+        )
+        return self.failure(FORWARD_CONTEXT, str(exc))
+
+    def middleware_failed(self, req: RequestDetails, exc: MiddlewareError, context: str, mode: str) -> Wire:
+        log.error(context, extra={"fields": {"error": str(exc), "mode": str(mode), "path": req.path}})
+        return self.failure(context, str(exc))
 
     def loops_back(self, req: RequestDetails) -> bool:
         """Whether ``req`` would come straight back to this simproxy's proxy port (Hoverfly then recurses until
@@ -103,10 +113,9 @@ class Forwarder:
 
     def response_wire(self, response: Response, outcome: str) -> Wire:
         try:
-            rendered = render_response(response, "the response")
+            wire = render_wire(response, "the response", webserver=self.webserver)
         except SimulationError as exc:
-            return plain_error(502, error_text(MIDDLEWARE_CONTEXT, str(exc), product=self.product))
-        wire = rendered.webserver if self.webserver else rendered.proxy
+            return self.failure(MIDDLEWARE_CONTEXT, str(exc))
         return with_outcome(wire, outcome)
 
     async def delayed(self, snap: Snapshot, req: RequestDetails, wire: Wire, response: Response = _NONE) -> Wire:
@@ -128,7 +137,7 @@ class Forwarder:
         try:
             result = await self.middleware.run(snap.config.middleware, Exchange(req, response))
         except MiddlewareError as exc:
-            return middleware_failed(req, exc, MIDDLEWARE_CONTEXT, snap.config.mode, self.product)
+            return self.middleware_failed(req, exc, MIDDLEWARE_CONTEXT, snap.config.mode)
         response = result.response or response
         return await self.delayed(snap, req, self.response_wire(response, "hit"), response)
 
@@ -147,24 +156,11 @@ class Forwarder:
         try:
             req = await self.request_middleware(snap, req)
         except MiddlewareError as exc:
-            return middleware_failed(req, exc, REQUEST_MIDDLEWARE_CONTEXT, mode, self.product)
+            return self.middleware_failed(req, exc, REQUEST_MIDDLEWARE_CONTEXT, mode)
         try:
             return req, await self.send(req)
         except UpstreamError as exc:
-            return forward_failed(req, exc, mode, self.product)
-
-
-def forward_failed(req: RequestDetails, exc: UpstreamError, mode: str, product: str) -> Wire:
-    log.error(
-        FORWARD_CONTEXT,
-        extra={"fields": {"error": str(exc), "mode": str(mode), "destination": req.destination, "path": req.path}},
-    )
-    return plain_error(502, error_text(FORWARD_CONTEXT, str(exc), product=product))
-
-
-def middleware_failed(req: RequestDetails, exc: MiddlewareError, context: str, mode: str, product: str) -> Wire:
-    log.error(context, extra={"fields": {"error": str(exc), "mode": str(mode), "path": req.path}})
-    return plain_error(502, error_text(context, str(exc), product=product))
+            return self.forward_failed(req, exc, mode)
 
 
 def with_outcome(wire: Wire, outcome: str) -> Wire:

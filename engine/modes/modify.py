@@ -8,7 +8,7 @@ from typing import ClassVar
 from engine.fleet.config import Mode
 from engine.fleet.runtime import Snapshot
 from engine.modes.base import Kit
-from engine.modes.forwarding import MIDDLEWARE_CONTEXT, middleware_failed
+from engine.modes.forwarding import MIDDLEWARE_CONTEXT
 from engine.outbound.middleware import Exchange, MiddlewareError
 from engine.simulation.model import Response
 from engine.wire.request import RequestDetails
@@ -39,7 +39,7 @@ class ModifyMode:
             try:
                 response = (await forwarder.middleware.run(spec, Exchange(req, response))).response or response
             except MiddlewareError as exc:
-                return middleware_failed(req, exc, MIDDLEWARE_CONTEXT, Mode.MODIFY, forwarder.product)
+                return forwarder.middleware_failed(req, exc, MIDDLEWARE_CONTEXT, Mode.MODIFY)
         return await forwarder.delayed(snap, req, forwarder.response_wire(response, "forwarded"), response)
 
 
@@ -60,7 +60,7 @@ class SynthesizeMode:
         try:
             response = (await forwarder.middleware.run(spec, Exchange(req, None))).response
         except MiddlewareError as exc:
-            return middleware_failed(req, exc, SYNTHESIZE_CONTEXT, Mode.SYNTHESIZE, forwarder.product)
+            return forwarder.middleware_failed(req, exc, SYNTHESIZE_CONTEXT, Mode.SYNTHESIZE)
         if response is None:
             return forwarder.failure(SYNTHESIZE_CONTEXT, "the middleware answered without a response status")
         return await forwarder.delayed(snap, req, forwarder.response_wire(response, "hit"), response)

@@ -13,7 +13,6 @@ from engine.fleet.runtime import Snapshot
 from engine.modes.base import Kit, Outcome
 from engine.modes.capture import SAVE_CONTEXT, captured_pair
 from engine.modes.failures import MATCHING_CONTEXT, matching_error, request_fields
-from engine.modes.forwarding import forward_failed
 from engine.wire.request import RequestDetails
 from engine.wire.response import Wire
 from store import StoreError
@@ -97,7 +96,7 @@ class SpyMode(SimulateMode):
         try:
             resp = await forwarder.send(req)
         except UpstreamError as exc:
-            return forward_failed(req, exc, Mode.SPY, self.forwarder.product)
+            return forwarder.forward_failed(req, exc, Mode.SPY)
         args = snap.config.args(Mode.SPY)
         if args.capture_on_miss:
             try:

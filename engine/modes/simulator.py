@@ -19,7 +19,7 @@ from engine.fleet.runtime import Runtime, Snapshot
 from engine.journal.lookup import FetchedJournal
 from engine.matching.cache import CacheEntry, FastKey
 from engine.matching.scoring import CompiledPair, MatchResult, Strategy, match
-from engine.modes.failures import MATCHING_CONTEXT, NO_MATCH, error_text, miss_text
+from engine.modes.failures import MATCHING_CONTEXT, NO_MATCH, failure_wire, miss_text
 from engine.simulation.model import Response
 from engine.templating import CsvTables, JournalLookup, NoJournal
 from engine.templating.pairs import Rendered, render_pair
@@ -301,8 +301,7 @@ class Simulator:
         return render_pair(pair.templates, response, req, state, sim.literals, sim.variables, tables, journal)
 
     def failure(self, context: str, error: str, outcome: str = "error") -> Wire:
-        """A 502 in Hoverfly's layout, signed with this instance's product name (``-compat``)."""
-        return plain_error(502, error_text(context, error, product=self.product), outcome=outcome)
+        return failure_wire(context, error, product=self.product, outcome=outcome)
 
     def _state_unavailable(self, exc: StoreError) -> Wire:
         """The 502 of a request that needs the shared state while the store cannot be reached."""
