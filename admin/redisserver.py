@@ -7,6 +7,8 @@ With ``save_to`` (``-db boltdb -db-path FILE``) Redis keeps its data in that fil
 file written every second (and rewritten in the background as it grows): it loads it at start, so
 what was stored survives a restart, a killed simproxy included. Redis never needs a last save to
 stop (a snapshot that fails, say in a folder removed meanwhile, would keep Redis 6.2 running).
+As BoltDB locks its file, ``FILE.lock`` is locked (``flock``) for as long as that Redis runs: a
+second instance given the same file stops at start with an error instead of writing over it.
 
 The Unix socket is a file of its own in the temporary folder, created only for its owner (umask
 077), and Redis removes it when it stops. Redis stops on SIGTERM, which it is also sent when the
@@ -16,6 +18,7 @@ process that started it dies, however that one dies: a killed simproxy leaves no
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import secrets
 import shutil
@@ -33,6 +36,11 @@ RDB_MAGIC = b"REDIS"
 """How Redis's files begin: an append-only file once rewritten (its snapshot preamble), or a snapshot."""
 AOF_START = b"*"
 """How a new append-only file begins (a command in RESP)."""
+
+
+LOCK_WAIT = 5.0
+"""Seconds to wait for a ``-db-path`` another instance holds: the Redis of one just stopped or
+killed is still writing its last second."""
 
 
 class DatabaseError(StoreUnavailable):
@@ -54,6 +62,26 @@ def _check_database(path: Path) -> None:
         raise DatabaseError(
             f"-db-path {path} is not a simproxy database (a Redis snapshot); a Hoverfly BoltDB file cannot be read"
         )
+
+
+def _lock_database(path: Path) -> int:
+    """Hold ``path``'s lock file, or refuse: another simproxy is using the database. The lock is the
+    open file's: it is released when the last process holding it (ours, our Redis) ends."""
+    lock = path.with_name(path.name + ".lock")
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise DatabaseError(f"cannot use -db-path {path}: {exc.strerror or exc}") from exc
+    deadline = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise DatabaseError(f"-db-path {path} is in use by another simproxy (locked: {lock})") from None
+            time.sleep(0.02)
 
 
 def find_redis_server() -> str:
@@ -78,6 +106,8 @@ class RedisServer:
         self.save_to = save_to
         self.socket_path = Path(tempfile.gettempdir()) / f"simproxy-redis-{secrets.token_hex(8)}.sock"
         self._process: subprocess.Popen[bytes] | None = None
+        self._lock: int | None = None
+        """The database's lock file, held while Redis runs (``save_to`` only); Redis holds it too."""
 
     @property
     def pid(self) -> int | None:
@@ -104,10 +134,14 @@ class RedisServer:
         ]
         if self.port is None:
             args += ["--unixsocket", str(self.socket_path), "--unixsocketperm", "700"]
-        self._process = subprocess.Popen(
-            args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=_private_child
-        )
         try:
+            self._process = subprocess.Popen(
+                args,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                preexec_fn=_private_child,
+                pass_fds=() if self._lock is None else (self._lock,),  # held as long as the data's writer runs
+            )
             self._wait_until_serving(timeout)
         except BaseException:
             self.stop()
@@ -118,6 +152,7 @@ class RedisServer:
         if self.save_to is None:  # nothing is saved: Redis only changes into the folder
             return ["--save", "", "--appendonly", "no", "--dir", tempfile.gettempdir()]
         _check_database(self.save_to)
+        self._lock = _lock_database(self.save_to)
         folder, name = str(self.save_to.parent), self.save_to.name
         return [
             "--save",
@@ -179,6 +214,9 @@ class RedisServer:
         if self._process is not None and self._process.stdout is not None:
             self._process.stdout.close()
         self._process = None
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
         with contextlib.suppress(FileNotFoundError):
             self.socket_path.unlink()  # Redis removes it when it stops; not when it was killed
 

@@ -121,3 +121,16 @@ def test_a_removed_folder_does_not_keep_redis_running_after_simproxy(simproxy_fa
     while time.monotonic() < deadline and Path(f"/proc/{redis_pid}").exists():
         time.sleep(0.05)
     assert not Path(f"/proc/{redis_pid}").exists() or "zombie" in Path(f"/proc/{redis_pid}/status").read_text()
+
+
+def test_two_instances_cannot_share_one_database(simproxy_factory: Any, tmp_path: Path) -> None:
+    """BoltDB locks its file; so does simproxy: the second instance stops with an error naming it."""
+    db = tmp_path / "shared.db"
+    first = simproxy_factory("-db", "boltdb", "-db-path", str(db), cwd=tmp_path)
+    assert first.admin("PUT", "/api/v2/simulation", simulation(PAIR))[0] == 200
+    with pytest.raises(RuntimeError, match=rf"-db-path {db} is in use by another simproxy"):
+        simproxy_factory("-db", "boltdb", "-db-path", str(db), cwd=tmp_path)
+    assert first.proxy("http://api.test/kept")[::2] == (201, b"still here")  # the first one is untouched
+    first.stop()
+    again = simproxy_factory("-db", "boltdb", "-db-path", str(db), cwd=tmp_path)  # free once it stopped
+    assert again.proxy("http://api.test/kept")[::2] == (201, b"still here")
