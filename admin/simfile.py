@@ -43,18 +43,22 @@ _LEGACY_MATCHERS: Final = (
 # Public API
 
 
-def parse_simulation(raw: bytes, max_pairs: int | None = None, *, product: str = _PRODUCT) -> JSONDict:
+def parse_simulation(
+    raw: bytes, max_pairs: int | None = None, *, product: str = _PRODUCT, extensions: bool = True
+) -> JSONDict:
     """Bytes of a PUT/POST body -> ``{"data": <v5 data>, "meta": <meta as given>}``.
 
     ``max_pairs``: a document with more pairs is refused (413) before anything else is done with it.
     ``product``: the name an unsupported version's error asks to update (``-compat``).
+    ``extensions``: simproxy's own members (``EXTENSIONS``) are accepted; without them (``-compat
+    hoverfly``) a document using one is refused as Hoverfly's schema would refuse an unknown member.
     """
     doc = _load_object(raw)
     if max_pairs is not None:
         _check_size(doc, max_pairs)
     version = _schema_version(doc)
     _schema_name(version, product)
-    details = validate(doc, version)
+    details = validate(doc, version, extensions=extensions)
     if details:
         raise BadRequest(f"Invalid {version} simulation: [{'; '.join(details)}]")
     return upgrade_to_v5(doc)
@@ -78,20 +82,24 @@ def schema_document() -> bytes:
     return _schema_bytes("v5")
 
 
-def validate(doc: JSONDict, schema_version: str) -> list[str]:
+def validate(doc: JSONDict, schema_version: str, *, extensions: bool = True) -> list[str]:
     """Check ``doc`` against the schema for ``schema_version``.
 
     Returns gojsonschema-style details, ``Error for <field>: <description>``, ordered by field
     (document order of array indexes) and then by schema order; ``[]`` when the document is valid.
-    Raises ``BadRequest`` for an unsupported version.
+    Raises ``BadRequest`` for an unsupported version. Without ``extensions``, simproxy's own
+    members are unknown members of the objects that hold them.
     """
-    validator = _validator(_schema_name(schema_version))
-    errors = sorted(validator.iter_errors(doc), key=lambda error: tuple(error.absolute_path))
-    details = [
-        f"Error for <{_field(error.absolute_path)}>: {description}"
-        for error in errors
+    name = _schema_name(schema_version)
+    found = [
+        (tuple(error.absolute_path), description)
+        for error in _validator(name, extensions).iter_errors(doc)
         for description in _describe(error)
     ]
+    if not extensions and name == "v5":
+        found += _extensions_used(doc)
+    found.sort(key=lambda item: item[0])  # stable: schema order within a field
+    details = [f"Error for <{_field(path)}>: {description}" for path, description in found]
     # One jsonschema error per missing property still describes all of them: keep each once.
     return list(dict.fromkeys(details))
 
@@ -154,12 +162,36 @@ def _schema_bytes(name: str) -> bytes:
     return (Path(__file__).with_name("schemas") / f"{name}.json").read_bytes()
 
 
+EXTENSIONS: Final = ("data.pairs[].response.fault", "data.globalActions.faults")
+"""simproxy's own members of the v5 format (fault injection), which Hoverfly's schema does not know."""
+
+
 @functools.cache
-def _validator(name: str) -> Any:
+def _validator(name: str, extensions: bool = True) -> Any:
     from jsonschema.validators import validator_for
 
     schema = orjson.loads(_schema_bytes(name))
+    if name == "v5" and not extensions:  # Hoverfly's v5 schema: simproxy's own members unknown
+        del schema["$defs"]["response"]["properties"]["fault"]
+        del schema["properties"]["data"]["properties"]["globalActions"]["properties"]["faults"]
     return validator_for(schema)(schema)
+
+
+def _extensions_used(doc: JSONDict) -> list[tuple[tuple[str | int, ...], str]]:
+    """Where ``doc`` uses one of ``EXTENSIONS``, as Hoverfly's schema reports an unknown member."""
+    data = doc.get("data")
+    if not isinstance(data, dict):
+        return []
+    found: list[tuple[tuple[str | int, ...], str]] = []
+    pairs = data.get("pairs")
+    for index, pair in enumerate(pairs if isinstance(pairs, list) else ()):
+        response = pair.get("response") if isinstance(pair, dict) else None
+        if isinstance(response, dict) and "fault" in response:
+            found.append((("data", "pairs", index, "response"), "Additional property fault is not allowed"))
+    actions = data.get("globalActions")
+    if isinstance(actions, dict) and "faults" in actions:
+        found.append((("data", "globalActions"), "Additional property faults is not allowed"))
+    return found
 
 
 def _field(path: Any) -> str:
@@ -180,6 +212,11 @@ def _describe(error: Any) -> list[str]:
         return [f"Invalid type. Expected: {_expected(error.validator_value)}, given: {_json_type(error.instance)}"]
     if keyword == "minimum":
         return [f"Must be greater than or equal to {error.validator_value}"]
+    if keyword == "maximum":
+        return [f"Must be less than or equal to {error.validator_value}"]
+    if keyword == "enum":
+        allowed = ", ".join(orjson.dumps(value).decode() for value in error.validator_value)
+        return [f"{_field(error.absolute_path)} must be one of the following: {allowed}"]
     return [cast(str, error.message)]
 
 

@@ -23,6 +23,7 @@ from admin.simfile import parse_simulation, schema_document
 from admin.startup import import_effects, import_with_files
 from admin.views import simulation_view, warnings_view
 from engine.fleet.cas import until_written
+from engine.gocompat.dialect import Dialect
 from engine.gocompat.goregex import InvalidPattern, compile_go
 from engine.matching.registry import MatcherRegistry
 from engine.matching.scoring import CompiledSimulation, compile_simulation
@@ -60,18 +61,16 @@ def _first_exact(matchers: Matchers | None) -> str:
 
 
 def _decode(
-    body: bytes, registry: MatcherRegistry, max_pairs: int, product: str
+    body: bytes, registry: MatcherRegistry, max_pairs: int, dialect: Dialect
 ) -> tuple[Simulation, CompiledSimulation]:
-    doc = parse_simulation(body, max_pairs, product=product)
+    doc = parse_simulation(body, max_pairs, product=dialect.product, extensions=dialect.extensions)
     incoming = decode_simulation(doc["data"])
     return incoming, compile_simulation(incoming, registry)  # bad matchers fail here, with document paths
 
 
 async def _incoming(request: Request) -> tuple[Simulation, CompiledSimulation]:
     svc = services(request)
-    return await svc.offload.run(
-        _decode, request.body, svc.registry, svc.settings.max_pairs, svc.runtime.dialect.product
-    )
+    return await svc.offload.run(_decode, request.body, svc.registry, svc.settings.max_pairs, svc.runtime.dialect)
 
 
 def _unchanged(imported: Simulation, incoming: Simulation) -> bool:
@@ -81,6 +80,7 @@ def _unchanged(imported: Simulation, incoming: Simulation) -> bool:
         len(imported.pairs) == len(incoming.pairs)
         and imported.delays is incoming.delays
         and imported.delays_log_normal is incoming.delays_log_normal
+        and imported.faults is incoming.faults
         and imported.literals is incoming.literals
         and imported.variables is incoming.variables
     )

@@ -99,7 +99,9 @@ async def load_imports(settings: Settings, registry: MatcherRegistry) -> ImportR
         try:
             if not url:
                 raw = await asyncio.to_thread(Path(name).read_bytes)
-            incoming = decode_simulation(parse_simulation(raw, product=settings.dialect.product)["data"])
+            dialect = settings.dialect
+            doc = parse_simulation(raw, product=dialect.product, extensions=dialect.extensions)
+            incoming = decode_simulation(doc["data"])
             compile_simulation(incoming, registry)
             before = result.simulation if result else None
             actions = frozenset(a.name for a in settings.post_serve_actions)

@@ -5,9 +5,10 @@ chooses Hoverfly's, for a user who puts simproxy where the ``hoverfly`` binary w
 compare bytes: ``hoverflyVersion`` in exported metadata, the ``usage`` wrapper alone, ``null`` for
 empty lists, ``Hoverfly`` in texts, error bodies as ``text/plain``, 200 for a delete of an unknown
 name, tunnelled answers chunked with ``Connection: close``, and its CA names (its schema document
-is its own file: the spec's is served in both). The dialect is chosen once at start and handed to
-the code that writes those answers; nothing else changes (matching, templating, the fleet, the
-checks at import).
+is its own file: the spec's is served in both), and an import using simproxy's own members of the
+simulation format (faults) refused as Hoverfly's schema refuses an unknown member. The dialect is
+chosen once at start and handed to the code that writes those answers; nothing else changes
+(matching, templating, the fleet, the other checks at import).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class Dialect:
     ca_name: str
     ca_org: str
     """The subject of a CA generated for the fleet (not of ``-cert`` or ``-generate-ca-cert``)."""
+    extensions: bool
+    """An import may use simproxy's own members of the simulation format (``fault``, ``faults``)."""
 
     @property
     def is_hoverfly(self) -> bool:
@@ -61,6 +64,7 @@ SPEC = Dialect(
     journal_limit=500,
     ca_name="simproxy CA",
     ca_org="simproxy",
+    extensions=True,
 )
 
 HOVERFLY = Dialect(
@@ -75,6 +79,7 @@ HOVERFLY = Dialect(
     journal_limit=25,
     ca_name="hoverfly.proxy",
     ca_org="Hoverfly Authority",
+    extensions=False,
 )
 
 DIALECTS = MappingProxyType({dialect.name: dialect for dialect in (SPEC, HOVERFLY)})

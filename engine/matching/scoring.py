@@ -15,6 +15,7 @@ from typing import Any, Literal
 from engine.matching.candidates import PairIndex
 from engine.matching.registry import CompiledMatcher, MatcherRegistry
 from engine.simulation.delays import Delays
+from engine.simulation.faults import FaultRules, compile_faults
 from engine.simulation.model import Matchers, NamedMatchers, Pair, Simulation
 from engine.templating import TemplateEngine, Variables
 from engine.templating.pairs import PairTemplates, compile_pair_templates
@@ -84,6 +85,8 @@ class CompiledSimulation:
     """The simulation's templating variables (None when it has no templated response)."""
     templates_read_state: bool = False
     """Some templated response reads ``State``."""
+    faults: FaultRules = ()
+    """The global faults, compiled (a pair's own fault is on its rendered wire)."""
 
     def candidates(self, path: str, method: str) -> Iterable[CompiledPair]:
         """Pairs that may hit a request with this path and method, in simulation order."""
@@ -104,7 +107,16 @@ def compile_simulation(
     literals = {str(item.get("name", "")): item.get("value") for item in sim.literals}
     templates_read_state = any(cp.templates is not None and cp.templates.uses_state for cp in compiled)
     return CompiledSimulation(
-        sim, compiled, index, reads, writes, Delays.compile(sim), literals, variables, templates_read_state
+        sim,
+        compiled,
+        index,
+        reads,
+        writes,
+        Delays.compile(sim),
+        literals,
+        variables,
+        templates_read_state,
+        compile_faults(sim),
     )
 
 

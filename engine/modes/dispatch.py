@@ -1,5 +1,6 @@
-"""The dispatcher a worker runs for every proxied request: the destination filter, CORS, and the
-current mode from the mode table; after the answer is written, the observers.
+"""The dispatcher a worker runs for every proxied request: the destination filter, CORS, the
+current mode from the mode table, and the simulation's global faults on the answer; after the
+answer is written, the observers.
 
 Framework-free: it takes a ``RequestDetails`` and returns the ``Wire`` to send, synchronously
 when the mode can (simulate mode never waits on anything), or as a coroutine when it must wait.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Coroutine
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -27,6 +29,7 @@ from engine.outbound.actions import ActionRunner
 from engine.outbound.middleware import DEFAULT_TIMEOUT as DEFAULT_MIDDLEWARE_TIMEOUT
 from engine.outbound.middleware import MiddlewareRunner
 from engine.outbound.upstream import Upstream
+from engine.simulation.faults import FaultRules, global_fault
 from engine.wire.request import RequestDetails
 from engine.wire.response import Wire
 
@@ -53,6 +56,7 @@ class Dispatcher:
         self.webserver = webserver
         self.cors = cors
         self.rng = rng or random.Random()
+        """The worker's randomness: delays, templates, and whether a request gets its fault."""
         self.upstream = upstream or Upstream()
         self.middleware = MiddlewareRunner(self.upstream, timeout=middleware_timeout)
         self.actions = ActionRunner(self.upstream, runtime.store, runtime.records)
@@ -93,9 +97,10 @@ class Dispatcher:
         if not self.webserver and not self._in_destination(config.destination, req):
             return self.forwarder.relay(req)
         self.runtime.count(config.mode)
-        if self.cors:
-            return self._with_cors(snap, req)
-        return self.modes[config.mode].handle(snap, req)
+        outcome = self._with_cors(snap, req) if self.cors else self.modes[config.mode].handle(snap, req)
+        if snap.simulation.faults:  # the one check a simulation without global faults costs
+            return self._faulted(snap.simulation.faults, req, outcome)
+        return outcome
 
     def served(self, wire: Wire, received: Received) -> None:
         """The server wrote ``wire`` for a request: tell the observers (latency includes any delay)."""
@@ -104,6 +109,15 @@ class Dispatcher:
         seconds, mode = time.perf_counter() - received[2], self.runtime.snapshot.config.mode
         for tell in self._tell:
             tell(wire, received, seconds, mode)
+
+    def _faulted(self, rules: FaultRules, req: RequestDetails, outcome: Outcome) -> Outcome:
+        """The answer with the first global fault that applies to ``req``, unless its pair has one."""
+        if isinstance(outcome, Wire):
+            return with_global_fault(rules, req, outcome)
+        return self._faulted_later(rules, req, outcome)
+
+    async def _faulted_later(self, rules: FaultRules, req: RequestDetails, outcome: Coroutine[Any, Any, Wire]) -> Wire:
+        return with_global_fault(rules, req, await outcome)
 
     def _with_cors(self, snap: Snapshot, req: RequestDetails) -> Outcome:
         if is_preflight(req):
@@ -145,3 +159,11 @@ class Dispatcher:
         return bool(
             pattern.search(req.path) or pattern.search(host_path) or pattern.search(f"{req.scheme}://{host_path}")
         )
+
+
+def with_global_fault(rules: FaultRules, req: RequestDetails, wire: Wire) -> Wire:
+    """``wire`` with the first global fault that applies to ``req``; a pair's own fault wins."""
+    if wire.fault is not None:
+        return wire
+    fault = global_fault(rules, req.destination, req.path, req.method)
+    return wire if fault is None else replace(wire, fault=fault)

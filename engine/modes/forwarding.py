@@ -139,6 +139,8 @@ class Forwarder:
         except MiddlewareError as exc:
             return self.middleware_failed(req, exc, MIDDLEWARE_CONTEXT, snap.config.mode)
         response = result.response or response
+        if served.fault is not None:  # the pair's fault still applies to the rewritten answer
+            response = replace(response, fault=served.fault)
         return await self.delayed(snap, req, self.response_wire(response, "hit"), response)
 
     async def relay(self, req: RequestDetails) -> Wire:

@@ -12,6 +12,9 @@ a port other than 443 carries plain HTTP.
 
 Flow control (engine/server/flow.py): a connection is not read while its client does not read its answers
 or ``max_pipelined`` of them are owed; answers wait, in order, for room in the write buffer.
+
+Faults (engine/server/faults.py): an answer carrying a fault always goes through the queue, and is
+written in its turn as the fault asks; a timed one is awaited there, so the answers after it wait.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import httptools
 from engine.errors import RequestRejected
 from engine.fleet.config import ProxyLimits
 from engine.modes.dispatch import Outcome, Received
+from engine.server.faults import break_off, head_bytes, rolled, send_slowly
 from engine.server.flow import (
     FEED_SLICE,
     HOLD_CONNECT,
@@ -39,6 +43,7 @@ from engine.server.flow import (
     limit_writes,
 )
 from engine.server.tunnel import Tunnel, open_tunnel, split_authority, start_tls
+from engine.simulation.model import TIMED_FAULTS
 from engine.wire.parse import Arrival, build_request
 from engine.wire.request import RequestDetails
 from engine.wire.response import Wire, chunked_instead, plain_error, proxy_auth_required
@@ -406,7 +411,7 @@ class ProxyProtocol(asyncio.Protocol):
     def _enqueue(
         self, item: asyncio.Future[Wire] | Wire, keep_alive: bool, head_only: bool, received: Received | None = None
     ) -> None:
-        if not self._queue and isinstance(item, Wire) and not self._write_paused:
+        if not self._queue and isinstance(item, Wire) and item.fault is None and not self._write_paused:
             self._write(item, keep_alive, head_only, received)
             return
         self._queue.append((item, keep_alive, head_only, received))
@@ -429,17 +434,51 @@ class ProxyProtocol(asyncio.Protocol):
                 except Exception:
                     log.exception("request handling failed")
                     wire = plain_error(500, "Internal error in simproxy\n")
-                while self._write_paused and self.transport is not None and not self._closing:
-                    self._resumed = self._resumed or asyncio.get_running_loop().create_future()
-                    await self._resumed  # resolved by resume_writing (connection_lost calls it too)
-                if self._queue:
-                    self._queue.popleft()
-                self._write(wire, keep_alive, head_only, received)
+                if self._write_paused:
+                    await self._room()
+                if wire.fault is not None and rolled(wire.fault, self.server.dispatcher.rng):
+                    await self._write_fault(wire, keep_alive, head_only, received)  # still first in the queue
+                    if self._queue:
+                        self._queue.popleft()
+                else:
+                    if self._queue:
+                        self._queue.popleft()
+                    self._write(wire, keep_alive, head_only, received)
                 if len(self._queue) < self.server.limits.max_pipelined // 2:
                     self._gate.release(HOLD_PIPELINE)
         finally:
             self._draining = False
             self.server.note_answered()
+
+    async def _room(self) -> bool:
+        """Wait while the write buffer is full; False once the connection is gone or closing."""
+        while self._write_paused and self.transport is not None and not self._closing:
+            self._resumed = self._resumed or asyncio.get_running_loop().create_future()
+            await self._resumed  # resolved by resume_writing (connection_lost calls it too)
+        return self.transport is not None and not self._closing
+
+    async def _write_fault(self, wire: Wire, keep_alive: bool, head_only: bool, received: Received | None) -> None:
+        """Write ``wire`` as its fault asks (engine/server/faults.py); the observers are told of
+        the answer the simulation chose, as for any other."""
+        transport, fault = self.transport, wire.fault
+        if transport is None or self._closing or fault is None:
+            return
+        if received is not None:
+            self.server.dispatcher.served(wire, received)
+        date = self.server.date.value()
+        if fault.kind not in TIMED_FAULTS:
+            self._closing = True
+            break_off(fault, transport, wire, date, self.server.dispatcher.rng)
+            return
+        if self._arrival.tunnel_scheme and not head_only:
+            wire = self._tunnelled(wire)
+        keep = keep_alive and wire.keep_alive
+        sent = await send_slowly(
+            fault, transport, head_bytes(wire, keep, date), b"" if head_only else wire.body, self._room
+        )
+        if sent and not keep and not self._closing:
+            self._closing = True
+            transport.close()
 
     def _start_deferred(self) -> None:
         """Answer the requests that came beyond ``max_pipelined`` once they are among the first
@@ -457,10 +496,7 @@ class ProxyProtocol(asyncio.Protocol):
         if received is not None:
             self.server.dispatcher.served(wire, received)
         if self._arrival.tunnel_scheme and not head_only:
-            if self.server.chunked_tunnel:
-                wire = chunked_instead(wire, always=True)
-            elif not wire.keep_alive:
-                wire = chunked_instead(wire)  # never a length that disagrees with the body, in a tunnel
+            wire = self._tunnelled(wire)
         keep = keep_alive and wire.keep_alive
         parts = [wire.head] if wire.dated else [wire.head, b"Date: ", self.server.date.value(), b"\r\n"]
         if not keep:
@@ -476,6 +512,13 @@ class ProxyProtocol(asyncio.Protocol):
         if not keep:
             self._closing = True
             transport.close()
+
+    def _tunnelled(self, wire: Wire) -> Wire:
+        """Inside a tunnel: never a length that disagrees with the body (chunked instead), and
+        every answer chunked and closing under ``-compat hoverfly``."""
+        if self.server.chunked_tunnel:
+            return chunked_instead(wire, always=True)
+        return wire if wire.keep_alive else chunked_instead(wire)
 
     @property
     def busy(self) -> bool:

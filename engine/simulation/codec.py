@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from engine.errors import SimulationError
@@ -18,6 +19,9 @@ from engine.simulation.model import (
     JSON,
     Delay,
     DelayLogNormal,
+    Fault,
+    FaultKind,
+    GlobalFault,
     LogNormal,
     Matcher,
     Matchers,
@@ -66,6 +70,10 @@ def decode_simulation(data: Mapping[str, Any]) -> Simulation:
         delays_log_normal=log_normal,
         literals=tuple(_literal(item) for item in data.get("literals") or ()),
         variables=tuple(_variable(item) for item in data.get("variables") or ()),
+        faults=tuple(
+            _decode_global_fault(f, f"data.globalActions.faults[{i}]")
+            for i, f in enumerate(actions.get("faults") or ())
+        ),
     )
 
 
@@ -168,7 +176,61 @@ def _decode_response(raw: Mapping[str, Any], path: str) -> Response:
         fixed_delay=int(raw.get("fixedDelay") or 0),
         log_normal_delay=None if delay is None else _log_normal(delay),
         post_serve_action=raw.get("postServeAction") or "",
+        fault=None if raw.get("fault") is None else decode_fault(raw["fault"], f"{path}.fault"),
     )
+
+
+_FAULT_PARAMETERS: Mapping[FaultKind, tuple[tuple[str, int], ...]] = MappingProxyType(
+    {FaultKind.DRIBBLE: (("chunks", 1), ("durationMs", 0)), FaultKind.BANDWIDTH: (("bytesPerSecond", 1),)}
+)
+"""The parameters each fault type requires, with their least value (the other types take none)."""
+
+
+def decode_fault(raw: Any, path: str) -> Fault:
+    """A ``fault`` object (the schema checked an upload already; the storage form is checked again)."""
+    if not isinstance(raw, Mapping):
+        raise SimulationError(path, "a fault must be an object")
+    name: Any = raw.get("type")
+    try:
+        kind = FaultKind(name)
+    except (ValueError, TypeError):
+        known = ", ".join(kind.value for kind in FaultKind)
+        raise SimulationError(f"{path}.type", f"{name!r} is not a fault type ({known})") from None
+    parameters = _FAULT_PARAMETERS.get(kind, ())
+    for key in raw:
+        if key not in ("type", "fraction") and all(key != taken for taken, _ in parameters):
+            raise SimulationError(f"{path}.{key}", f"a {kind.value} fault takes no {key}")
+    values: dict[str, int] = {}
+    for key, least in parameters:
+        value: Any = raw.get(key)
+        if not _whole(value) or value < least:
+            raise SimulationError(f"{path}.{key}", f"a {kind.value} fault needs {key}, a whole number >= {least}")
+        values[key] = int(value)
+    fraction = raw.get("fraction", 1)
+    if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0 <= fraction <= 1:
+        raise SimulationError(f"{path}.fraction", "the fraction must be a number from 0 to 1")
+    return Fault(
+        kind,
+        chunks=values.get("chunks", 0),
+        duration_ms=values.get("durationMs", 0),
+        bytes_per_second=values.get("bytesPerSecond", 0),
+        fraction=float(fraction),
+    )
+
+
+def _whole(value: Any) -> bool:
+    if isinstance(value, float):
+        return value.is_integer()
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _decode_global_fault(raw: Any, path: str) -> GlobalFault:
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("urlPattern", ""), str):
+        raise SimulationError(path, "a global fault must be an object with a urlPattern string")
+    method = raw.get("httpMethod") or ""
+    if not isinstance(method, str):
+        raise SimulationError(f"{path}.httpMethod", "the method must be a string")
+    return GlobalFault(str(raw.get("urlPattern", "")), method, decode_fault(raw.get("fault"), f"{path}.fault"))
 
 
 def _log_normal(raw: Mapping[str, Any]) -> LogNormal:
@@ -214,6 +276,11 @@ def _encode_simulation(sim: Simulation, *, export: bool) -> dict[str, Any]:
             ],
         },
     }
+    if sim.faults:  # simproxy's own: absent when there are none, so such documents stay Hoverfly's
+        data["globalActions"]["faults"] = [
+            {"urlPattern": f.url_pattern, "httpMethod": f.http_method, "fault": encode_fault(f.fault)}
+            for f in sim.faults
+        ]
     if sim.literals:
         data["literals"] = list(sim.literals)
     if sim.variables:
@@ -279,8 +346,23 @@ def encode_response(resp: Response, *, export: bool = True) -> dict[str, Any]:
         out["logNormalDelay"] = _encode_log_normal(resp.log_normal_delay)
     if resp.post_serve_action:
         out["postServeAction"] = resp.post_serve_action
+    if resp.fault is not None:
+        out["fault"] = encode_fault(resp.fault)
     if not export:
         out["bodyFileBase64"] = resp.body_file_base64
+    return out
+
+
+def encode_fault(fault: Fault) -> dict[str, Any]:
+    """A ``fault`` object: its type, the parameters the type takes, and ``fraction`` unless it is 1."""
+    out: dict[str, Any] = {"type": fault.kind.value}
+    if fault.kind is FaultKind.DRIBBLE:
+        out["chunks"] = fault.chunks
+        out["durationMs"] = fault.duration_ms
+    elif fault.kind is FaultKind.BANDWIDTH:
+        out["bytesPerSecond"] = fault.bytes_per_second
+    if fault.fraction != 1:
+        out["fraction"] = int(fault.fraction) if fault.fraction.is_integer() else fault.fraction
     return out
 
 

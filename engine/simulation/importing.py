@@ -107,6 +107,7 @@ def import_simulation(
         delays_log_normal=incoming.delays_log_normal,
         literals=literals,
         variables=variables,
+        faults=incoming.faults,  # like the global delays: replaced, also by an append
     )
     return ImportResult(result, tuple(warnings + file_warnings), tuple(dict.fromkeys(sequences)))
 

@@ -10,6 +10,7 @@ as plain JSON so that an import followed by an export loses nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TypeAlias
 
 from engine.gocompat.gojson import JSON as JSON
@@ -56,6 +57,52 @@ class LogNormal:
     median: int
 
 
+class FaultKind(StrEnum):
+    """How a fault breaks an answer (the names are the wire format's ``fault.type``)."""
+
+    CONNECTION_RESET = "connectionReset"
+    """The connection is reset (RST) instead of answered."""
+    EMPTY_RESPONSE = "emptyResponse"
+    """The connection is closed (FIN) with nothing written."""
+    MALFORMED_CHUNK = "malformedChunk"
+    """The head, declaring a chunked body, then bytes that are no chunk, then close."""
+    RANDOM_DATA_THEN_CLOSE = "randomDataThenClose"
+    """Random bytes that are no HTTP answer, then close."""
+    DRIBBLE = "dribble"
+    """The head at once, then the body in ``chunks`` pieces spread over ``duration_ms``."""
+    BANDWIDTH = "bandwidth"
+    """The whole answer paced to at most ``bytes_per_second``."""
+
+
+TIMED_FAULTS = frozenset({FaultKind.DRIBBLE, FaultKind.BANDWIDTH})
+"""Faults that send the whole answer, only slowly: the connection stays usable after them."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """A fault asked for by a pair's response or a global rule (simproxy's own, not Hoverfly's)."""
+
+    kind: FaultKind
+    chunks: int = 0
+    """``dribble``: the pieces the body is cut into (at least 1)."""
+    duration_ms: int = 0
+    """``dribble``: the milliseconds over which the pieces arrive."""
+    bytes_per_second: int = 0
+    """``bandwidth``: the highest rate the answer is sent at (at least 1)."""
+    fraction: float = 1.0
+    """The probability (0 to 1) that a given request gets the fault; the others are answered normally."""
+
+
+@dataclass(frozen=True, slots=True)
+class GlobalFault:
+    """A fault for requests whose ``destination + path`` matches ``url_pattern`` and whose pair has
+    no fault of its own (``data.globalActions.faults``)."""
+
+    url_pattern: str
+    http_method: str
+    fault: Fault
+
+
 @dataclass(frozen=True, slots=True)
 class Response:
     """What a pair serves. ``body`` holds the decoded bytes (``encodedBody`` undone at import)."""
@@ -72,6 +119,7 @@ class Response:
     fixed_delay: int = 0
     log_normal_delay: LogNormal | None = None
     post_serve_action: str = ""
+    fault: Fault | None = None
 
     def header(self, name: str) -> tuple[str, ...] | None:
         """The values of the header spelled exactly ``name`` (Hoverfly looks keys up by exact case)."""
@@ -111,6 +159,7 @@ class Simulation:
     delays_log_normal: tuple[DelayLogNormal, ...] = ()
     literals: tuple[JSON, ...] = ()
     variables: tuple[JSON, ...] = ()
+    faults: tuple[GlobalFault, ...] = ()
 
 
 EMPTY_SIMULATION = Simulation()

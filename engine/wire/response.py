@@ -13,7 +13,7 @@ import orjson
 
 from engine.errors import SimulationError
 from engine.gocompat.sniff import detect_content_type
-from engine.simulation.model import Response
+from engine.simulation.model import Fault, Response
 from engine.wire.request import canonical_header
 
 # Go's http.StatusText, which writes the status line Hoverfly's clients see; Python's phrases
@@ -54,6 +54,9 @@ class Wire:
     dated: bool = False
     """``head`` carries the response's own ``Date`` (a captured pair's, a real service's): the server
     adds none, as Go's server adds one only when the handler set none."""
+    fault: Fault | None = None
+    """A fault the server applies when it writes this answer (engine/server/faults.py): the pair's
+    own, or a global one the dispatcher set."""
 
     @property
     def raw_body(self) -> bytes:
@@ -122,6 +125,7 @@ def _render(resp: Response, *, canonical: bool, pair: str, journal: bytes | None
         pair,
         resp.post_serve_action,
         "date" in lower,
+        resp.fault,
     )
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from engine.errors import SimulationError
 from engine.simulation.codec import decode_simulation, export_simulation, storage_simulation
-from engine.simulation.model import Matcher, Pair, RequestMatcher, Response, Simulation
+from engine.simulation.model import Fault, FaultKind, Matcher, Pair, RequestMatcher, Response, Simulation
 from tests.engine.conftest import exact, glob, m, pair, regex
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
@@ -489,6 +489,16 @@ request_matchers = st.builds(
     query=st.none() | named_lists,
     requires_state=st.none() | string_maps,
 )
+faults = st.sampled_from(FaultKind).flatmap(
+    lambda kind: st.builds(
+        Fault,
+        st.just(kind),
+        chunks=st.integers(1, 100) if kind is FaultKind.DRIBBLE else st.just(0),
+        duration_ms=st.integers(0, 10**6) if kind is FaultKind.DRIBBLE else st.just(0),
+        bytes_per_second=st.integers(1, 10**9) if kind is FaultKind.BANDWIDTH else st.just(0),
+        fraction=st.floats(0, 1),
+    )
+)
 responses = st.builds(
     Response,
     status=st.integers(100, 599),
@@ -502,6 +512,7 @@ responses = st.builds(
     removes_state=st.none() | st.lists(st.text(max_size=3), min_size=1, max_size=2).map(tuple),
     fixed_delay=st.integers(0, 10_000),
     post_serve_action=st.text(max_size=5),
+    fault=st.none() | faults,
 )
 
 
