@@ -247,6 +247,10 @@ class Calls:
         return Call("DELETE", f"{CONFIG}/templating-data-source/csv/{quote(name, safe='')}", _nothing)
 
     @staticmethod
+    def ca_cert() -> Call[str]:
+        return Call("GET", f"{CONFIG}/ca-cert", lambda body: body.decode())
+
+    @staticmethod
     def logs(limit: int | None = None) -> Call[list[JSON]]:
         path = "/api/v2/logs" + (f"?{urlencode({'limit': limit})}" if limit else "")
         return Call("GET", path, lambda body: list(_json(body)["logs"] or []))
@@ -360,6 +364,11 @@ class Client(_Base):
     def logs(self, limit: int | None = None) -> list[JSON]:
         return self.send(Calls.logs(limit))
 
+    def ca_cert(self) -> str:
+        """The PEM of the CA to trust for HTTPS through the proxy (simproxy's own endpoint; empty
+        when it intercepts no HTTPS)."""
+        return self.send(Calls.ca_cert())
+
 
 class AsyncClient(_Base):
     """The same calls for asyncio code (aiohttp); ``async with AsyncClient(...) as sp``."""
@@ -455,3 +464,6 @@ class AsyncClient(_Base):
 
     async def logs(self, limit: int | None = None) -> list[JSON]:
         return await self.send(Calls.logs(limit))
+
+    async def ca_cert(self) -> str:
+        return await self.send(Calls.ca_cert())

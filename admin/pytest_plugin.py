@@ -1,0 +1,208 @@
+"""The pytest plugin (the ``pytest11`` entry point ``simproxy``; docs/pytest.md): a ``simproxy``
+fixture on one simproxy per session, and record-or-replay with ``@pytest.mark.simproxy``.
+
+* ``simproxy_server`` (session): the session's simproxy (admin/harness.py ``Server``), started on
+  the first test that uses it, on free loopback ports, with ``--simproxy-args``; or the instance at
+  ``--simproxy-url`` and ``--simproxy-proxy-url``. Stopped at the end of the session, at exit, and
+  by the kernel if pytest is killed.
+* ``simproxy`` (function): resets that server (simulation, journal, state, cache, simulate mode),
+  applies the test's marker, sets the proxy environment for the test's duration, and hands out a
+  ``Simproxy`` (client, URLs, CA, ``verify``). After a test that passed, a cassette being recorded
+  is written.
+* ``@pytest.mark.simproxy(simulation="cassettes/x.json", mode=..., pairs=[...], env=True)`` makes a
+  test use the fixture even when it does not ask for it.
+
+Loading it costs nothing: the harness, the admin client and any HTTP library are imported, and
+simproxy started, only when a test uses the fixture.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Generator, Iterator, Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from admin.cassettes import Cassette
+    from admin.harness import Server, Simproxy
+
+RECORD_MODES = ("none", "new", "all")  # admin.cassettes.RecordMode's values, without importing it here
+MARKER = (
+    "simproxy(simulation=None, mode=None, pairs=None, env=True): use the simproxy fixture; replay the "
+    "simulation file (relative to the test's folder) or record it (--simproxy-record); put pairs; set the mode"
+)
+REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
+"""Each phase's report of a test, for the fixture's teardown: a cassette is written only after a pass."""
+
+
+@dataclass(frozen=True, slots=True)
+class PluginOptions:
+    """The command line and ini options, read once at configure time."""
+
+    args: tuple[str, ...]
+    admin_url: str
+    proxy_url: str
+    ca_cert: str
+    record: str
+
+    @classmethod
+    def read(cls, config: pytest.Config) -> PluginOptions:
+        def option(name: str) -> str:
+            given = config.getoption(name)
+            return str(given) if given is not None else str(config.getini(name) or "")
+
+        options = cls(
+            args=tuple(shlex.split(option("simproxy_args"))),
+            admin_url=option("simproxy_url"),
+            proxy_url=option("simproxy_proxy_url"),
+            ca_cert=option("simproxy_ca_cert"),
+            record=option("simproxy_record") or "new",
+        )
+        if options.record not in RECORD_MODES:
+            raise pytest.UsageError(f"simproxy_record: {options.record!r} is none of {', '.join(RECORD_MODES)}")
+        if bool(options.admin_url) != bool(options.proxy_url):
+            raise pytest.UsageError("--simproxy-url and --simproxy-proxy-url go together: give both or neither")
+        return options
+
+
+OPTIONS = pytest.StashKey[PluginOptions]()
+
+
+@dataclass(frozen=True, slots=True)
+class MarkerOptions:
+    """The keywords of ``@pytest.mark.simproxy`` (the closest one)."""
+
+    simulation: str | None = None
+    mode: str | None = None
+    pairs: tuple[Mapping[str, Any], ...] = ()
+    env: bool = True
+
+    @classmethod
+    def of(cls, item: pytest.Item) -> MarkerOptions:
+        marker = item.get_closest_marker("simproxy")
+        if marker is None:
+            return cls()
+        known = [f.name for f in fields(cls)]
+        unknown = sorted(set(marker.kwargs) - set(known))
+        if marker.args or unknown:
+            given = ", ".join([*map(repr, marker.args), *unknown])
+            pytest.fail(f"@pytest.mark.simproxy takes keywords {', '.join(known)}; not {given}", pytrace=False)
+        kwargs = dict(marker.kwargs)
+        if "pairs" in kwargs:
+            kwargs["pairs"] = tuple(kwargs["pairs"] or ())
+        return cls(**kwargs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("simproxy", "simproxy (HTTP simulation proxy)")
+    for name, metavar, text in (
+        ("args", "ARGS", "flags of the simproxy the session starts, in shell syntax: --simproxy-args='-workers 2'"),
+        ("url", "ADMIN_URL", "use the simproxy or Hoverfly whose admin API is there instead of starting one"),
+        ("proxy-url", "PROXY_URL", "that instance's proxy (with --simproxy-url)"),
+        ("ca-cert", "FILE", "the CA certificate to trust (default: the one GET /api/v2/hoverfly/ca-cert serves)"),
+    ):
+        dest = "simproxy_" + name.replace("-", "_")
+        group.addoption(f"--simproxy-{name}", dest=dest, metavar=metavar, default=None, help=text)
+        parser.addini(dest, f"simproxy: {text}", default="")
+    record = "record simulation files: none (never; a missing one is an error), new (missing ones; default), all"
+    group.addoption("--simproxy-record", dest="simproxy_record", choices=RECORD_MODES, default=None, help=record)
+    parser.addini("simproxy_record", f"simproxy: {record}", default="new")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", MARKER)
+    config.stash[OPTIONS] = PluginOptions.read(config)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    report = yield
+    item.stash.setdefault(REPORTS, {})[report.when] = report
+    return report
+
+
+@pytest.fixture(scope="session")
+def simproxy_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The session's simproxy, started by the first test that uses it (see ``simproxy``)."""
+    from admin.harness import Server, ServerSettings
+
+    options = request.config.stash[OPTIONS]
+    settings = ServerSettings(options.args, options.admin_url, options.proxy_url, options.ca_cert)
+    server = Server(settings, tmp_path_factory.mktemp("simproxy"))
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def simproxy(request: pytest.FixtureRequest, simproxy_server: Server) -> Iterator[Simproxy]:
+    """simproxy for this test: reset, its marker applied, and the environment pointing at it
+    (``HTTP(S)_PROXY``, the CA bundle variables; ``NO_PROXY`` removed) until the test ends."""
+    from admin.cassettes import CassetteError
+    from admin.client import ApiError
+    from admin.harness import CLEARED_VARIABLES, ServerError, Simproxy
+
+    options = MarkerOptions.of(request.node)
+    problem = ""
+    try:
+        simproxy_server.reset()
+        proxy = Simproxy(simproxy_server)
+        recording = _prepare(request, proxy, options)
+        env = proxy.env if options.env else {}
+    except CassetteError as error:
+        problem = str(error)
+    except (ServerError, ApiError, OSError) as error:  # OSError: its admin API does not answer
+        log = "" if simproxy_server.settings.external else f"\n(simproxy's log: {simproxy_server.log_path})"
+        problem = f"{error}{log}"
+    if problem:
+        pytest.fail(problem, pytrace=False)  # out of the except clause: no chain of exceptions shown
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in env.items():
+            patch.setenv(name, value)
+        for name in CLEARED_VARIABLES if env else ():
+            patch.delenv(name, raising=False)
+        yield proxy
+    if recording is not None and _passed(request.node):
+        recording.save(proxy.client.simulation())
+
+
+@pytest.fixture(autouse=True)
+def _simproxy_marked(request: pytest.FixtureRequest) -> None:
+    """A test marked ``simproxy`` gets the fixture without asking for it."""
+    if request.node.get_closest_marker("simproxy") is not None:
+        request.getfixturevalue("simproxy")
+
+
+def _prepare(request: pytest.FixtureRequest, proxy: Simproxy, options: MarkerOptions) -> Cassette | None:
+    """Apply the marker; the cassette to write after the test when it is being recorded."""
+    from admin.cassettes import Cassette, RecordMode
+
+    if options.simulation is not None:
+        path = request.path.parent / options.simulation
+        cassette = Cassette(path, _shown(path, request.config.rootpath))
+        if cassette.records(RecordMode(request.config.stash[OPTIONS].record)):
+            proxy.mode("capture")  # every request goes to the real service, and is kept
+            return cassette
+        cassette.replay(proxy.client)
+    if options.pairs:
+        proxy.add_pairs(*options.pairs)
+    if options.mode is not None:
+        proxy.mode(options.mode)
+    return None
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _passed(item: pytest.Item) -> bool:
+    call = item.stash.get(REPORTS, {}).get("call")
+    return call is not None and call.passed
