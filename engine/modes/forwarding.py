@@ -91,7 +91,9 @@ class Forwarder:
 
     async def send(self, req: RequestDetails, *, mark: bool = True) -> UpstreamResponse:
         if self.loops_back(req):
-            raise UpstreamError(f"{req.destination} is this simproxy itself; refusing to forward the request to it")
+            raise UpstreamError(
+                f"{req.destination} is this {self.product} itself; refusing to forward the request to it"
+            )
         pac = self.runtime.snapshot.config.pac
         proxy = None
         if pac:

@@ -17,6 +17,7 @@ from engine.fleet.config import BACKLOG, ProxyLimits
 from engine.modes.dispatch import Dispatcher
 from engine.server.certs import Interception
 from engine.server.protocol import ProxyProtocol
+from engine.wire.response import plain_error
 
 SWEEP_INTERVAL = 1.0
 RESERVED_DESCRIPTORS = 256
@@ -69,6 +70,8 @@ class ProxyServer:
         self.chunked_tunnel = chunked_tunnel
         """``-compat hoverfly``: every answer inside a tunnel is chunked and closes the connection."""
         self.date = HttpDate()
+        self.internal_error = plain_error(500, f"Internal error in {dispatcher.runtime.dialect.product}\n")
+        """The answer to a request whose handling raised (a bug): named as the dialect names the product."""
         self.header_names: dict[str, str] = {}
         """Canonical header names seen by this worker's connections (engine/wire/parse.py)."""
         self.max_connections = connection_budget()

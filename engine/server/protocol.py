@@ -291,7 +291,7 @@ class ProxyProtocol(asyncio.Protocol):
             outcome: Outcome = self.server.dispatcher.handle(request_or_error)
         except Exception:
             log.exception("request handling failed")
-            outcome = plain_error(500, "Internal error in simproxy\n")
+            outcome = self.server.internal_error
         if isinstance(outcome, Wire):
             self._enqueue(outcome, keep_alive, head_only, received)
         else:
@@ -305,7 +305,7 @@ class ProxyProtocol(asyncio.Protocol):
             outcome = self.server.dispatcher.handle(req)
         except Exception:
             log.exception("request handling failed")
-            outcome = plain_error(500, "Internal error in simproxy\n")
+            outcome = self.server.internal_error
         return outcome if isinstance(outcome, Wire) else asyncio.ensure_future(outcome)
 
     # -- proxy authentication (-auth) ------------------------------------------------------------
@@ -433,7 +433,7 @@ class ProxyProtocol(asyncio.Protocol):
                     raise
                 except Exception:
                     log.exception("request handling failed")
-                    wire = plain_error(500, "Internal error in simproxy\n")
+                    wire = self.server.internal_error
                 if self._write_paused:
                     await self._room()
                 if wire.fault is not None and rolled(wire.fault, self.server.dispatcher.rng):

@@ -132,6 +132,10 @@ def test_the_webserver_refuses_capture_in_hoverflys_words(simproxy_factory: Any)
         400,
         {"error": "Cannot change the mode of Hoverfly to capture when running as a webserver"},
     )
+    assert web.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "spy"})[0] == 200
+    status, _, body = web.proxy("/missing", headers={"Host": f"localhost:{web.proxy_port}"})
+    assert status == 502
+    assert b"is this Hoverfly itself; refusing to forward the request to it" in body  # Hoverfly would loop
 
 
 def test_authentication_failures_have_no_body(simproxy_factory: Any) -> None:
