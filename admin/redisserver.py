@@ -67,7 +67,8 @@ def _check_database(path: Path) -> None:
 def _lock_database(path: Path) -> int:
     """Hold ``path``'s lock file, or refuse: another simproxy is using the database. The lock is the
     open file's: it is released when the last process holding it (ours, our Redis) ends."""
-    lock = path.with_name(path.name + ".lock")
+    real = path.resolve()  # a symbolic link to the same file takes the same lock
+    lock = real.with_name(real.name + ".lock")
     try:
         fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     except OSError as exc:
@@ -153,7 +154,8 @@ class RedisServer:
             return ["--save", "", "--appendonly", "no", "--dir", tempfile.gettempdir()]
         _check_database(self.save_to)
         self._lock = _lock_database(self.save_to)
-        folder, name = str(self.save_to.parent), self.save_to.name
+        real = self.save_to.resolve()  # through a link: Redis renames its rewritten file over the real one
+        folder, name = str(real.parent), real.name
         return [
             "--save",
             "",

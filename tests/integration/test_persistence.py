@@ -134,3 +134,13 @@ def test_two_instances_cannot_share_one_database(simproxy_factory: Any, tmp_path
     first.stop()
     again = simproxy_factory("-db", "boltdb", "-db-path", str(db), cwd=tmp_path)  # free once it stopped
     assert again.proxy("http://api.test/kept")[::2] == (201, b"still here")
+
+
+def test_a_link_to_the_database_takes_the_same_lock(simproxy_factory: Any, tmp_path: Path) -> None:
+    db = tmp_path / "real.db"
+    link = tmp_path / "link.db"
+    link.symlink_to(db)
+    first = simproxy_factory("-db", "boltdb", "-db-path", str(db), cwd=tmp_path)
+    assert first.admin("PUT", "/api/v2/simulation", simulation(PAIR))[0] == 200
+    with pytest.raises(RuntimeError, match=rf"-db-path {link} is in use by another simproxy"):
+        simproxy_factory("-db", "boltdb", "-db-path", str(link), cwd=tmp_path)
