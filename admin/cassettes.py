@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from admin.client import ApiError, Client
+from admin.harness import HarnessError
 
 
 class RecordMode(StrEnum):
@@ -28,8 +29,9 @@ class RecordMode(StrEnum):
     ALL = "all"
 
 
-class CassetteError(Exception):
-    """A cassette that cannot be replayed: missing where recording is off, not JSON, or refused."""
+class CassetteError(HarnessError):
+    """A cassette that cannot be used: missing where recording is off, not JSON, refused, or one
+    another test of the session records."""
 
 
 @dataclass(frozen=True, slots=True)

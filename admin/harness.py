@@ -5,9 +5,14 @@ on first use and stopped by ``close()``, at interpreter exit, or (Linux) by the 
 the process that started it dies, SIGKILL included. Or it is an instance already running (a
 simproxy or a Hoverfly), given by its two URLs, which is never started nor stopped.
 
-``Simproxy`` is what one test sees: the admin client, the URLs, the CA, proxy settings for the
-usual HTTP clients, and ``verify`` on the journal. The pytest plugin (admin/pytest_plugin.py) hands
-it out as the ``simproxy`` fixture; nothing here needs pytest.
+A started simproxy is on ports ``free_ports`` saw free a moment before; another process may take
+one first. The start then counts only once the admin API that answers names the started process
+(``GET /api/v2/service/workers``: each instance is ``host:pid:token``), so a test never talks to
+someone else's server; the simproxy that could not bind exits, and the start is tried again.
+
+``Simproxy`` is what one test sees: the admin client, the URLs, the CA bundle (the system's CAs and
+simproxy's), proxy settings for the usual HTTP clients, and ``verify`` on the journal. The pytest
+plugin (admin/pytest_plugin.py) hands it out as the ``simproxy`` fixture; nothing here needs pytest.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import json
 import os
 import signal
 import socket
@@ -28,8 +34,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
-from admin.client import JSON, ApiError, Client, Simulation
+from admin.client import JSON, SCHEMA_VERSION, ApiError, Call, Client, Simulation
 from engine.execution.lifeline import die_with_parent
+from store.errors import SimproxyError
 
 if TYPE_CHECKING:
     import httpx
@@ -44,10 +51,15 @@ JOURNAL_PAGE = 500
 CLOSEST_SHOWN = 5
 STOP_WAIT = 10.0
 """Seconds simproxy is given to stop on SIGTERM before it is killed."""
+WORKERS = "/api/v2/service/workers"
+KEPT_BY_AN_APPEND = ("globalActions", "literals", "variables")
+"""What ``POST /api/v2/simulation`` replaces with the appended document's (Hoverfly's rule): an
+append that keeps the simulation carries the current ones."""
 
 
-class ServerError(RuntimeError):
-    """simproxy did not start, or stopped answering."""
+class HarnessError(SimproxyError):
+    """The test harness cannot give a test its simproxy: it did not start, stopped answering, or
+    has no CA to trust. admin.cassettes.CassetteError is one too."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +103,36 @@ def _listening(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
+def system_ca_bundle(exclude: Path | None = None) -> Path | None:
+    """The CA bundle the machine's TLS clients trust: OpenSSL's default file (the one
+    ``SSL_CERT_FILE`` names, when set), else certifi's; None when there is neither. ``exclude`` (a
+    bundle written here, which ``SSL_CERT_FILE`` names during a test) is never the answer."""
+    paths = ssl.get_default_verify_paths()
+    candidates = [paths.cafile, paths.openssl_cafile]
+    with contextlib.suppress(ImportError):
+        import certifi
+
+        candidates.append(certifi.where())
+    for candidate in candidates:
+        if not candidate or not Path(candidate).is_file():
+            continue
+        if exclude is not None and exclude.exists() and Path(candidate).samefile(exclude):
+            continue
+        return Path(candidate)
+    return None
+
+
+def instance_pids(workers: JSON) -> set[int]:
+    """The main process ids of the instances ``GET /api/v2/service/workers`` lists (``host:pid:token``)."""
+    pids: set[int] = set()
+    instances = workers.get("instances") if isinstance(workers, dict) else None
+    for instance in instances if isinstance(instances, list) else []:
+        fields = str(instance.get("id", "") if isinstance(instance, dict) else "").rsplit(":", 2)
+        if len(fields) == 3 and fields[1].isdigit():
+            pids.add(int(fields[1]))
+    return pids
+
+
 def _stop(process: subprocess.Popen[bytes]) -> None:
     """SIGTERM (simproxy stops its workers and its Redis), then SIGKILL if it lingers."""
     for sig, wait in ((signal.SIGTERM, STOP_WAIT), (signal.SIGKILL, STOP_WAIT)):
@@ -113,9 +155,10 @@ class Server:
         self._endpoints: Endpoints | None = None
         self._ca: Path | None = None
         self._ca_fetched = False
+        self._bundle: Path | None = None
         self._destination: str | None = None
         self._log_start = 0
-        self._failed: ServerError | None = None
+        self._failed: HarnessError | None = None
         """Why the start failed: every later test gets the same error at once, not another start."""
 
     @property
@@ -132,11 +175,11 @@ class Server:
         if self.settings.external:
             return Endpoints(self.settings.admin_url.rstrip("/"), self.settings.proxy_url.rstrip("/"))
         if self._failed is not None:
-            raise ServerError(str(self._failed))
+            raise HarnessError(str(self._failed))
         if self._process is None or self._process.poll() is not None or self._endpoints is None:
             try:
                 self._start()
-            except ServerError as error:
+            except HarnessError as error:
                 self._failed = error
                 raise
         assert self._endpoints is not None
@@ -145,9 +188,9 @@ class Server:
     def client(self) -> Client:
         return Client(self.endpoints().admin_url)
 
-    def ca_path(self) -> Path | None:
-        """The CA file to trust: the configured one, else the admin API's, fetched once and written
-        to the session folder; None when there is none (a Hoverfly has no such endpoint)."""
+    def ca_cert_path(self) -> Path | None:
+        """simproxy's CA certificate: the configured file, else the admin API's, fetched once and
+        written to the session folder; None when there is none (a Hoverfly has no such endpoint)."""
         if self.settings.ca_cert:
             return Path(self.settings.ca_cert)
         if not self._ca_fetched:
@@ -158,8 +201,26 @@ class Server:
             self._ca = self.folder / "simproxy-ca.pem" if pem.strip() else None
             if self._ca is not None:
                 self._ca.write_text(pem)
+            self._bundle = None
             self._ca_fetched = True
         return self._ca
+
+    def ca_bundle_path(self) -> Path | None:
+        """The CA file the tests trust: the system's bundle (``system_ca_bundle``), then simproxy's
+        CA, written once to the session folder. So HTTPS that simproxy intercepts and HTTPS it
+        tunnels blind (a host outside the destination), or that bypasses it, both verify. None
+        when simproxy has no CA (``ca_cert_path``)."""
+        ca = self.ca_cert_path()
+        if ca is None:
+            return None
+        if self._bundle is None:
+            bundle = self.folder / "ca-bundle.pem"
+            system = system_ca_bundle(exclude=bundle)
+            parts = [system.read_text(errors="replace")] if system is not None else []
+            parts.append(ca.read_text())
+            bundle.write_text("\n".join(part.rstrip("\n") for part in parts) + "\n")
+            self._bundle = bundle
+        return self._bundle
 
     def reset(self) -> None:
         """Back to a fresh start, through the admin API: no simulation, journal, state or cache;
@@ -228,6 +289,8 @@ class Server:
             self.close()  # again, on two other ports
 
     def _wait(self, process: subprocess.Popen[bytes], endpoints: Endpoints, proxy_port: int, retry: bool) -> bool:
+        """True once the started process answers; False when it could not bind a port (taken since
+        free_ports saw it free) and another start may be tried."""
         client = Client(endpoints.admin_url, timeout=2)
         deadline = time.monotonic() + self.settings.start_timeout
         while time.monotonic() < deadline:
@@ -236,13 +299,15 @@ class Server:
                 if retry and "already in use" in log:  # a port taken since free_ports saw it free
                     return False
                 self.close()
-                raise ServerError(f"simproxy exited at start (status {process.returncode}):\n{log}")
-            with contextlib.suppress(OSError, ApiError):
-                if client.health() is not None and _listening(proxy_port):
+                raise HarnessError(f"simproxy exited at start (status {process.returncode}):\n{log}")
+            with contextlib.suppress(OSError, ApiError, ValueError):  # ValueError: an answer that is no JSON
+                # the port may be another process's (our child then exits: "already in use"); the
+                # proxy port is bound before the admin API answers, so ours answering means both are
+                if client.health() is not None and _answered_by(client, process) and _listening(proxy_port):
                     return True
             time.sleep(0.02)
         self.close()
-        raise ServerError(f"simproxy did not answer within {self.settings.start_timeout:g} s:\n{self._log_excerpt()}")
+        raise HarnessError(f"simproxy did not answer within {self.settings.start_timeout:g} s:\n{self._log_excerpt()}")
 
     def _log_excerpt(self, keep: int = 8) -> str:
         """What the last start wrote: its first and last ``keep`` lines (a usage error comes first,
@@ -258,9 +323,22 @@ class Server:
         return "\n".join(lines)
 
 
+def _answered_by(client: Client, process: subprocess.Popen[bytes]) -> bool:
+    """Whether the admin API ``client`` reaches is the started ``process`` (its main pid among the
+    instances; with a shared store, the fleet's other instances are listed too). An instance with
+    ``-auth`` does not say: the process must still be running then."""
+    try:
+        workers = client.send(Call("GET", WORKERS, lambda body: json.loads(body) if body.strip() else None))
+    except ApiError as error:
+        if error.status != 401:
+            raise
+        return process.poll() is None
+    return process.pid in instance_pids(workers)
+
+
 def proxy_env(proxy_url: str, ca_path: Path | None) -> dict[str, str]:
     """The variables that send the usual HTTP clients (requests, httpx, urllib, curl, most SDKs)
-    through simproxy and make them trust its CA."""
+    through simproxy and make them trust the CA bundle ``ca_path``."""
     env = dict.fromkeys(PROXY_VARIABLES, proxy_url)
     if ca_path is not None:
         env.update(dict.fromkeys(CA_VARIABLES, str(ca_path)))
@@ -282,14 +360,26 @@ class Simproxy:
 
     @property
     def ca_path(self) -> Path:
-        """The CA certificate (PEM file) to trust for HTTPS through the proxy."""
-        path = self.server.ca_path()
+        """The CA bundle (PEM file) to trust for HTTPS: the system's CAs and simproxy's, so both an
+        intercepted host and one simproxy tunnels blind (or a real host reached directly) verify."""
+        path = self.server.ca_bundle_path()
         if path is None:
-            raise ServerError(
-                f"{self.admin_url} serves no CA certificate (GET /api/v2/hoverfly/ca-cert); "
-                "give its file with --simproxy-ca-cert (ini: simproxy_ca_cert)"
-            )
+            raise self._no_ca()
         return path
+
+    @property
+    def ca_cert_path(self) -> Path:
+        """simproxy's CA certificate alone (PEM file)."""
+        path = self.server.ca_cert_path()
+        if path is None:
+            raise self._no_ca()
+        return path
+
+    def _no_ca(self) -> HarnessError:
+        return HarnessError(
+            f"{self.admin_url} serves no CA certificate (GET /api/v2/hoverfly/ca-cert); "
+            "give its file with --simproxy-ca-cert (ini: simproxy_ca_cert)"
+        )
 
     @property
     def proxies(self) -> dict[str, str]:
@@ -299,10 +389,10 @@ class Simproxy:
     @property
     def env(self) -> dict[str, str]:
         """The environment the fixture sets while a test runs (``NO_PROXY`` is removed too)."""
-        return proxy_env(self.proxy_url, self.server.ca_path())
+        return proxy_env(self.proxy_url, self.server.ca_bundle_path())
 
     def requests_session(self) -> requests.Session:
-        """A ``requests.Session`` going through simproxy and trusting its CA."""
+        """A ``requests.Session`` going through simproxy and trusting the CA bundle."""
         import requests
 
         session = requests.Session()
@@ -311,7 +401,7 @@ class Simproxy:
         return session
 
     def httpx_client(self, **options: Any) -> httpx.Client:
-        """An ``httpx.Client`` going through simproxy and trusting its CA (``options`` are passed on)."""
+        """An ``httpx.Client`` going through simproxy and trusting the CA bundle (``options`` are passed on)."""
         try:
             import httpx
         except ImportError as missing:
@@ -324,8 +414,15 @@ class Simproxy:
         return self.client.put_simulation(simulation)
 
     def add_pairs(self, *pairs: Mapping[str, Any]) -> JSON:
-        """Add pairs to the simulation (``admin.client.pair(...)`` or v5 dicts)."""
-        return self.client.append_simulation(list(pairs))
+        """Add pairs (``admin.client.pair(...)`` or v5 dicts) after the simulation's, keeping the
+        rest of it: global delays and faults, literals, variables, and the state (sequences too).
+
+        A bare append (``client.append_simulation``) replaces the first three with the appended
+        document's, Hoverfly's rule: this one carries the current ones along."""
+        current = (self.client.simulation() or {}).get("data") or {}
+        kept = {key: current[key] for key in KEPT_BY_AN_APPEND if current.get(key) is not None}
+        document = {"data": {"pairs": [dict(p) for p in pairs], **kept}, "meta": {"schemaVersion": SCHEMA_VERSION}}
+        return self.client.append_simulation(document)
 
     def mode(self, mode: str | None = None, **arguments: Any) -> str:
         """The mode; with ``mode``, switch to it first (``simproxy.mode("spy")``)."""

@@ -7,10 +7,12 @@ fixture on one simproxy per session, and record-or-replay with ``@pytest.mark.si
   by the kernel if pytest is killed.
 * ``simproxy`` (function): resets that server (simulation, journal, state, cache, simulate mode),
   applies the test's marker, sets the proxy environment for the test's duration, and hands out a
-  ``Simproxy`` (client, URLs, CA, ``verify``). After a test that passed, a cassette being recorded
-  is written.
+  ``Simproxy`` (client, URLs, CA bundle, ``verify``). After a test that passed, a cassette being
+  recorded is written.
 * ``@pytest.mark.simproxy(simulation="cassettes/x.json", mode=..., pairs=[...], env=True)`` makes a
-  test use the fixture even when it does not ask for it.
+  test use the fixture even when it does not ask for it. A cassette is recorded in stateful capture
+  (a request repeated while recording is replayed in the same sequence), and by one test: a second
+  test of the session that records it, or replays what the first just recorded, is an error.
 
 Loading it costs nothing: the harness, the admin client and any HTTP library are imported, and
 simproxy started, only when a test uses the fixture.
@@ -18,6 +20,7 @@ simproxy started, only when a test uses the fixture.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, fields
@@ -70,6 +73,8 @@ class PluginOptions:
 
 
 OPTIONS = pytest.StashKey[PluginOptions]()
+RECORDED = pytest.StashKey[dict[Path, str]]()
+"""The cassettes this session records: file (resolved) -> node id of the test recording it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +121,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER)
     config.stash[OPTIONS] = PluginOptions.read(config)
+    config.stash[RECORDED] = {}
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -145,7 +151,7 @@ def simproxy(request: pytest.FixtureRequest, simproxy_server: Server) -> Iterato
     (``HTTP(S)_PROXY``, the CA bundle variables; ``NO_PROXY`` removed) until the test ends."""
     from admin.cassettes import CassetteError
     from admin.client import ApiError
-    from admin.harness import CLEARED_VARIABLES, ServerError, Simproxy
+    from admin.harness import CLEARED_VARIABLES, HarnessError, Simproxy
 
     options = MarkerOptions.of(request.node)
     problem = ""
@@ -156,7 +162,7 @@ def simproxy(request: pytest.FixtureRequest, simproxy_server: Server) -> Iterato
         env = proxy.env if options.env else {}
     except CassetteError as error:
         problem = str(error)
-    except (ServerError, ApiError, OSError) as error:  # OSError: its admin API does not answer
+    except (HarnessError, ApiError, OSError) as error:  # OSError: its admin API does not answer
         log = "" if simproxy_server.settings.external else f"\n(simproxy's log: {simproxy_server.log_path})"
         problem = f"{error}{log}"
     if problem:
@@ -180,20 +186,35 @@ def _simproxy_marked(request: pytest.FixtureRequest) -> None:
 
 def _prepare(request: pytest.FixtureRequest, proxy: Simproxy, options: MarkerOptions) -> Cassette | None:
     """Apply the marker; the cassette to write after the test when it is being recorded."""
-    from admin.cassettes import Cassette, RecordMode
+    from admin.cassettes import Cassette, CassetteError, RecordMode
 
     if options.simulation is not None:
-        path = request.path.parent / options.simulation
+        path = (request.path.parent / options.simulation).resolve()
         cassette = Cassette(path, _shown(path, request.config.rootpath))
+        recorded, test = request.config.stash[RECORDED], request.node.nodeid
+        if recorded.get(path, test) != test:  # it would record over, or replay, another test's recording
+            own = f"{Path(options.simulation).parent / _file_name(request.node.name)}.json"
+            raise CassetteError(
+                f"{cassette.shown} is recorded by test {recorded[path]}; "
+                f'give each test its own file (e.g. simulation="{own}")'
+            )
         if cassette.records(RecordMode(request.config.stash[OPTIONS].record)):
-            proxy.mode("capture")  # every request goes to the real service, and is kept
+            recorded[path] = test
+            # every request goes to the real service, and is kept; one made again is kept as the
+            # next step of a sequence, so the replay answers each time as the service did
+            proxy.mode("capture", stateful=True)
             return cassette
         cassette.replay(proxy.client)
     if options.pairs:
-        proxy.add_pairs(*options.pairs)
+        proxy.add_pairs(*options.pairs)  # after the cassette's, which keeps its global actions
     if options.mode is not None:
         proxy.mode(options.mode)
     return None
+
+
+def _file_name(test: str) -> str:
+    """A test's name as a file name: ``test_pay[card-10]`` -> ``test_pay-card-10``."""
+    return re.sub(r"[^\w.-]+", "-", test).strip("-")
 
 
 def _shown(path: Path, root: Path) -> str:

@@ -8,7 +8,9 @@ The root lives in the lowest layer so that every package (admin -> engine -> sto
     │   │   └── store.WriteUnconfirmed  ... while a document write was sent: applied or not, unknown
     │   └── store.SimulationChanged   a state step decided on a simulation that was replaced meanwhile
     ├── engine.EngineError            see engine/errors.py
-    └── admin.ApiError                see admin/errors.py (carries the HTTP status)
+    ├── admin.ApiError                see admin/errors.py (carries the HTTP status)
+    └── admin.harness.HarnessError    the pytest harness cannot give a test its simproxy
+        └── admin.cassettes.CassetteError   a cassette that cannot be replayed or recorded
 """
 
 from __future__ import annotations

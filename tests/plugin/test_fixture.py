@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -47,7 +48,8 @@ def test_1_first(simproxy):
     assert os.environ["HTTP_PROXY"] == os.environ["https_proxy"] == simproxy.proxy_url
     assert os.environ["REQUESTS_CA_BUNDLE"] == os.environ["SSL_CERT_FILE"] == str(simproxy.ca_path)
     assert "NO_PROXY" not in os.environ
-    assert simproxy.ca_path.read_text().startswith("-----BEGIN CERTIFICATE-----")
+    assert simproxy.ca_cert_path.read_text().startswith("-----BEGIN CERTIFICATE-----")
+    assert simproxy.ca_path.read_text().endswith(simproxy.ca_cert_path.read_text())  # the bundle ends with it
     direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # HTTP_PROXY is simproxy's proxy
     config = json.load(direct.open(simproxy.admin_url + "/api/v2/hoverfly"))
     assert config["cors"]["enabled"] is True  # simproxy_args in the ini
@@ -151,3 +153,51 @@ def test_loading_the_plugin_imports_nothing_heavy() -> None:
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "['admin', 'admin.pytest_plugin']"
+
+
+TRUSTED = """
+import os
+from pathlib import Path
+
+import requests
+
+from admin.client import pair
+
+
+def test_https_intercepted_and_tunnelled_blind_both_verify(simproxy):
+    bundle = simproxy.ca_path.read_text()
+    assert os.environ["SSL_CERT_FILE"] == os.environ["REQUESTS_CA_BUNDLE"] == str(simproxy.ca_path)
+    assert Path("{system}").read_text().strip() in bundle  # the machine's CAs ...
+    assert simproxy.ca_cert_path.read_text().strip() in bundle  # ... and simproxy's
+    assert simproxy.ca_cert_path.read_text().startswith("-----BEGIN CERTIFICATE-----")
+
+    simproxy.add_pairs(pair("/hello", destination="simulated.test", body="simulated"))
+    simproxy.client.set_destination("simulated.test")  # any other host: a blind tunnel to it
+    real = "https://localhost:{port}/hello"
+    assert requests.get("https://simulated.test/hello").text == "simulated"  # simproxy's certificate
+    assert requests.get(real).text == "real /hello"  # the real service's, through the tunnel
+    with simproxy.httpx_client() as client:
+        assert client.get("https://simulated.test/hello").text == "simulated"
+        assert client.get(real).text == "real /hello"
+    simproxy.verify(destination="simulated.test", times=2)
+    assert len(simproxy.journal()) == 2  # the tunnelled requests were not intercepted
+"""
+
+
+def test_the_ca_bundle_is_the_systems_and_simproxys(
+    pytester: pytest.Pytester, run: Run, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from engine.server.certs import LeafCertificates, generate_ca
+    from tests.integration.upstream import start_upstream
+
+    real_ca = generate_ca("a real service's CA", "tests")
+    system = tmp_path / "system-bundle.pem"  # stands for the machine's bundle: OpenSSL reads SSL_CERT_FILE
+    system.write_bytes(real_ca.cert_pem)
+    monkeypatch.setenv("SSL_CERT_FILE", str(system))
+    upstream = start_upstream(LeafCertificates(real_ca).context("localhost"))
+    try:
+        pytester.makepyfile(test_trusted=TRUSTED.replace("{system}", str(system)).replace("{port}", str(upstream.port)))
+        run().assert_outcomes(passed=1)
+        assert [seen.path for seen in upstream.requests] == ["/hello", "/hello"]
+    finally:
+        upstream.stop()

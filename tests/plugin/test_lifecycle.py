@@ -57,8 +57,10 @@ def test_no_simproxy_outlives_a_pytest_that_is_killed_or_interrupted(
             assert server["pytest"] == inner.pid and not gone(server["pid"])
 
             inner.send_signal(sig)
-            inner.wait(timeout=30)
-            assert wait_until(lambda: gone(server["pid"]), timeout=5)
+            inner.wait(timeout=60)  # SIGINT: pytest first stops simproxy (SIGTERM, then SIGKILL after 10 s)
+            # a graceful stop takes well under a second, but seconds on a loaded 2-core VM: the bound
+            # only proves that the process goes away
+            assert wait_until(lambda: gone(server["pid"]), timeout=20)
             assert refused(int(server["admin_url"].rsplit(":", 1)[1]))
             if sig == signal.SIGINT:  # pytest stopped it itself, and said why it ended
                 output.seek(0)
