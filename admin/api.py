@@ -276,6 +276,7 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
         plain_http_tunneling=settings.plain_http_tunneling,
         auth=authenticator,
         chunked_tunnel=dialect.chunked_tunnel,
+        product=dialect.product,
     )
     sock = app.ctx.proxy_socket or Endpoint(settings.listen_on_host, settings.proxy_port, "proxy").bind(reuse_port=True)
     await proxy.start(sock)

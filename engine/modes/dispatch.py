@@ -111,13 +111,14 @@ class Dispatcher:
             tell(wire, received, seconds, mode)
 
     def _faulted(self, rules: FaultRules, req: RequestDetails, outcome: Outcome) -> Outcome:
-        """The answer with the first global fault that applies to ``req``, unless its pair has one."""
+        """The answer with the first global fault that applies to ``req`` (rolled here), unless its
+        pair has one (rolled by the server, engine/server/faults.py ``decided``)."""
         if isinstance(outcome, Wire):
-            return with_global_fault(rules, req, outcome)
+            return with_global_fault(rules, req, outcome, self.rng)
         return self._faulted_later(rules, req, outcome)
 
     async def _faulted_later(self, rules: FaultRules, req: RequestDetails, outcome: Coroutine[Any, Any, Wire]) -> Wire:
-        return with_global_fault(rules, req, await outcome)
+        return with_global_fault(rules, req, await outcome, self.rng)
 
     def _with_cors(self, snap: Snapshot, req: RequestDetails) -> Outcome:
         if is_preflight(req):
@@ -161,9 +162,10 @@ class Dispatcher:
         )
 
 
-def with_global_fault(rules: FaultRules, req: RequestDetails, wire: Wire) -> Wire:
-    """``wire`` with the first global fault that applies to ``req``; a pair's own fault wins."""
+def with_global_fault(rules: FaultRules, req: RequestDetails, wire: Wire, rng: random.Random) -> Wire:
+    """``wire`` with the first global fault that applies to ``req``, when the roll gives it this
+    request (the answer is then written with it, not rolled again); a pair's own fault wins."""
     if wire.fault is not None:
         return wire
-    fault = global_fault(rules, req.destination, req.path, req.method)
+    fault = global_fault(rules, req.destination, req.path, req.method, rng)
     return wire if fault is None else replace(wire, fault=fault)

@@ -57,6 +57,7 @@ class ProxyServer:
         plain_http_tunneling: bool = False,
         auth: Authenticator | None = None,
         chunked_tunnel: bool = False,
+        product: str = "simproxy",
     ) -> None:
         self.dispatcher = dispatcher
         self.keeps_reads = dispatcher.keeps_reads
@@ -70,8 +71,8 @@ class ProxyServer:
         self.chunked_tunnel = chunked_tunnel
         """``-compat hoverfly``: every answer inside a tunnel is chunked and closes the connection."""
         self.date = HttpDate()
-        self.internal_error = plain_error(500, f"Internal error in {dispatcher.runtime.dialect.product}\n")
-        """The answer to a request whose handling raised (a bug): named as the dialect names the product."""
+        self.internal_error = plain_error(500, f"Internal error in {product}\n")
+        """The answer to a request whose handling raised (a bug), naming the product (``-compat``)."""
         self.header_names: dict[str, str] = {}
         """Canonical header names seen by this worker's connections (engine/wire/parse.py)."""
         self.max_connections = connection_budget()

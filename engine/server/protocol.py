@@ -13,8 +13,8 @@ a port other than 443 carries plain HTTP.
 Flow control (engine/server/flow.py): a connection is not read while its client does not read its answers
 or ``max_pipelined`` of them are owed; answers wait, in order, for room in the write buffer.
 
-Faults (engine/server/faults.py): an answer carrying a fault always goes through the queue, and is
-written in its turn as the fault asks; a timed one is awaited there, so the answers after it wait.
+Faults (engine/server/faults.py): a pair's fault is rolled as its answer is enqueued; an answer that gets
+it is written in its turn as the fault asks, and the answers after a timed one wait for it.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import httptools
 from engine.errors import RequestRejected
 from engine.fleet.config import ProxyLimits
 from engine.modes.dispatch import Outcome, Received
-from engine.server.faults import break_off, head_bytes, rolled, send_slowly
+from engine.server.faults import decided, write_fault
 from engine.server.flow import (
     FEED_SLICE,
     HOLD_CONNECT,
@@ -43,6 +43,7 @@ from engine.server.flow import (
     limit_writes,
 )
 from engine.server.tunnel import Tunnel, open_tunnel, split_authority, start_tls
+from engine.simulation.faults import rolled
 from engine.simulation.model import TIMED_FAULTS
 from engine.wire.parse import Arrival, build_request
 from engine.wire.request import RequestDetails
@@ -86,6 +87,8 @@ class ProxyProtocol(asyncio.Protocol):
         """The transport's write buffer is above its high-water mark (``pause_writing``)."""
         self._resumed: asyncio.Future[None] | None = None
         """Set by ``resume_writing``, for an answer waiting for room in the write buffer."""
+        self._lost = asyncio.Event()
+        """Set by ``connection_lost``: a fault waiting (a dribble's pause, a reset's) ends at once."""
         self._queue: deque[tuple[_Answer, bool, bool, Received | None]] = deque()
         self._deferred = 0
         """Requests in the queue not answered yet (``_Deferred``): they came beyond ``max_pipelined``."""
@@ -125,6 +128,7 @@ class ProxyProtocol(asyncio.Protocol):
         self._queue.clear()
         self._deferred = 0
         self.resume_writing()  # an answer waiting for room ends its wait, and is not written
+        self._lost.set()
 
     def data_received(self, data: bytes) -> None:
         if self._relay is not None:
@@ -306,7 +310,9 @@ class ProxyProtocol(asyncio.Protocol):
         except Exception:
             log.exception("request handling failed")
             outcome = self.server.internal_error
-        return outcome if isinstance(outcome, Wire) else asyncio.ensure_future(outcome)
+        if isinstance(outcome, Wire):
+            return outcome if outcome.fault is None else decided(outcome, self.server.dispatcher.rng)  # rolled once
+        return asyncio.ensure_future(outcome)
 
     # -- proxy authentication (-auth) ------------------------------------------------------------
 
@@ -411,9 +417,13 @@ class ProxyProtocol(asyncio.Protocol):
     def _enqueue(
         self, item: asyncio.Future[Wire] | Wire, keep_alive: bool, head_only: bool, received: Received | None = None
     ) -> None:
-        if not self._queue and isinstance(item, Wire) and item.fault is None and not self._write_paused:
-            self._write(item, keep_alive, head_only, received)
-            return
+        if not self._queue and isinstance(item, Wire) and not self._write_paused:
+            # a ready answer's fault is rolled here, once (the queue holds decided answers)
+            if item.fault is None or not rolled(item.fault, self.server.dispatcher.rng):
+                self._write(item, keep_alive, head_only, received)
+                return
+        elif isinstance(item, Wire) and item.fault is not None:
+            item = decided(item, self.server.dispatcher.rng)
         self._queue.append((item, keep_alive, head_only, received))
         if len(self._queue) >= self.server.limits.max_pipelined:
             self._gate.hold(HOLD_PIPELINE)  # a client pipelining without reading its answers waits for them
@@ -434,15 +444,16 @@ class ProxyProtocol(asyncio.Protocol):
                 except Exception:
                     log.exception("request handling failed")
                     wire = self.server.internal_error
+                else:  # an answer that came later: its fault is rolled now
+                    if wire.fault is not None and not isinstance(item, Wire):
+                        wire = decided(wire, self.server.dispatcher.rng)
                 if self._write_paused:
                     await self._room()
-                if wire.fault is not None and rolled(wire.fault, self.server.dispatcher.rng):
+                if wire.fault is not None:
                     await self._write_fault(wire, keep_alive, head_only, received)  # still first in the queue
-                    if self._queue:
-                        self._queue.popleft()
-                else:
-                    if self._queue:
-                        self._queue.popleft()
+                if self._queue:
+                    self._queue.popleft()
+                if wire.fault is None:
                     self._write(wire, keep_alive, head_only, received)
                 if len(self._queue) < self.server.limits.max_pipelined // 2:
                     self._gate.release(HOLD_PIPELINE)
@@ -458,27 +469,17 @@ class ProxyProtocol(asyncio.Protocol):
         return self.transport is not None and not self._closing
 
     async def _write_fault(self, wire: Wire, keep_alive: bool, head_only: bool, received: Received | None) -> None:
-        """Write ``wire`` as its fault asks (engine/server/faults.py); the observers are told of
-        the answer the simulation chose, as for any other."""
-        transport, fault = self.transport, wire.fault
+        """Write ``wire`` as its fault asks (engine/server/faults.py); the observers are told as for any other."""
+        transport, fault, server = self.transport, wire.fault, self.server
         if transport is None or self._closing or fault is None:
             return
         if received is not None:
-            self.server.dispatcher.served(wire, received)
-        date = self.server.date.value()
-        if fault.kind not in TIMED_FAULTS:
-            self._closing = True
-            break_off(fault, transport, wire, date, self.server.dispatcher.rng)
-            return
-        if self._arrival.tunnel_scheme and not head_only:
+            server.dispatcher.served(wire, received)
+        if self._arrival.tunnel_scheme and not head_only and fault.kind in TIMED_FAULTS:
             wire = self._tunnelled(wire)
-        keep = keep_alive and wire.keep_alive
-        sent = await send_slowly(
-            fault, transport, head_bytes(wire, keep, date), b"" if head_only else wire.body, self._room
-        )
-        if sent and not keep and not self._closing:
+        keep, date, rng = keep_alive and wire.keep_alive, server.date.value(), server.dispatcher.rng
+        if not await write_fault(fault, transport, wire, keep, head_only, date, rng, self._room, self._lost):
             self._closing = True
-            transport.close()
 
     def _start_deferred(self) -> None:
         """Answer the requests that came beyond ``max_pipelined`` once they are among the first

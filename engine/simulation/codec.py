@@ -10,12 +10,12 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Iterable, Mapping
-from types import MappingProxyType
 from typing import Any
 
 from engine.errors import SimulationError
 from engine.gocompat.sniff import BINARY, SNIFF_LENGTH, detect_content_type
 from engine.simulation.model import (
+    FAULT_PARAMETERS,
     JSON,
     Delay,
     DelayLogNormal,
@@ -57,12 +57,20 @@ def decode_simulation(data: Mapping[str, Any]) -> Simulation:
     pairs = tuple(_decode_pair(p, f"data.pairs[{i}]") for i, p in enumerate(data.get("pairs") or ()))
     actions = data.get("globalActions") or {}
     delays = tuple(
-        Delay(str(d.get("urlPattern", "")), str(d.get("httpMethod", "")), int(d.get("delay", 0)))
-        for d in actions.get("delays") or ()
+        Delay(
+            str(d.get("urlPattern", "")),
+            str(d.get("httpMethod", "")),
+            _go_int(d.get("delay"), f"data.globalActions.delays[{i}].delay"),
+        )
+        for i, d in enumerate(actions.get("delays") or ())
     )
     log_normal = tuple(
-        DelayLogNormal(str(d.get("urlPattern", "")), str(d.get("httpMethod", "")), _log_normal(d))
-        for d in actions.get("delaysLogNormal") or ()
+        DelayLogNormal(
+            str(d.get("urlPattern", "")),
+            str(d.get("httpMethod", "")),
+            _log_normal(d, f"data.globalActions.delaysLogNormal[{i}]"),
+        )
+        for i, d in enumerate(actions.get("delaysLogNormal") or ())
     )
     return Simulation(
         pairs=pairs,
@@ -173,17 +181,11 @@ def _decode_response(raw: Mapping[str, Any], path: str) -> Response:
         if transitions is None
         else tuple(sorted((str(k), str(v)) for k, v in transitions.items())),
         removes_state=None if removes is None else tuple(str(k) for k in removes),
-        fixed_delay=int(raw.get("fixedDelay") or 0),
-        log_normal_delay=None if delay is None else _log_normal(delay),
+        fixed_delay=_go_int(raw.get("fixedDelay"), f"{path}.fixedDelay"),
+        log_normal_delay=None if delay is None else _log_normal(delay, f"{path}.logNormalDelay"),
         post_serve_action=raw.get("postServeAction") or "",
         fault=None if raw.get("fault") is None else decode_fault(raw["fault"], f"{path}.fault"),
     )
-
-
-_FAULT_PARAMETERS: Mapping[FaultKind, tuple[tuple[str, int], ...]] = MappingProxyType(
-    {FaultKind.DRIBBLE: (("chunks", 1), ("durationMs", 0)), FaultKind.BANDWIDTH: (("bytesPerSecond", 1),)}
-)
-"""The parameters each fault type requires, with their least value (the other types take none)."""
 
 
 def decode_fault(raw: Any, path: str) -> Fault:
@@ -196,15 +198,17 @@ def decode_fault(raw: Any, path: str) -> Fault:
     except (ValueError, TypeError):
         known = ", ".join(kind.value for kind in FaultKind)
         raise SimulationError(f"{path}.type", f"{name!r} is not a fault type ({known})") from None
-    parameters = _FAULT_PARAMETERS.get(kind, ())
+    parameters = FAULT_PARAMETERS.get(kind, ())
     for key in raw:
-        if key not in ("type", "fraction") and all(key != taken for taken, _ in parameters):
+        if key not in ("type", "fraction") and all(key != taken for taken, _, _ in parameters):
             raise SimulationError(f"{path}.{key}", f"a {kind.value} fault takes no {key}")
     values: dict[str, int] = {}
-    for key, least in parameters:
+    for key, least, most in parameters:
         value: Any = raw.get(key)
-        if not _whole(value) or value < least:
-            raise SimulationError(f"{path}.{key}", f"a {kind.value} fault needs {key}, a whole number >= {least}")
+        if not _whole(value) or not least <= value <= most:
+            raise SimulationError(
+                f"{path}.{key}", f"a {kind.value} fault needs {key}, a whole number from {least} to {most}"
+            )
         values[key] = int(value)
     fraction = raw.get("fraction", 1)
     if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0 <= fraction <= 1:
@@ -233,13 +237,27 @@ def _decode_global_fault(raw: Any, path: str) -> GlobalFault:
     return GlobalFault(str(raw.get("urlPattern", "")), method, decode_fault(raw.get("fault"), f"{path}.fault"))
 
 
-def _log_normal(raw: Mapping[str, Any]) -> LogNormal:
+def _log_normal(raw: Mapping[str, Any], path: str) -> LogNormal:
     return LogNormal(
-        min=int(raw.get("min") or 0),
-        max=int(raw.get("max") or 0),
-        mean=int(raw.get("mean") or 0),
-        median=int(raw.get("median") or 0),
+        min=_go_int(raw.get("min"), f"{path}.min"),
+        max=_go_int(raw.get("max"), f"{path}.max"),
+        mean=_go_int(raw.get("mean"), f"{path}.mean"),
+        median=_go_int(raw.get("median"), f"{path}.median"),
     )
+
+
+_GO_INT = (-(2**63), 2**63 - 1)
+"""The range of Go's ``int`` (64-bit), which Hoverfly decodes the delays into."""
+
+
+def _go_int(value: Any, path: str) -> int:
+    """A delay's milliseconds (absent: 0). The schema checked the type; a whole number beyond Go's
+    ``int`` fails Hoverfly's import too (its decoder refuses it), and could not be stored."""
+    if value is None:
+        return 0
+    if not _whole(value) or not _GO_INT[0] <= value <= _GO_INT[1]:
+        raise SimulationError(path, f"{value!r} is not a whole number of milliseconds from -2^63 to 2^63 - 1")
+    return int(value)
 
 
 def _b64decode(text: str, path: str) -> bytes:

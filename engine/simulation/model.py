@@ -9,8 +9,10 @@ as plain JSON so that an import followed by an export loses nothing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from types import MappingProxyType
 from typing import TypeAlias
 
 from engine.gocompat.gojson import JSON as JSON
@@ -77,20 +79,47 @@ class FaultKind(StrEnum):
 TIMED_FAULTS = frozenset({FaultKind.DRIBBLE, FaultKind.BANDWIDTH})
 """Faults that send the whole answer, only slowly: the connection stays usable after them."""
 
+MAX_CHUNKS = 10_000
+"""The most pieces a ``dribble`` cuts a body into: a bound on the writes (and wake-ups) one answer costs."""
+MAX_DURATION_MS = 2**31 - 1
+"""The longest ``dribble``, in milliseconds (about 24.8 days: a 32-bit int, as most timeouts)."""
+MAX_BYTES_PER_SECOND = 10_000_000_000
+"""The highest ``bandwidth`` rate (10 GB/s, more than any loopback delivers)."""
+FAULT_PARAMETERS: Mapping[FaultKind, tuple[tuple[str, int, int], ...]] = MappingProxyType(
+    {
+        FaultKind.DRIBBLE: (("chunks", 1, MAX_CHUNKS), ("durationMs", 0, MAX_DURATION_MS)),
+        FaultKind.BANDWIDTH: (("bytesPerSecond", 1, MAX_BYTES_PER_SECOND),),
+    }
+)
+"""The parameters each fault type requires (their names in the wire format), with the least and the
+most value each takes; the other types take none."""
+
 
 @dataclass(frozen=True, slots=True)
 class Fault:
-    """A fault asked for by a pair's response or a global rule (simproxy's own, not Hoverfly's)."""
+    """A fault asked for by a pair's response or a global rule (simproxy's own, not Hoverfly's).
+
+    Its parameters are checked when it is made (``ValueError``): a dribble of no pieces or a
+    bandwidth of 0 bytes a second cannot be written. The codec checks the same bounds first
+    (``FAULT_PARAMETERS``), so that an import names the JSON path of a wrong one."""
 
     kind: FaultKind
     chunks: int = 0
-    """``dribble``: the pieces the body is cut into (at least 1)."""
+    """``dribble``: the pieces the body is cut into (1 to ``MAX_CHUNKS``)."""
     duration_ms: int = 0
-    """``dribble``: the milliseconds over which the pieces arrive."""
+    """``dribble``: the milliseconds over which the pieces arrive (0 to ``MAX_DURATION_MS``)."""
     bytes_per_second: int = 0
-    """``bandwidth``: the highest rate the answer is sent at (at least 1)."""
+    """``bandwidth``: the highest rate the answer is sent at (1 to ``MAX_BYTES_PER_SECOND``)."""
     fraction: float = 1.0
     """The probability (0 to 1) that a given request gets the fault; the others are answered normally."""
+
+    def __post_init__(self) -> None:
+        values = {"chunks": self.chunks, "durationMs": self.duration_ms, "bytesPerSecond": self.bytes_per_second}
+        for name, least, most in FAULT_PARAMETERS.get(self.kind, ()):
+            if not least <= values[name] <= most:
+                raise ValueError(f"a {self.kind.value} fault needs {name} from {least} to {most}, not {values[name]}")
+        if not 0 <= self.fraction <= 1:
+            raise ValueError(f"a fault's fraction is from 0 to 1, not {self.fraction}")
 
 
 @dataclass(frozen=True, slots=True)

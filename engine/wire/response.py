@@ -56,7 +56,7 @@ class Wire:
     adds none, as Go's server adds one only when the handler set none."""
     fault: Fault | None = None
     """A fault the server applies when it writes this answer (engine/server/faults.py): the pair's
-    own, or a global one the dispatcher set."""
+    own (its fraction rolled by the server), or a global one the dispatcher rolled and set."""
 
     @property
     def raw_body(self) -> bytes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
@@ -21,7 +22,7 @@ def document(fault: Any = None, *rules: Any, version: str = "v5") -> bytes:
     data: dict[str, Any] = {"pairs": [{"request": {}, "response": response}]}
     if rules:
         data["globalActions"] = {"faults": list(rules)}
-    return orjson.dumps({"data": data, "meta": {"schemaVersion": version}})
+    return json.dumps({"data": data, "meta": {"schemaVersion": version}}).encode()  # orjson stops at 64 bits
 
 
 def rejection(raw: bytes, *, extensions: bool = True) -> str:
@@ -66,6 +67,21 @@ def test_faults_pass_the_schema_and_reach_the_v5_document() -> None:
             {"type": "dribble", "chunks": 2.5, "durationMs": 10},
             "Error for <data.pairs.0.response.fault.chunks>: Invalid type. Expected: integer, given: number",
             id="chunks-not-whole",
+        ),
+        pytest.param(
+            {"type": "dribble", "chunks": 10_001, "durationMs": 10},
+            "Error for <data.pairs.0.response.fault.chunks>: Must be less than or equal to 10000",
+            id="too-many-chunks",
+        ),
+        pytest.param(
+            {"type": "dribble", "chunks": 2, "durationMs": 1e20},
+            "Error for <data.pairs.0.response.fault.durationMs>: Must be less than or equal to 2147483647",
+            id="duration-beyond-int32",
+        ),
+        pytest.param(
+            {"type": "bandwidth", "bytesPerSecond": 2**64},
+            "Error for <data.pairs.0.response.fault.bytesPerSecond>: Must be less than or equal to 10000000000",
+            id="rate-beyond-64-bits",
         ),
         pytest.param(
             {"type": "bandwidth", "bytesPerSecond": 0},

@@ -14,7 +14,18 @@ from hypothesis import strategies as st
 
 from engine.errors import SimulationError
 from engine.simulation.codec import decode_simulation, export_simulation, storage_simulation
-from engine.simulation.model import Fault, FaultKind, Matcher, Pair, RequestMatcher, Response, Simulation
+from engine.simulation.model import (
+    MAX_BYTES_PER_SECOND,
+    MAX_CHUNKS,
+    MAX_DURATION_MS,
+    Fault,
+    FaultKind,
+    Matcher,
+    Pair,
+    RequestMatcher,
+    Response,
+    Simulation,
+)
 from tests.engine.conftest import exact, glob, m, pair, regex
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
@@ -407,6 +418,48 @@ def test_a_status_outside_100_to_999_is_rejected(status: int) -> None:
     assert caught.value.path == "data.pairs[1].response.status"
 
 
+GO_INT_MAX = 2**63 - 1
+LOG_NORMAL = {"min": 1, "max": 100, "mean": 20, "median": 10}
+
+
+@pytest.mark.parametrize(
+    ("data", "path"),
+    [
+        pytest.param({"pairs": [pair(fixedDelay=1e20)]}, "data.pairs[0].response.fixedDelay", id="fixed-1e20"),
+        pytest.param({"pairs": [pair(fixedDelay=2**64)]}, "data.pairs[0].response.fixedDelay", id="fixed-2^64"),
+        pytest.param(
+            {"pairs": [pair(logNormalDelay=LOG_NORMAL | {"max": 1e20})]},
+            "data.pairs[0].response.logNormalDelay.max",
+            id="log-normal",
+        ),
+        pytest.param(
+            {"globalActions": {"delays": [{"urlPattern": ".", "delay": 2**63}]}},
+            "data.globalActions.delays[0].delay",
+            id="global",
+        ),
+        pytest.param(
+            {"globalActions": {"delaysLogNormal": [{"urlPattern": "."} | LOG_NORMAL | {"min": -(2**63) - 1}]}},
+            "data.globalActions.delaysLogNormal[0].min",
+            id="global-log-normal",
+        ),
+    ],
+)
+def test_a_delay_beyond_gos_int_is_rejected_naming_its_place(data: dict[str, Any], path: str) -> None:
+    """Hoverfly decodes delays into Go's int (a larger number fails its import); simproxy could not
+    store one either. The schema types them as integers only: the codec names the place."""
+    with pytest.raises(SimulationError) as caught:
+        decode_simulation(data)
+    assert caught.value.path == path
+
+
+def test_the_largest_delay_gos_int_holds_is_kept() -> None:
+    sim = decode_simulation(
+        {"pairs": [pair(fixedDelay=GO_INT_MAX)], "globalActions": {"delays": [{"urlPattern": ".", "delay": 9e18}]}}
+    )
+    assert (sim.pairs[0].response.fixed_delay, sim.delays[0].delay) == (GO_INT_MAX, 9 * 10**18)
+    assert stored(sim) == sim
+
+
 # ---------------------------------------------------------------------------------------------
 # storage form
 
@@ -493,9 +546,9 @@ faults = st.sampled_from(FaultKind).flatmap(
     lambda kind: st.builds(
         Fault,
         st.just(kind),
-        chunks=st.integers(1, 100) if kind is FaultKind.DRIBBLE else st.just(0),
-        duration_ms=st.integers(0, 10**6) if kind is FaultKind.DRIBBLE else st.just(0),
-        bytes_per_second=st.integers(1, 10**9) if kind is FaultKind.BANDWIDTH else st.just(0),
+        chunks=st.integers(1, MAX_CHUNKS) if kind is FaultKind.DRIBBLE else st.just(0),
+        duration_ms=st.integers(0, MAX_DURATION_MS) if kind is FaultKind.DRIBBLE else st.just(0),
+        bytes_per_second=st.integers(1, MAX_BYTES_PER_SECOND) if kind is FaultKind.BANDWIDTH else st.just(0),
         fraction=st.floats(0, 1),
     )
 )
@@ -510,7 +563,7 @@ responses = st.builds(
     templated=st.booleans(),
     transitions_state=st.none() | string_maps.filter(bool),
     removes_state=st.none() | st.lists(st.text(max_size=3), min_size=1, max_size=2).map(tuple),
-    fixed_delay=st.integers(0, 10_000),
+    fixed_delay=st.integers(0, GO_INT_MAX),
     post_serve_action=st.text(max_size=5),
     fault=st.none() | faults,
 )

@@ -3,20 +3,34 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
+from collections.abc import Awaitable, Callable
+from types import SimpleNamespace
 from typing import Any, cast
 
 import orjson
 import pytest
 
 from engine.errors import SimulationError
+from engine.fleet.config import ProxyLimits
 from engine.matching.scoring import compile_simulation
 from engine.modes.dispatch import with_global_fault
-from engine.server.faults import NOT_A_CHUNK, chunked_head, dribble, paced, random_data, rolled
+from engine.server.faults import (
+    NOT_A_CHUNK,
+    chunked_head,
+    dribble,
+    paced,
+    random_data,
+    reset_when_delivered,
+    write_fault,
+)
+from engine.server.listener import ProxyServer
+from engine.server.protocol import ProxyProtocol
 from engine.simulation.codec import decode_simulation, export_simulation, storage_simulation
-from engine.simulation.faults import global_fault
-from engine.simulation.model import Fault, FaultKind, GlobalFault, Response
-from engine.wire.response import render_wire
+from engine.simulation.faults import global_fault, rolled
+from engine.simulation.model import MAX_CHUNKS, Fault, FaultKind, GlobalFault, Response
+from engine.wire.response import Wire, render_wire
 from tests.engine.conftest import REGISTRY, exact, pair, request
 
 DRIBBLE = {"type": "dribble", "chunks": 4, "durationMs": 200, "fraction": 0.5}
@@ -76,7 +90,23 @@ def test_the_storage_form_keeps_every_fault() -> None:
         pytest.param({"type": "teleport"}, "data.pairs[0].response.fault.type", id="unknown-type"),
         pytest.param({"type": "dribble", "durationMs": 1}, "data.pairs[0].response.fault.chunks", id="no-chunks"),
         pytest.param({"type": "dribble", "chunks": 1, "durationMs": -1}, "data.pairs[0].response.fault.durationMs"),
+        pytest.param({"type": "dribble", "chunks": 0, "durationMs": 1}, "data.pairs[0].response.fault.chunks"),
+        pytest.param(
+            {"type": "dribble", "chunks": MAX_CHUNKS + 1, "durationMs": 1},
+            "data.pairs[0].response.fault.chunks",
+            id="too-many-chunks",
+        ),
+        pytest.param(
+            {"type": "dribble", "chunks": 1, "durationMs": 1e20},
+            "data.pairs[0].response.fault.durationMs",
+            id="duration-beyond-int32",
+        ),
         pytest.param({"type": "bandwidth", "bytesPerSecond": True}, "data.pairs[0].response.fault.bytesPerSecond"),
+        pytest.param(
+            {"type": "bandwidth", "bytesPerSecond": 2**64},
+            "data.pairs[0].response.fault.bytesPerSecond",
+            id="rate-beyond-64-bits",
+        ),
         pytest.param({"type": "emptyResponse", "fraction": -0.1}, "data.pairs[0].response.fault.fraction"),
         pytest.param({"type": "emptyResponse", "chunks": 1}, "data.pairs[0].response.fault.chunks", id="foreign"),
         pytest.param([], "data.pairs[0].response.fault", id="not-an-object"),
@@ -87,6 +117,27 @@ def test_a_bad_fault_is_a_simulation_error_naming_its_place(fault: Any, path: st
     with pytest.raises(SimulationError) as caught:
         decode_simulation({"pairs": [pair(fault=fault)]})
     assert caught.value.path == path
+
+
+@pytest.mark.parametrize(
+    ("kind", "parameters", "wrong"),
+    [
+        pytest.param(FaultKind.BANDWIDTH, {}, "bytesPerSecond", id="no-rate"),
+        pytest.param(FaultKind.DRIBBLE, {"duration_ms": 10}, "chunks", id="no-pieces"),
+        pytest.param(FaultKind.DRIBBLE, {"chunks": MAX_CHUNKS + 1}, "chunks", id="too-many-pieces"),
+        pytest.param(FaultKind.DRIBBLE, {"chunks": 1, "duration_ms": -1}, "durationMs", id="negative-duration"),
+        pytest.param(FaultKind.EMPTY_RESPONSE, {"fraction": 1.5}, "fraction", id="fraction-above-1"),
+    ],
+)
+def test_a_fault_that_could_not_be_written_is_refused_when_made(
+    kind: FaultKind, parameters: dict[str, Any], wrong: str
+) -> None:
+    """The model refuses what the codec refuses, for a fault made in code: a bandwidth of 0 would
+    divide by zero when written, a dribble of no pieces would send no body."""
+    with pytest.raises(ValueError, match=wrong):
+        Fault(kind, **parameters)
+    assert Fault(FaultKind.DRIBBLE, chunks=MAX_CHUNKS, duration_ms=0).chunks == MAX_CHUNKS
+    assert Fault(FaultKind.BANDWIDTH, bytes_per_second=1, fraction=0).fraction == 0
 
 
 def test_a_bad_global_pattern_is_refused_when_compiled_naming_its_place() -> None:
@@ -104,6 +155,19 @@ def test_a_bad_global_pattern_is_refused_when_compiled_naming_its_place() -> Non
 # -- which fault an answer gets ---------------------------------------------------------------------------
 
 
+class _Rolls(random.Random):
+    """A random source that counts the rolls and gives the values it is handed, in turn."""
+
+    def __init__(self, *values: float) -> None:
+        super().__init__(0)
+        self.values = list(values)
+        self.rolls = 0
+
+    def random(self) -> float:
+        self.rolls += 1
+        return self.values.pop(0) if self.values else 0.0
+
+
 def test_the_first_global_rule_that_applies_gives_the_fault_and_a_pairs_own_wins() -> None:
     reset = {"type": "connectionReset"}
     sim = decode_simulation(
@@ -113,15 +177,31 @@ def test_the_first_global_rule_that_applies_gives_the_fault_and_a_pairs_own_wins
         )
     )
     rules = compile_simulation(sim, REGISTRY).faults
-    assert global_fault(rules, "api.test", "/first", "POST") == Fault(FaultKind.CONNECTION_RESET)
-    assert global_fault(rules, "api.test", "/first", "GET") == Fault(FaultKind.EMPTY_RESPONSE)
-    assert global_fault(rules, "other.test", "/first", "POST") is None
+    rng = random.Random(3)
+    assert global_fault(rules, "api.test", "/first", "POST", rng) == Fault(FaultKind.CONNECTION_RESET)
+    assert global_fault(rules, "api.test", "/first", "GET", rng) == Fault(FaultKind.EMPTY_RESPONSE)
+    assert global_fault(rules, "other.test", "/first", "POST", rng) is None
     plain = render_wire(Response(body=b"ok"), "test")
-    assert with_global_fault(rules, request("/x", destination="api.test"), plain).fault == Fault(
+    assert with_global_fault(rules, request("/x", destination="api.test"), plain, rng).fault == Fault(
         FaultKind.EMPTY_RESPONSE
     )
     own = render_wire(Response(body=b"ok", fault=Fault(FaultKind.DRIBBLE, chunks=1)), "test")
-    assert with_global_fault(rules, request("/x", destination="api.test"), own) is own
+    assert with_global_fault(rules, request("/x", destination="api.test"), own, rng) is own
+
+
+def test_a_global_fraction_is_rolled_once_where_the_rule_applies() -> None:
+    """The dispatcher rolls a global fault's fraction: a spared answer is the plain wire (written on
+    the fast path), a chosen one carries the fault as certain, so the server does not roll again."""
+    sim = decode_simulation(_rules({"urlPattern": "api", "fault": {"type": "emptyResponse", "fraction": 0.3}}))
+    rules = compile_simulation(sim, REGISTRY).faults
+    plain = render_wire(Response(body=b"ok"), "test")
+    rng = _Rolls(0.9, 0.1)
+    assert with_global_fault(rules, request("/x", destination="api.test"), plain, rng) is plain
+    chosen = with_global_fault(rules, request("/x", destination="api.test"), plain, rng)
+    assert chosen.fault == Fault(FaultKind.EMPTY_RESPONSE) and chosen.fault.fraction == 1
+    assert with_global_fault(rules, request("/x", destination="elsewhere.test"), plain, rng) is plain
+    assert rng.rolls == 2  # none where no rule applies
+    assert rolled(cast(Fault, chosen.fault), rng) and rng.rolls == 2  # a chosen fault takes no second roll
 
 
 def test_the_fraction_is_the_probability_a_request_gets_the_fault() -> None:
@@ -130,6 +210,104 @@ def test_the_fraction_is_the_probability_a_request_gets_the_fault() -> None:
     assert not any(rolled(Fault(FaultKind.EMPTY_RESPONSE, fraction=0), rng) for _ in range(100))
     hits = sum(rolled(Fault(FaultKind.EMPTY_RESPONSE, fraction=0.3), rng) for _ in range(10_000))
     assert 2700 < hits < 3300
+
+
+# -- a connection answering with faults (the protocol, a client standing in for the transport) -----------
+
+
+class _Client:
+    """The transport of one proxy connection: what the server writes, and whether it closed."""
+
+    def __init__(self, protocol: ProxyProtocol) -> None:
+        self.protocol = protocol
+        self.received = bytearray()
+        self.closed = False
+        protocol.connection_made(cast(asyncio.Transport, self))
+
+    def set_write_buffer_limits(self, high: int, low: int) -> None:
+        pass
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return default
+
+    def write(self, data: bytes) -> None:
+        self.received += data
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+    def abort(self) -> None:
+        self.closed = True
+
+
+def _serving(wire: Wire, rng: random.Random, scenario: Callable[[ProxyServer, _Client], Awaitable[None]]) -> None:
+    engine = SimpleNamespace(
+        keeps_reads=False, webserver=False, rng=rng, handle=lambda _: wire,
+        served=lambda *_: None, intercepts=lambda _: True,
+        runtime=SimpleNamespace(dialect=SimpleNamespace(product="simproxy")),
+    )  # fmt: skip
+
+    async def main() -> None:
+        server = ProxyServer(cast(Any, engine), port=1, limits=ProxyLimits(max_pipelined=8))
+        await scenario(server, _Client(ProxyProtocol(server)))
+        await server.tasks.aclose()
+
+    asyncio.run(main())
+
+
+def _gets(count: int) -> bytes:
+    return b"GET http://h/p HTTP/1.1\r\nHost: h\r\n\r\n" * count
+
+
+def test_an_answer_its_fraction_spares_is_written_at_once_like_any_other() -> None:
+    """A spared answer is written as the request is read, as an answer without a fault is (no turn
+    in the queue); an answer that gets its fault is written as the fault asks."""
+    spared_then_chosen = _Rolls(0.9, 0.1)
+    wire = render_wire(Response(body=b"ok", fault=Fault(FaultKind.EMPTY_RESPONSE, fraction=0.5)), "test")
+
+    async def scenario(server: ProxyServer, client: _Client) -> None:
+        client.protocol.data_received(_gets(1))
+        assert client.received.startswith(b"HTTP/1.1 200 OK\r\n") and client.received.endswith(b"\r\n\r\nok")
+        assert len(server.tasks) == 0  # no task waits to write it
+        client.protocol.data_received(_gets(1))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert client.closed and client.received.count(b"HTTP/1.1") == 1  # the second: closed, nothing sent
+
+    _serving(wire, spared_then_chosen, scenario)
+    assert spared_then_chosen.rolls == 2
+
+
+def test_every_answer_is_rolled_once_pipelined_or_not() -> None:
+    """Pipelined answers (queued behind the first) are rolled once each, as a lone one is: the
+    share of requests that get the fault is the fraction."""
+    rng = _Rolls(0.9, 0.9, 0.9, 0.9)
+    wire = render_wire(Response(body=b"ok", fault=Fault(FaultKind.EMPTY_RESPONSE, fraction=0.5)), "test")
+
+    async def scenario(server: ProxyServer, client: _Client) -> None:
+        client.protocol.pause_writing()  # the client does not read yet: the answers queue
+        client.protocol.data_received(_gets(3))
+        client.protocol.resume_writing()
+        for _ in range(10):
+            await asyncio.sleep(0)
+        assert client.received.count(b"HTTP/1.1 200 OK") == 3 and not client.closed
+        client.protocol.data_received(_gets(1))
+        assert client.received.count(b"HTTP/1.1 200 OK") == 4
+
+    _serving(wire, rng, scenario)
+    assert rng.rolls == 4
 
 
 # -- what the server writes -----------------------------------------------------------------------------
@@ -152,17 +330,39 @@ def test_a_malformed_chunk_follows_a_head_declaring_a_chunked_body() -> None:
 
 
 class _Recorder:
-    """A transport that notes when each write came, for the timed faults."""
+    """A transport that notes when each write came, for the timed faults (``log`` is shared with
+    whatever else runs meanwhile)."""
 
-    def __init__(self) -> None:
+    def __init__(self, log: list[Any] | None = None) -> None:
         self.writes: list[tuple[float, bytes]] = []
+        self.log = log if log is not None else []
         self.closing = False
+        self.aborted = False
+        self.buffered = 0
+        self.limits: tuple[int, int] | None = None
 
     def write(self, data: bytes) -> None:
         self.writes.append((asyncio.get_running_loop().time(), bytes(data)))
+        self.log.append(("write", len(data)))
 
     def is_closing(self) -> bool:
         return self.closing
+
+    def close(self) -> None:
+        self.closing = True
+
+    def abort(self) -> None:
+        self.closing = self.aborted = True
+        self.log.append("abort")
+
+    def get_write_buffer_size(self) -> int:
+        return self.buffered
+
+    def set_write_buffer_limits(self, high: int, low: int) -> None:
+        self.limits = (high, low)
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return default
 
 
 def _t(recorder: _Recorder) -> asyncio.Transport:
@@ -173,28 +373,101 @@ async def _room() -> bool:
     return True
 
 
+def _bodies(out: _Recorder) -> list[bytes]:
+    return [data for _, data in out.writes[1:]]
+
+
 def test_dribble_spreads_the_pieces_over_the_duration() -> None:
+    """The head at once, then pieces of whole chunks, the last not before the duration. (Only lower
+    bounds on the times: a loaded machine may write later, and then writes the pieces due at once.)"""
+
     async def run() -> tuple[float, _Recorder]:
         out = _Recorder()
         start = asyncio.get_running_loop().time()
-        assert await dribble(_t(out), b"HEAD", b"0123456789", 5, 0.25, _room)
+        task = asyncio.ensure_future(dribble(_t(out), b"HEAD", b"0123456789", 5, 0.25, _room, asyncio.Event()))
+        await asyncio.sleep(0)
+        assert [data for _, data in out.writes] == [b"HEAD"]  # before any wait
+        assert await task
         return start, out
 
     start, out = asyncio.run(run())
-    assert [data for _, data in out.writes] == [b"HEAD", b"01", b"23", b"45", b"67", b"89"]
-    assert out.writes[0][0] - start < 0.03 and out.writes[-1][0] - start >= 0.24
+    assert b"".join(_bodies(out)) == b"0123456789" and all(len(piece) % 2 == 0 for piece in _bodies(out))
+    sent = 0
+    for when, piece in out.writes[1:]:
+        sent += len(piece)
+        assert when - start >= 0.25 * sent / 10 - 0.01  # never before its last piece is due
+    assert out.writes[-1][0] - start >= 0.24
 
 
 def test_a_body_shorter_than_its_chunks_still_ends_after_the_duration() -> None:
     async def run() -> tuple[float, _Recorder]:
         out = _Recorder()
         start = asyncio.get_running_loop().time()
-        assert await dribble(_t(out), b"H", b"ab", 10, 0.2, _room)
+        assert await dribble(_t(out), b"H", b"ab", 10, 0.2, _room, asyncio.Event())
         return start, out
 
     start, out = asyncio.run(run())
-    assert [data for _, data in out.writes] == [b"H", b"a", b"b"]
+    assert out.writes[0][1] == b"H" and b"".join(_bodies(out)) == b"ab" and len(_bodies(out)) <= 2
     assert out.writes[-1][0] - start >= 0.19
+
+
+def test_without_a_body_the_dribbled_head_comes_after_the_duration() -> None:
+    """An empty body, or a HEAD: the answer is complete with its head, so the head waits."""
+
+    async def run() -> tuple[float, _Recorder]:
+        out = _Recorder()
+        start = asyncio.get_running_loop().time()
+        assert await dribble(_t(out), b"HEAD", b"", 5, 0.2, _room, asyncio.Event())
+        return start, out
+
+    start, out = asyncio.run(run())
+    assert [data for _, data in out.writes] == [b"HEAD"]
+    assert out.writes[0][0] - start >= 0.19
+
+
+def test_a_dribble_of_many_pieces_lets_the_other_connections_go_on() -> None:
+    """10,000 pieces due at once (duration 0) go out in one write, after the loop has turned: a
+    dribble never holds the worker for a write per piece."""
+    body = bytes(range(256)) * 4096  # 1 MB
+
+    async def run() -> list[Any]:
+        log: list[Any] = []
+        out = _Recorder(log)
+
+        async def other_connection() -> None:
+            log.append("other")
+
+        other = asyncio.ensure_future(other_connection())
+        assert await dribble(_t(out), b"HEAD", body, MAX_CHUNKS, 0, _room, asyncio.Event())
+        await other
+        assert b"".join(_bodies(out)) == body
+        return log
+
+    assert asyncio.run(run()) == [("write", 4), "other", ("write", len(body))]
+
+
+@pytest.mark.parametrize("kind", ["dribble", "bandwidth"])
+def test_a_timed_fault_ends_at_once_when_the_connection_is_lost(kind: str) -> None:
+    """A client gone in the middle of a minute-long fault: the fault's task ends now, not after its
+    pause (a worker keeps nothing for a client that left)."""
+
+    async def run() -> tuple[bool, float, _Recorder]:
+        out, lost = _Recorder(), asyncio.Event()
+        if kind == "dribble":
+            fault = dribble(_t(out), b"HEAD", b"x" * 10, 2, 60, _room, lost)
+        else:
+            fault = paced(_t(out), b"x" * 1000, 10, _room, lost)
+        task = asyncio.ensure_future(fault)
+        await asyncio.sleep(0.05)
+        loop = asyncio.get_running_loop()
+        lost_at = loop.time()
+        lost.set()
+        sent = await asyncio.wait_for(task, 5)
+        return sent, loop.time() - lost_at, out
+
+    sent, took, out = asyncio.run(run())
+    assert not sent and took < 1
+    assert len(out.writes) <= 1  # the head, or the first slice, at most
 
 
 def test_pacing_never_bursts_to_catch_up_after_the_client_stopped_reading() -> None:
@@ -207,7 +480,7 @@ def test_pacing_never_bursts_to_catch_up_after_the_client_stopped_reading() -> N
 
     async def run() -> _Recorder:
         out = _Recorder()
-        assert await paced(_t(out), b"x" * 10_000, rate, room)
+        assert await paced(_t(out), b"x" * 10_000, rate, room, asyncio.Event())
         return out
 
     out = asyncio.run(run())
@@ -226,7 +499,54 @@ def test_a_timed_fault_stops_quietly_once_the_connection_is_gone() -> None:
             out.closing = True
             return False
 
-        return await paced(_t(out), b"x" * 1000, 100_000, gone), out
+        return await paced(_t(out), b"x" * 1000, 100_000, gone, asyncio.Event()), out
 
     sent, out = asyncio.run(run())
     assert not sent and out.writes == []
+
+
+def test_a_reset_waits_until_the_answers_before_it_are_written() -> None:
+    """What the transport still holds of the answers before a reset goes out first: the reset
+    (an abort) comes once the buffer is empty."""
+
+    async def run() -> list[Any]:
+        out = _Recorder()
+        out.buffered = 5_000_000
+        read = asyncio.get_running_loop().create_future()
+
+        async def room() -> bool:  # the protocol's: waits for resume_writing
+            await read
+            return True
+
+        task = asyncio.ensure_future(reset_when_delivered(_t(out), room, asyncio.Event()))
+        await asyncio.sleep(0.05)
+        assert not out.aborted and out.limits == (1, 0)  # resume_writing only once the buffer is empty
+        out.log.append("client read everything")
+        out.buffered = 0
+        read.set_result(None)
+        await asyncio.wait_for(task, 5)
+        return out.log
+
+    assert asyncio.run(run()) == ["client read everything", "abort"]
+
+
+class _Failing(_Recorder):
+    def write(self, data: bytes) -> None:
+        raise RuntimeError("the transport refused the write")
+
+
+def test_a_fault_that_fails_to_write_aborts_the_connection_and_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    wire = render_wire(Response(body=b"ok"), "test")
+    fault = Fault(FaultKind.MALFORMED_CHUNK)
+
+    async def run(out: _Recorder) -> bool:
+        return await write_fault(fault, _t(out), wire, True, False, b"date", random.Random(1), _room, asyncio.Event())
+
+    failing = _Failing()
+    with caplog.at_level(logging.ERROR, logger="engine.server.faults"):
+        assert not asyncio.run(run(failing))
+    assert failing.aborted and "writing a malformedChunk fault failed" in caplog.text
+    closing = _Recorder()
+    closing.closing = True
+    assert not asyncio.run(run(closing))
+    assert closing.writes == [] and not closing.aborted  # a closing connection is left to close

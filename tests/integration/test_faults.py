@@ -1,24 +1,25 @@
 """Fault injection (the simulation's ``fault`` and ``globalActions.faults``), seen by real clients on
 real sockets: resets, closes, broken framing, garbage, dribbled and throttled answers, in proxy
-mode, inside intercepted HTTPS, in webserver mode and across a Redis-backed fleet."""
+mode, inside intercepted HTTPS and in webserver mode; what a fault leaves of the worker's time and
+of the answers before it (what is refused at import, exported, and loaded by a fleet's workers:
+tests/integration/test_fault_imports.py)."""
 
 from __future__ import annotations
 
 import asyncio
-import copy
 import http.client
-import json
+import signal
 import socket
 import ssl
+import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
-from tests.integration.conftest import Simproxy, call, simulation
+from tests.integration.conftest import Simproxy, simulation
 from tests.integration.upstream import Upstream
 
 PLAIN = "plain answer"
@@ -151,6 +152,8 @@ def test_random_data_then_close_is_no_http_answer(sp: Simproxy) -> None:
 
 
 def test_dribble_sends_the_body_in_pieces_over_the_duration(sp: Simproxy) -> None:
+    """The body's last piece comes no sooner than the duration after the head. Only that bound is
+    exact: on a loaded machine pieces may come later, and several at once."""
     body = "0123456789" * 5
     put(
         sp,
@@ -162,7 +165,7 @@ def test_dribble_sends_the_body_in_pieces_over_the_duration(sp: Simproxy) -> Non
     started = time.monotonic()
     response = get(sp, "http://faults.test/dribble")
     assert (response.status_code, response.text) == (200, body)
-    assert 0.9 <= time.monotonic() - started < 3
+    assert 0.9 <= time.monotonic() - started < 10
 
     with connect(sp.proxy_port) as sock:
         started = time.monotonic()
@@ -170,10 +173,10 @@ def test_dribble_sends_the_body_in_pieces_over_the_duration(sp: Simproxy) -> Non
         data, arrivals = b"", []
         while not data.endswith(body.encode()):
             data += sock.recv(65536)
-            arrivals.append(time.monotonic() - started)
+            arrivals.append((time.monotonic() - started, len(data)))
         assert data.startswith(b"HTTP/1.1 200 OK\r\n") and b"Content-Length: 50\r\n" in data
-        assert len(arrivals) >= 4  # the head, then the pieces as they come
-        assert arrivals[0] < 0.5 and arrivals[-1] >= 0.9
+        assert len(arrivals) >= 3  # the head, then the pieces as they come
+        assert arrivals[0][1] < len(data) and arrivals[-1][0] >= 0.9  # the head came before the body ended
         ask(sock, "http://faults.test/plain")  # the connection stays usable
         again = b""
         while not again.endswith(PLAIN.encode()):
@@ -202,19 +205,105 @@ def test_a_pipelined_answer_waits_for_the_dribble_before_it(sp: Simproxy) -> Non
 
 
 def test_bandwidth_paces_the_whole_answer(sp: Simproxy) -> None:
+    """100 KB at 50 KB/s: 2 s. The limit holds within 20% (>= 1.6 s: never faster than the rate);
+    the upper bound (2x) is only the tolerance of a loaded machine, where the pacer, rather than
+    burst to catch up after a stall, pushes its schedule back."""
     body = "x" * 100_000
     put(sp, simulation(faulty("/slow", {"type": "bandwidth", "bytesPerSecond": 50_000}, body)))
     started = time.monotonic()
     response = get(sp, "http://faults.test/slow")
     took = time.monotonic() - started
     assert (response.status_code, len(response.content)) == (200, 100_000)
-    assert 1.6 <= took <= 2.4  # 100 KB at 50 KB/s: 2 s, within 20%
+    assert 1.6 <= took <= 4.0
 
 
 def test_a_fraction_of_zero_never_faults(sp: Simproxy) -> None:
     put(sp, simulation(faulty("/never", {"type": "connectionReset", "fraction": 0})))
     for _ in range(20):
         assert sp.proxy("http://faults.test/never")[::2] == (200, b"ok")
+
+
+def test_a_reset_comes_after_the_pipelined_answers_before_it(sp: Simproxy) -> None:
+    """A big answer the client reads slowly, then a reset pipelined after it: the whole answer
+    arrives, then the reset (none of it is dropped from the server's buffers by the RST)."""
+    size = 8 * 1024 * 1024
+    put(sp, simulation(faulty("/big", None, "b" * size), faulty("/reset", {"type": "connectionReset"})))
+    with connect(sp.proxy_port) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
+        sock.sendall(
+            b"GET http://faults.test/big HTTP/1.1\r\nHost: faults.test\r\n\r\n"
+            b"GET http://faults.test/reset HTTP/1.1\r\nHost: faults.test\r\n\r\n"
+        )
+        data = b""
+        with pytest.raises(ConnectionResetError):
+            for _ in range(40):  # slowly at first: the server's buffers are full when the reset's turn comes
+                data += sock.recv(16 * 1024)
+                time.sleep(0.01)
+            while chunk := sock.recv(1024 * 1024):
+                data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 OK\r\n") and f"Content-Length: {size}".encode() in head
+    assert len(body) == size and body == b"b" * size  # whole, and nothing after it
+
+
+def test_a_dribble_without_a_body_delays_its_head(sp: Simproxy) -> None:
+    """A dribble's answer ends at least ``durationMs`` after it began, also when it has no body to
+    dribble (an empty one, or a HEAD): its head, which completes it, waits instead."""
+    dribble = {"type": "dribble", "chunks": 5, "durationMs": 600}
+    put(sp, simulation(faulty("/nothing", dribble, ""), faulty("/something", dribble, "a body of a few bytes")))
+    for method, url in (("GET", "/nothing"), ("HEAD", "/something")):
+        started = time.monotonic()
+        response = requests.request(method, f"http://faults.test{url}", proxies=proxies(sp), timeout=30)
+        took = time.monotonic() - started
+        assert (response.status_code, response.content) == (200, b"")
+        assert took >= 0.55, (method, url)
+
+
+def test_other_connections_are_answered_during_a_dribble_of_many_pieces(sp: Simproxy) -> None:
+    """Dribbles of 10,000 pieces each, all due at once (durationMs 0), on 1 MB bodies: the worker
+    answers another connection meanwhile (the pieces due go out in one write, and the loop turns)."""
+    body = "d" * 1_000_000
+    put(
+        sp,
+        simulation(
+            faulty("/many", {"type": "dribble", "chunks": 10_000, "durationMs": 0}, body),
+            faulty("/plain", None, PLAIN),
+        ),
+    )
+    request = b"GET http://faults.test/many HTTP/1.1\r\nHost: faults.test\r\nConnection: close\r\n\r\n"
+
+    def dribbled(results: list[int]) -> None:
+        with connect(sp.proxy_port) as sock:
+            sock.sendall(request)
+            results.append(len(until_closed(sock)))
+
+    results: list[int] = []
+    clients = [threading.Thread(target=dribbled, args=(results,)) for _ in range(4)]
+    for client in clients:
+        client.start()
+    started = time.monotonic()
+    assert sp.proxy("http://faults.test/plain")[::2] == (200, PLAIN.encode())
+    took = time.monotonic() - started
+    for client in clients:
+        client.join(30)
+    assert len(results) == 4 and all(size > len(body) for size in results)
+    assert took < 1
+
+
+def test_a_worker_stops_at_once_with_dribbles_whose_clients_left(simproxy_factory: Any) -> None:
+    """Clients that left in the middle of minute-long dribbles leave nothing behind that a stop
+    waits for."""
+    alone: Simproxy = simproxy_factory()
+    put(alone, simulation(faulty("/slow", {"type": "dribble", "chunks": 10, "durationMs": 60_000}, "x" * 100)))
+    for _ in range(5):
+        with connect(alone.proxy_port) as sock:
+            ask(sock, "http://faults.test/slow")
+            assert sock.recv(65536).startswith(b"HTTP/1.1 200 OK\r\n")  # the head came; then the client leaves
+    assert alone.process is not None
+    started = time.monotonic()
+    alone.process.send_signal(signal.SIGTERM)
+    assert alone.process.wait(timeout=30) == 0
+    assert time.monotonic() - started < 5
 
 
 # -- inside intercepted HTTPS and in webserver mode ------------------------------------------------------
@@ -357,152 +446,3 @@ def test_a_pair_fraction_faults_that_share_of_its_requests(sp: Simproxy) -> None
     answered, empty = asyncio.run(_answered(sp.proxy_port, "http://load.test/some", 2_000))
     assert answered + empty == 2_000
     assert 400 <= empty <= 600  # 25% +- 5% (the count's standard deviation is 19)
-
-
-# -- import: validation, round trip, -compat hoverfly ------------------------------------------------------------
-
-REFUSED = [
-    pytest.param({"type": "teleport"}, "data.pairs.0.response.fault.type", id="unknown-type"),
-    pytest.param({"type": 5}, "data.pairs.0.response.fault.type", id="type-not-a-string"),
-    pytest.param(
-        {"type": "connectionReset", "fraction": 1.5}, "data.pairs.0.response.fault.fraction", id="fraction-above-1"
-    ),
-    pytest.param(
-        {"type": "connectionReset", "fraction": "half"}, "data.pairs.0.response.fault.fraction", id="fraction-text"
-    ),
-    pytest.param(
-        {"type": "dribble", "durationMs": 100}, "data.pairs.0.response.fault>: chunks is required", id="no-chunks"
-    ),
-    pytest.param(
-        {"type": "dribble", "chunks": "5", "durationMs": 100}, "data.pairs.0.response.fault.chunks", id="chunks-text"
-    ),
-    pytest.param(
-        {"type": "dribble", "chunks": 0, "durationMs": 100}, "data.pairs.0.response.fault.chunks", id="no-pieces"
-    ),
-    pytest.param({"type": "bandwidth"}, "data.pairs.0.response.fault>: bytesPerSecond is required", id="no-rate"),
-    pytest.param({"type": "emptyResponse", "speed": 1}, "Additional property speed is not allowed", id="unknown-key"),
-    pytest.param({"type": "emptyResponse", "chunks": 2}, "Additional property chunks is not allowed", id="foreign-key"),
-    pytest.param("reset", "data.pairs.0.response.fault>: Invalid type", id="not-an-object"),
-]
-
-
-@pytest.mark.parametrize(("fault", "named"), REFUSED)
-def test_a_bad_fault_is_refused_and_nothing_changes(sp: Simproxy, fault: Any, named: str) -> None:
-    put(sp, simulation(faulty("/kept", {"type": "emptyResponse", "fraction": 0}, PLAIN)))
-    before = sp.admin_json("GET", "/api/v2/simulation")[1]["data"]
-    for method in ("PUT", "POST"):
-        status, body = sp.admin_json(method, "/api/v2/simulation", simulation(faulty("/new", fault), version="v5"))
-        assert status == 400
-        assert body["error"].startswith("Invalid v5 simulation: [Error for <") and named in body["error"]
-    assert sp.admin_json("GET", "/api/v2/simulation")[1]["data"] == before
-    assert sp.proxy("http://faults.test/kept")[::2] == (200, PLAIN.encode())
-
-
-def test_a_bad_global_fault_is_refused_naming_its_place(sp: Simproxy) -> None:
-    put(sp, simulation(faulty("/kept", None, PLAIN)))
-    before = sp.admin_json("GET", "/api/v2/simulation")[1]["data"]
-    rule = {"urlPattern": "(unclosed", "fault": {"type": "emptyResponse"}}
-    status, body = sp.admin_json(
-        "PUT",
-        "/api/v2/simulation",
-        with_faults(simulation(), {"urlPattern": ".", "fault": {"type": "emptyResponse"}}, rule),
-    )
-    assert status == 400
-    assert body["error"].startswith("Invalid simulation: data.globalActions.faults[1].urlPattern: invalid pattern")
-    status, body = sp.admin_json(
-        "PUT", "/api/v2/simulation", with_faults(simulation(), {"fault": {"type": "emptyResponse"}})
-    )
-    assert status == 400 and "Error for <data.globalActions.faults.0>: urlPattern is required" in body["error"]
-    assert sp.admin_json("GET", "/api/v2/simulation")[1]["data"] == before
-    assert sp.proxy("http://faults.test/kept")[::2] == (200, PLAIN.encode())
-
-
-FAULTS = [
-    {"type": "connectionReset", "fraction": 0.5},
-    {"type": "emptyResponse"},
-    {"type": "malformedChunk", "fraction": 0},
-    {"type": "randomDataThenClose"},
-    {"type": "dribble", "chunks": 5, "durationMs": 1000, "fraction": 0.25},
-    {"type": "bandwidth", "bytesPerSecond": 1024},
-]
-
-
-def _with_every_fault() -> dict[str, Any]:
-    doc = simulation(*(faulty(f"/{fault['type']}", fault) for fault in FAULTS))
-    return with_faults(
-        doc,
-        {"urlPattern": "a\\.test", "httpMethod": "GET", "fault": {"type": "emptyResponse", "fraction": 0.05}},
-        {"urlPattern": "b\\.test", "httpMethod": "", "fault": {"type": "bandwidth", "bytesPerSecond": 10}},
-    )
-
-
-def test_an_export_keeps_the_faults_and_imports_again_unchanged(sp: Simproxy) -> None:
-    doc = _with_every_fault()
-    put(sp, copy.deepcopy(doc))
-    exported = sp.admin_json("GET", "/api/v2/simulation")[1]
-    assert [p["response"]["fault"] for p in exported["data"]["pairs"]] == FAULTS
-    assert exported["data"]["globalActions"]["faults"] == doc["data"]["globalActions"]["faults"]
-    put(sp, exported)
-    assert sp.admin_json("GET", "/api/v2/simulation")[1]["data"] == exported["data"]
-
-
-def test_an_export_without_faults_is_as_before(sp: Simproxy) -> None:
-    put(sp, simulation(faulty("/plain", None, PLAIN)))
-    data = sp.admin_json("GET", "/api/v2/simulation")[1]["data"]
-    assert data == {
-        "pairs": [
-            {
-                "request": {"path": [{"matcher": "exact", "value": "/plain"}]},
-                "response": {"status": 200, "body": PLAIN, "encodedBody": False, "templated": False},
-            }
-        ],
-        "globalActions": {"delays": [], "delaysLogNormal": []},
-    }
-
-
-def test_a_redis_backed_fleet_serves_and_exports_the_faults(simproxy_factory: Any) -> None:
-    fleet: Simproxy = simproxy_factory("-workers", "2")
-    doc = _with_every_fault()
-    put(fleet, copy.deepcopy(doc))
-    exported = fleet.admin_json("GET", "/api/v2/simulation")[1]["data"]
-    assert [p["response"]["fault"] for p in exported["pairs"]] == FAULTS
-    assert exported["globalActions"]["faults"] == doc["data"]["globalActions"]["faults"]
-    for _ in range(8):  # new connections, spread over both workers: each loaded the stored form
-        with pytest.raises(http.client.RemoteDisconnected):
-            call(fleet.proxy_port, "GET", "http://x.test/emptyResponse")
-
-
-@pytest.mark.parametrize(
-    ("actions", "pair_fault", "message"),
-    [
-        pytest.param(
-            None,
-            {"type": "emptyResponse"},
-            "Error for <data.pairs.0.response>: Additional property fault is not allowed",
-            id="pair",
-        ),
-        pytest.param(
-            {"faults": []},
-            None,
-            "Error for <data.globalActions>: Additional property faults is not allowed",
-            id="global",
-        ),
-    ],
-)
-def test_hoverflys_dialect_refuses_faults_as_hoverflys_schema_would(
-    hoverfly: Simproxy, actions: dict[str, Any] | None, pair_fault: dict[str, Any] | None, message: str
-) -> None:
-    doc = simulation(faulty("/x", pair_fault), version="v5")
-    if actions is not None:
-        doc["data"]["globalActions"] = actions
-    status, headers, body = hoverfly.admin("PUT", "/api/v2/simulation", doc)
-    assert (status, headers["content-type"]) == (400, "text/plain; charset=utf-8")
-    assert json.loads(body) == {"error": f"Invalid v5 simulation: [{message}]"}
-    assert hoverfly.admin("PUT", "/api/v2/simulation", simulation(faulty("/x", None)))[0] == 200
-
-
-@pytest.fixture(scope="module")
-def hoverfly() -> Iterator[Simproxy]:
-    proc = Simproxy("-compat", "hoverfly").start()
-    yield proc
-    proc.stop()
