@@ -68,12 +68,67 @@ class MatchResult:
 
 
 @dataclass(frozen=True, slots=True)
+class MissRanking:
+    """The closest miss without scoring every pair, and exactly the full scan's answer.
+
+    The closest miss is the pair with the most points, the later one on a tie: the greatest
+    (points, index). A pair can never score more than all its matchers' points (its ceiling), and
+    a pair whose path list holds an exact matcher scores nothing for that matcher unless the path
+    is its value. So pairs are ranked by (ceiling without that matcher, index), best first, and
+    the ones whose exact path is the request's are looked up and scored first: the search stops at
+    the first ranked pair whose (ceiling, index) is below the best (points, index) found, as no
+    pair after it can reach it. A simulation of exact-path stubs scores one pair for a miss.
+    """
+
+    ranked: tuple[tuple[int, int, str | None, CompiledPair], ...]
+    """(ceiling without the exact path matcher's points, index, exact path, pair), greatest first."""
+    by_path: dict[str, tuple[CompiledPair, ...]]
+    """The pairs with an exact path matcher, by its value."""
+
+    @staticmethod
+    def build(pairs: Iterable[CompiledPair]) -> MissRanking:
+        ranked: list[tuple[int, int, str | None, CompiledPair]] = []
+        by_path: dict[str, list[CompiledPair]] = {}
+        for cp in pairs:
+            exact, exact_points = _exact_path(cp)
+            if exact is not None:
+                by_path.setdefault(exact, []).append(cp)
+            ranked.append((_ceiling(cp) - exact_points, cp.index, exact, cp))
+        ranked.sort(key=lambda entry: (entry[0], entry[1]), reverse=True)
+        return MissRanking(tuple(ranked), {path: tuple(found) for path, found in by_path.items()})
+
+
+def _exact_path(cp: CompiledPair) -> tuple[str | None, int]:
+    """The value of the path list's first exact matcher (as the candidate index reads it) and its points."""
+    for written, compiled in zip(cp.pair.request.path or (), cp.path, strict=True):
+        if written.name.lower() in ("exact", "") and isinstance(written.value, str):
+            return written.value, compiled.points
+    return None, 0
+
+
+def _ceiling(cp: CompiledPair) -> int:
+    """The most points ``evaluate`` can give the pair, whatever the request and state."""
+
+    def points(matchers: CompiledList) -> int:
+        return sum(m.points for m in matchers)
+
+    body = sum(points(ms) for _, ms in cp.body_form) if cp.body_form is not None else points(cp.body)
+    query = 1 if not cp.query else sum(points(ms) for _, ms in cp.query)
+    headers = sum(points(ms) for _, ms in cp.headers)
+    return (
+        body + points(cp.destination) + points(cp.path) + points(cp.method) + headers + query + len(cp.requires_state)
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class CompiledSimulation:
     """A simulation ready for the hot path, with its candidate index."""
 
     simulation: Simulation
     pairs: tuple[CompiledPair, ...]
     index: PairIndex[CompiledPair] = field(repr=False)
+    misses: MissRanking = field(repr=False)
+    """The pairs in the order the closest miss is searched, best possible score first."""
     reads_state: bool = False
     """Some pair has ``requiresState``: matching needs the shared state."""
     writes_state: bool = False
@@ -110,6 +165,7 @@ def compile_simulation(
         sim,
         compiled,
         index,
+        MissRanking.build(compiled),
         reads,
         writes,
         Delays.compile(sim),
@@ -350,13 +406,23 @@ def _depends_on_headers_or_state(cp: CompiledPair, missed: list[str]) -> bool:
 def closest_miss(
     sim: CompiledSimulation, req: RequestDetails, state: Mapping[str, str], webserver: bool
 ) -> ClosestMiss | None:
-    """The best-scoring pair of a request that hit nothing (later pair wins ties); a full scan."""
+    """The best-scoring pair of a request that hit nothing (later pair wins ties), found through
+    ``MissRanking``: the pairs that cannot beat the best found so far are never scored."""
     closest: tuple[CompiledPair, list[str]] | None = None
-    closest_score = 0
-    for cp in sim.pairs:
+    best = (-1, -1)  # (points, index) of the closest so far
+    path = req.path
+    for cp in sim.misses.by_path.get(path, ()):
         score, missed = evaluate(cp, req, state, webserver)
-        if score >= closest_score:
-            closest, closest_score = (cp, missed), score
+        if (score, cp.index) > best:
+            closest, best = (cp, missed), (score, cp.index)
+    for ceiling, index, exact, cp in sim.misses.ranked:
+        if (ceiling, index) < best:
+            break  # neither it nor any pair after it can reach the best
+        if exact == path:
+            continue  # scored above, against its whole ceiling
+        score, missed = evaluate(cp, req, state, webserver)
+        if (score, index) > best:
+            closest, best = (cp, missed), (score, index)
     if closest is None:
         return None
     return ClosestMiss(closest[0].pair, tuple(closest[1]), dict(state), closest[0].index)

@@ -8,7 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.matching.scoring import CompiledSimulation, MatchResult, Strategy, evaluate, full_scan, match
+from engine.matching.scoring import (
+    CompiledSimulation,
+    MatchResult,
+    Strategy,
+    closest_miss,
+    evaluate,
+    full_scan,
+    match,
+)
 from engine.wire.request import RequestDetails
 from tests.engine.conftest import closest_index, compiled, exact, glob, hit, m, regex, request, run
 
@@ -487,3 +495,32 @@ def test_match_agrees_with_the_full_scan(sim: CompiledSimulation, req: RequestDe
             indexed = match(sim, req, state, strategy, webserver)
             reference = full_scan(sim, req, state, strategy, webserver)
             assert outcome(sim, indexed) == outcome(sim, reference), (strategy, webserver)
+
+
+@st.composite
+def larger_simulations(draw: st.DrawFn) -> CompiledSimulation:
+    """Up to 40 pairs, most with exact paths (what the closest-miss ranking prunes on), some alike."""
+    exact_path = st.builds(
+        lambda name, path: {"path": [m(name, path)]}, st.sampled_from(EXACT_NAMES), st.sampled_from(PATHS)
+    )
+    shapes = st.one_of(
+        exact_path, exact_path, MATCHER_SETS, st.builds(lambda a, b: {**a, **b}, exact_path, MATCHER_SETS)
+    )
+    return compiled(*draw(st.lists(shapes, max_size=40)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(larger_simulations(), REQUESTS, STATES)
+def test_the_closest_miss_ranking_gives_the_full_scans_answer(
+    sim: CompiledSimulation, req: RequestDetails, state: dict[str, str]
+) -> None:
+    """Every pair scored, the greatest (points, index) wins: what the ranking must find without scoring them all."""
+    for webserver in (False, True):
+        scored = [(evaluate(cp, req, state, webserver), cp.index) for cp in sim.pairs]
+        found = closest_miss(sim, req, state, webserver)
+        if not scored:
+            assert found is None
+            continue
+        (_points, missed), index = max(scored, key=lambda entry: (entry[0][0], entry[1]))
+        assert found is not None
+        assert (found.index, found.missed_fields) == (index, tuple(missed)), webserver
