@@ -9,8 +9,9 @@ prints it, for clients that ask for ``text/plain``.
 from __future__ import annotations
 
 import logging
+import math
 import re
-from datetime import datetime
+import time
 from types import MappingProxyType
 from typing import Any
 
@@ -45,19 +46,35 @@ def level_name(levelno: int) -> str:
     return "debug"
 
 
-def rfc3339(moment: datetime) -> str:
-    text = moment.astimezone().isoformat(timespec="seconds")
-    return text[:-6] + "Z" if text.endswith("+00:00") else text
+def rfc3339_of(epoch: float) -> str:
+    """An epoch time as logrus writes it: RFC 3339 in local time, whole seconds, ``Z`` for UTC. Made
+    from ``time.localtime`` (half the cost of a timezone-aware datetime: a miss logs two records)."""
+    moment = time.localtime(math.floor(epoch))
+    text = time.strftime("%Y-%m-%dT%H:%M:%S", moment)
+    offset = moment.tm_gmtoff or 0
+    if not offset:
+        return text + "Z"
+    sign = "+" if offset > 0 else "-"
+    hours, minutes = divmod(abs(offset) // 60, 60)
+    return f"{text}{sign}{hours:02d}:{minutes:02d}"
+
+
+_ENTRY = "_simproxy_entry"
+"""Where a record keeps its ``entry_of``, made once for every handler that writes it."""
 
 
 def entry_of(record: logging.LogRecord) -> dict[str, Any]:
-    """A log record in Hoverfly's JSON form (a flat map; keys sorted when written)."""
-    fields = getattr(record, "fields", None)
-    entry: dict[str, Any] = {str(k): v for k, v in fields.items()} if isinstance(fields, dict) else {}
-    entry["level"] = level_name(record.levelno)
-    entry["msg"] = record.getMessage()
-    entry["time"] = rfc3339(datetime.fromtimestamp(record.created))
-    return entry
+    """A log record in Hoverfly's JSON form (a flat map; keys sorted when written). Made once per
+    record: the caller gets its own copy to add to."""
+    made = record.__dict__.get(_ENTRY)
+    if made is None:
+        fields = getattr(record, "fields", None)
+        made = {str(k): v for k, v in fields.items()} if isinstance(fields, dict) else {}
+        made["level"] = level_name(record.levelno)
+        made["msg"] = record.getMessage()
+        made["time"] = rfc3339_of(record.created)
+        record.__dict__[_ENTRY] = made
+    return dict(made)
 
 
 class RecordHandler(logging.Handler):
