@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -15,6 +16,7 @@ import orjson
 from engine.gocompat.gojson import go_html_escape
 from engine.matching.scoring import ClosestMiss
 from engine.simulation.codec import encode_request, encode_response, go_json
+from engine.simulation.model import Pair
 from engine.wire.request import RequestDetails
 from engine.wire.response import Wire, plain_error
 
@@ -50,13 +52,44 @@ def matching_error(wire_body: bytes) -> str:
     return wire_body.decode("utf-8", "replace").partition("\n\nGot error: ")[2]
 
 
-def miss_text(req: RequestDetails, closest: ClosestMiss | None, *, product: str = PRODUCT) -> str:
+def pair_texts(pair: Pair) -> tuple[str, str]:
+    """A closest pair's matcher and response as a miss's 502 shows them (the same for every miss it
+    is closest to: ``PairTexts`` keeps them)."""
+    return go_indent(encode_request(pair.request)), go_indent(encode_response(pair.response))
+
+
+class PairTexts:
+    """``pair_texts`` of the pairs recently closest to a miss, kept by one worker: a run of misses
+    (a client probing a path the simulation lacks) writes the same pair's texts again and again."""
+
+    KEPT = 256
+
+    def __init__(self) -> None:
+        self._kept: dict[int, tuple[Pair, tuple[str, str]]] = {}
+        """By the pair's id, with the pair itself: an id is only trusted while its pair is alive."""
+
+    def __call__(self, pair: Pair) -> tuple[str, str]:
+        kept = self._kept.get(id(pair))
+        if kept is not None and kept[0] is pair:
+            return kept[1]
+        if len(self._kept) >= self.KEPT:
+            self._kept.clear()  # an old simulation's pairs go with it
+        texts = self._kept[id(pair)] = (pair, pair_texts(pair))
+        return texts[1]
+
+
+def miss_text(
+    req: RequestDetails,
+    closest: ClosestMiss | None,
+    *,
+    product: str = PRODUCT,
+    texts: Callable[[Pair], tuple[str, str]] = pair_texts,
+) -> str:
     message = NO_MATCH
     if closest is not None:
         request = go_indent(request_view(req))
         state = go_indent(dict(sorted(closest.state.items())))
-        matcher = go_indent(encode_request(closest.pair.request))
-        response = go_indent(encode_response(closest.pair.response))
+        matcher, response = texts(closest.pair)
         message += (
             f"\n\nThe following request was made, but was not matched by {product}:\n\n{request}"
             f"\n\nWhilst {product} has the following state:\n\n{state}"

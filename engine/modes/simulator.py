@@ -19,7 +19,7 @@ from engine.fleet.runtime import Runtime, Snapshot
 from engine.journal.lookup import FetchedJournal
 from engine.matching.cache import CacheEntry, FastKey
 from engine.matching.scoring import CompiledPair, MatchResult, Strategy, match
-from engine.modes.failures import MATCHING_CONTEXT, NO_MATCH, failure_wire, miss_text
+from engine.modes.failures import MATCHING_CONTEXT, NO_MATCH, PairTexts, failure_wire, miss_text
 from engine.simulation.model import Response
 from engine.templating import CsvTables, JournalLookup, NoJournal
 from engine.templating.pairs import Rendered, render_pair
@@ -49,6 +49,7 @@ class Simulator:
         self.rng = rng
         self.product = runtime.dialect.product
         """The name failures are signed with (``-compat``)."""
+        self._pair_texts = PairTexts()
         self._state_turn = asyncio.Lock()
         self._state_seen: tuple[int, dict[str, str]] | None = None
         """(version, state) as this worker last saw it in the store (stateful requests decide on it)."""
@@ -99,7 +100,9 @@ class Simulator:
             extra={"fields": {"destination": req.destination, "method": req.method, "path": req.path,
                               "query": req.query, "error": "No match found"}},
         )  # fmt: skip
-        wire = plain_error(502, miss_text(req, result.closest, product=self.product), outcome="miss")
+        wire = plain_error(
+            502, miss_text(req, result.closest, product=self.product, texts=self._pair_texts), outcome="miss"
+        )
         self._remember(result, probe, wire)
         return wire
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from engine.matching.scoring import ClosestMiss
-from engine.modes.failures import miss_text
+from engine.modes.failures import PairTexts, miss_text, pair_texts
 from engine.simulation.model import Matcher, Pair, RequestMatcher, Response
 from engine.wire.request import RequestDetails
 from engine.wire.response import plain_error
@@ -331,3 +331,14 @@ def test_whole_number_values_are_written_without_a_fraction() -> None:
     closest_pair = Pair(RequestMatcher(path=(Matcher("exact", 2.0),)), Response())
     body = miss_text(request("/a"), ClosestMiss(closest_pair, ("path",), {}, 0))
     assert '"value": 2\n' in body
+
+
+def test_a_workers_kept_pair_texts_are_each_pairs_own() -> None:
+    """A miss's 502 shows its closest pair; a worker keeps those texts, never another pair's."""
+    sim = compiled(*({"path": [exact(f"/p{i}")]} for i in range(PairTexts.KEPT + 3)))
+    texts = PairTexts()
+    for cp in (*sim.pairs, *sim.pairs[:3]):
+        assert texts(cp.pair) == pair_texts(cp.pair)
+    twin = compiled({"path": [exact("/p0")]}, {"path": [exact("/other")]}).pairs[1].pair  # a new pair, maybe an old id
+    assert texts(twin) == pair_texts(twin)
+    assert '"value": "/other"' in texts(twin)[0]
