@@ -234,6 +234,16 @@ def free_port_block(count: int) -> int:
     raise RuntimeError(f"no {count} consecutive free ports between 20000 and 32000")
 
 
+def emptied(simproxy: Simproxy) -> Simproxy:
+    """A module's shared simproxy as a test wants it: no simulation, journal or cache, simulate
+    mode, every destination observed."""
+    for path in ("/api/v2/simulation", "/api/v2/journal", "/api/v2/cache"):
+        assert simproxy.admin("DELETE", path)[0] == 200
+    assert simproxy.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "simulate"})[0] == 200
+    assert simproxy.admin("PUT", "/api/v2/hoverfly/destination", {"destination": "."})[0] == 200
+    return simproxy
+
+
 def wait_until(check: Any, timeout: float = 15.0, interval: float = 0.05) -> Any:
     """Call ``check`` until it returns something true or ``timeout`` seconds pass; its last result."""
     deadline = time.monotonic() + timeout

@@ -15,18 +15,13 @@ from typing import Any
 
 import pytest
 
-from tests.integration.conftest import Simproxy, simulation, wait_until
+from tests.integration.conftest import Simproxy, emptied, simulation, wait_until
 from tests.integration.test_faults import PLAIN, ask, connect, faulty, put, until_closed, with_faults
 
 
 @pytest.fixture
 def sp(simproxy: Simproxy) -> Simproxy:
-    """The module's simproxy, emptied, in simulate mode, every destination observed."""
-    for path in ("/api/v2/simulation", "/api/v2/journal", "/api/v2/cache"):
-        assert simproxy.admin("DELETE", path)[0] == 200
-    assert simproxy.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "simulate"})[0] == 200
-    assert simproxy.admin("PUT", "/api/v2/hoverfly/destination", {"destination": "."})[0] == 200
-    return simproxy
+    return emptied(simproxy)
 
 
 # -- import: validation, round trip, -compat hoverfly ------------------------------------------------------------

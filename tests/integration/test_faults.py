@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import requests
 
-from tests.integration.conftest import Simproxy, simulation
+from tests.integration.conftest import Simproxy, emptied, simulation
 from tests.integration.upstream import Upstream
 
 PLAIN = "plain answer"
@@ -39,12 +39,7 @@ def with_faults(doc: dict[str, Any], *rules: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture
 def sp(simproxy: Simproxy) -> Simproxy:
-    """The module's simproxy, emptied, in simulate mode, every destination observed."""
-    for path in ("/api/v2/simulation", "/api/v2/journal", "/api/v2/cache"):
-        assert simproxy.admin("DELETE", path)[0] == 200
-    assert simproxy.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "simulate"})[0] == 200
-    assert simproxy.admin("PUT", "/api/v2/hoverfly/destination", {"destination": "."})[0] == 200
-    return simproxy
+    return emptied(simproxy)
 
 
 def put(sp: Simproxy, doc: dict[str, Any]) -> None:
