@@ -76,8 +76,8 @@ def decode_simulation(data: Mapping[str, Any]) -> Simulation:
         pairs=pairs,
         delays=delays,
         delays_log_normal=log_normal,
-        literals=tuple(_literal(item) for item in data.get("literals") or ()),
-        variables=tuple(_variable(item) for item in data.get("variables") or ()),
+        literals=tuple(_literal(item, f"data.literals[{i}]") for i, item in enumerate(data.get("literals") or ())),
+        variables=tuple(_variable(item, f"data.variables[{i}]") for i, item in enumerate(data.get("variables") or ())),
         faults=tuple(
             _decode_global_fault(f, f"data.globalActions.faults[{i}]")
             for i, f in enumerate(actions.get("faults") or ())
@@ -85,16 +85,39 @@ def decode_simulation(data: Mapping[str, Any]) -> Simulation:
     )
 
 
-def _literal(raw: Mapping[str, Any]) -> dict[str, JSON]:
+def _literal(raw: Mapping[str, Any], path: str) -> dict[str, JSON]:
     """Hoverfly decodes literals into a struct: ``name`` and ``value`` only, in that order."""
-    return {"name": raw.get("name", ""), "value": go_json(raw.get("value"))}
+    return {"name": raw.get("name", ""), "value": _kept_json(raw.get("value"), f"{path}.value")}
 
 
-def _variable(raw: Mapping[str, Any]) -> dict[str, JSON]:
+def _variable(raw: Mapping[str, Any], path: str) -> dict[str, JSON]:
     out: dict[str, JSON] = {"name": raw.get("name", ""), "function": raw.get("function", "")}
     if raw.get("arguments"):
-        out["arguments"] = go_json(list(raw["arguments"]))
+        out["arguments"] = _kept_json(list(raw["arguments"]), f"{path}.arguments")
     return out
+
+
+_STORED_INTS = (-(2**63), 2**64 - 1)
+"""The whole numbers the stored and exported simulation can hold (JSON encoded by orjson)."""
+
+
+def _kept_json(value: JSON, path: str) -> JSON:
+    """``go_json``, refusing a whole number beyond 64 bits (``1e20``): Go keeps it as a float64 and
+    writes it whole, which simproxy's store cannot hold; a 400 naming it, not a failed store."""
+    converted = go_json(value)
+    _check_ints(converted, path)
+    return converted
+
+
+def _check_ints(value: JSON, path: str) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_ints(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_ints(item, f"{path}[{index}]")
+    elif isinstance(value, int) and not isinstance(value, bool) and not _STORED_INTS[0] <= value <= _STORED_INTS[1]:
+        raise SimulationError(path, f"{value} is beyond the 64-bit whole numbers simproxy keeps")
 
 
 def _decode_pair(raw: Mapping[str, Any], path: str) -> Pair:
@@ -144,8 +167,8 @@ def _decode_matcher(raw: Any, path: str) -> Matcher:
     do_match = raw.get("doMatch")
     return Matcher(
         name=name,
-        value=go_json(raw.get("value")),
-        config=None if config is None else go_json(dict(config)),
+        value=_kept_json(raw.get("value"), f"{path}.value"),
+        config=None if config is None else _kept_json(dict(config), f"{path}.config"),
         do_match=None if do_match is None else _decode_matcher(do_match, f"{path}.doMatch"),
     )
 

@@ -509,7 +509,8 @@ json_values = st.recursive(
     st.none()
     | st.booleans()
     | st.integers(-(2**53), 2**53)
-    | st.floats(allow_nan=False, allow_infinity=False)
+    # every float from 2**53 up is whole, and a whole number beyond 64 bits is refused at import
+    | st.floats(min_value=-(2.0**63), max_value=2.0**63, exclude_max=True)
     | st.text(max_size=5),
     lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=3), children, max_size=3),
     max_leaves=6,
@@ -574,3 +575,15 @@ responses = st.builds(
 def test_storage_round_trips_any_simulation(pairs: list[Pair]) -> None:
     sim = Simulation(pairs=tuple(pairs))
     assert stored(sim) == sim
+
+
+@pytest.mark.parametrize("value", [1e20, -1e19, 2.0**64, [1, {"n": 1.8446744073709552e19}]])
+def test_a_whole_number_beyond_64_bits_is_refused_naming_it(value: Any) -> None:
+    data = {"pairs": [{"request": {"body": [{"matcher": "json", "value": value}]}, "response": {}}]}
+    with pytest.raises(SimulationError, match=r"data\.pairs\[0\]\.request\.body\[0\]\.value.* is beyond the 64-bit"):
+        decode_simulation(data)
+
+
+def test_the_largest_64_bit_whole_numbers_are_kept() -> None:
+    data = {"literals": [{"name": "n", "value": [float(2**63), -float(2**63), 2**64 - 1]}]}
+    assert decode_simulation(data).literals[0]["value"] == [2**63, -(2**63), 2**64 - 1]

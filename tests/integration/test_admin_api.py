@@ -445,3 +445,32 @@ def test_usage_counts_every_proxied_request(simproxy: Simproxy) -> None:
     after = simproxy.admin_json("GET", "/api/v2/hoverfly/usage")[1]
     assert after["usage"]["counters"]["simulate"] == before + 6
     assert after["metrics"] == after["usage"]
+
+
+@pytest.mark.parametrize(
+    ("where", "at"),
+    [
+        ({"literals": [{"name": "big", "value": {"n": [1, 1e20]}}]}, "data.literals[0].value.n[1]"),
+        (
+            {"variables": [{"name": "v", "function": "randomInteger", "arguments": [-1e19]}]},
+            "data.variables[0].arguments[0]",
+        ),
+        (
+            {"pairs": [{"request": {"body": [{"matcher": "json", "value": 1e20}]}, "response": {"status": 200}}]},
+            "data.pairs[0].request.body[0].value",
+        ),
+    ],
+)
+def test_whole_numbers_beyond_64_bits_are_refused_naming_them(
+    simproxy: Simproxy, where: dict[str, Any], at: str
+) -> None:
+    """Go keeps 1e20 as a float64 and writes it whole; simproxy's store cannot hold such a number:
+    a 400 naming it, and the simulation served before is still served (it was a 500 from the store)."""
+    assert simproxy.admin("PUT", "/api/v2/simulation", simulation(pair("/kept", "kept")))[0] == 200
+    document = simulation()
+    document["data"].update(where)
+    status, _, body = simproxy.admin("PUT", "/api/v2/simulation", document)
+    assert status == 400
+    assert at in json.loads(body)["error"]
+    assert "beyond the 64-bit whole numbers" in json.loads(body)["error"]
+    assert simproxy.proxy("http://api.test/kept")[::2] == (200, b"kept")
