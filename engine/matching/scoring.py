@@ -142,6 +142,8 @@ class CompiledSimulation:
     """Some templated response reads ``State``."""
     faults: FaultRules = ()
     """The global faults, compiled (a pair's own fault is on its rendered wire)."""
+    faulty: bool = False
+    """Some pair or global rule has a fault: the dispatcher decides each answer's (one roll)."""
 
     def candidates(self, path: str, method: str) -> Iterable[CompiledPair]:
         """Pairs that may hit a request with this path and method, in simulation order."""
@@ -173,6 +175,7 @@ def compile_simulation(
         variables,
         templates_read_state,
         compile_faults(sim),
+        bool(sim.faults) or any(p.response.fault is not None for p in sim.pairs),
     )
 
 

@@ -1,6 +1,6 @@
 """The dispatcher a worker runs for every proxied request: the destination filter, CORS, the
-current mode from the mode table, and the simulation's global faults on the answer; after the
-answer is written, the observers.
+current mode from the mode table, and whether the answer gets a fault (its pair's or a global
+one, rolled once); after the answer is written, the observers.
 
 Framework-free: it takes a ``RequestDetails`` and returns the ``Wire`` to send, synchronously
 when the mode can (simulate mode never waits on anything), or as a coroutine when it must wait.
@@ -29,7 +29,7 @@ from engine.outbound.actions import ActionRunner
 from engine.outbound.middleware import DEFAULT_TIMEOUT as DEFAULT_MIDDLEWARE_TIMEOUT
 from engine.outbound.middleware import MiddlewareRunner
 from engine.outbound.upstream import Upstream
-from engine.simulation.faults import FaultRules, global_fault
+from engine.simulation.faults import FaultRules, global_fault, rolled
 from engine.wire.request import RequestDetails
 from engine.wire.response import Wire
 
@@ -98,7 +98,7 @@ class Dispatcher:
             return self.forwarder.relay(req)
         self.runtime.count(config.mode)
         outcome = self._with_cors(snap, req) if self.cors else self.modes[config.mode].handle(snap, req)
-        if snap.simulation.faults:  # the one check a simulation without global faults costs
+        if snap.simulation.faulty:  # the one check a simulation without faults costs
             return self._faulted(snap.simulation.faults, req, outcome)
         return outcome
 
@@ -111,14 +111,13 @@ class Dispatcher:
             tell(wire, received, seconds, mode)
 
     def _faulted(self, rules: FaultRules, req: RequestDetails, outcome: Outcome) -> Outcome:
-        """The answer with the first global fault that applies to ``req`` (rolled here), unless its
-        pair has one (rolled by the server, engine/server/faults.py ``decided``)."""
+        """The answer with the fault this request gets (``with_fault_decided``)."""
         if isinstance(outcome, Wire):
-            return with_global_fault(rules, req, outcome, self.rng)
+            return with_fault_decided(rules, req, outcome, self.rng)
         return self._faulted_later(rules, req, outcome)
 
     async def _faulted_later(self, rules: FaultRules, req: RequestDetails, outcome: Coroutine[Any, Any, Wire]) -> Wire:
-        return with_global_fault(rules, req, await outcome, self.rng)
+        return with_fault_decided(rules, req, await outcome, self.rng)
 
     def _with_cors(self, snap: Snapshot, req: RequestDetails) -> Outcome:
         if is_preflight(req):
@@ -162,10 +161,12 @@ class Dispatcher:
         )
 
 
-def with_global_fault(rules: FaultRules, req: RequestDetails, wire: Wire, rng: random.Random) -> Wire:
-    """``wire`` with the first global fault that applies to ``req``, when the roll gives it this
-    request (the answer is then written with it, not rolled again); a pair's own fault wins."""
-    if wire.fault is not None:
-        return wire
+def with_fault_decided(rules: FaultRules, req: RequestDetails, wire: Wire, rng: random.Random) -> Wire:
+    """``wire`` as this request gets it, its ``fraction`` rolled here, the one roll an answer takes:
+    with its pair's own fault, else with the first global rule's that applies to ``req``, when the
+    roll gives it this request; without any otherwise. The server writes a fault it is handed."""
+    own = wire.fault
+    if own is not None:
+        return wire if rolled(own, rng) else replace(wire, fault=None)
     fault = global_fault(rules, req.destination, req.path, req.method, rng)
     return wire if fault is None else replace(wire, fault=fault)

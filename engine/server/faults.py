@@ -1,8 +1,8 @@
 """Writing an answer as its fault asks (the simulation's ``fault``, simproxy's own, not Hoverfly's).
 
-Functions over the connection's transport. The protocol (engine/server/protocol.py) rolls a pair's
-fault once, when the answer is enqueued (``decided``; a global fault was rolled by the dispatcher),
-and calls ``write_fault`` in the answer's turn, every answer before it written: a timed fault
+Functions over the connection's transport. The dispatcher decides whether an answer gets its
+fault (engine/modes/dispatch.py ``with_fault_decided``); the protocol (engine/server/protocol.py)
+calls ``write_fault`` for one it is handed, in the answer's turn, every answer before it written: a timed fault
 (dribble, bandwidth) is awaited before the answers after it are written, so pipelined answers
 stay in order, it waits for room whenever the client does not read (``Room``), and it ends at once
 when the connection is lost (``lost``). The other faults end the connection.
@@ -38,9 +38,7 @@ import struct
 import sys
 import termios
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 
-from engine.simulation.faults import rolled
 from engine.simulation.model import TIMED_FAULTS, Fault, FaultKind
 from engine.wire.response import Wire
 
@@ -65,15 +63,6 @@ _LINGER_NOW = struct.pack("ii", 1, 0)
 _OUTQ = getattr(termios, "TIOCOUTQ", None) if sys.platform == "linux" else None
 """``SIOCOUTQ``: the bytes of a TCP socket's send queue the peer has not acknowledged (Linux)."""
 _FRAMING = (b"content-length:", b"transfer-encoding:")
-
-
-def decided(wire: Wire, rng: random.Random) -> Wire:
-    """``wire`` as this answer is written: without its fault when the fault's ``fraction`` leaves
-    the request alone. Called once per answer; a decided wire is not rolled again."""
-    fault = wire.fault
-    if fault is None or rolled(fault, rng):
-        return wire
-    return replace(wire, fault=None)
 
 
 def head_bytes(wire: Wire, keep: bool, date: bytes) -> bytes:

@@ -13,8 +13,8 @@ a port other than 443 carries plain HTTP.
 Flow control (engine/server/flow.py): a connection is not read while its client does not read its answers
 or ``max_pipelined`` of them are owed; answers wait, in order, for room in the write buffer.
 
-Faults (engine/server/faults.py): a pair's fault is rolled as its answer is enqueued; an answer that gets
-it is written in its turn as the fault asks, and the answers after a timed one wait for it.
+Faults (engine/server/faults.py): an answer the dispatcher handed with a fault (it rolled the fraction)
+goes through the queue and is written in its turn as the fault asks; the answers after a timed one wait.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import httptools
 from engine.errors import RequestRejected
 from engine.fleet.config import ProxyLimits
 from engine.modes.dispatch import Outcome, Received
-from engine.server.faults import decided, write_fault
+from engine.server.faults import write_fault
 from engine.server.flow import (
     FEED_SLICE,
     HOLD_CONNECT,
@@ -43,7 +43,6 @@ from engine.server.flow import (
     limit_writes,
 )
 from engine.server.tunnel import Tunnel, open_tunnel, split_authority, start_tls
-from engine.simulation.faults import rolled
 from engine.simulation.model import TIMED_FAULTS
 from engine.wire.parse import Arrival, build_request
 from engine.wire.request import RequestDetails
@@ -310,9 +309,7 @@ class ProxyProtocol(asyncio.Protocol):
         except Exception:
             log.exception("request handling failed")
             outcome = self.server.internal_error
-        if isinstance(outcome, Wire):
-            return outcome if outcome.fault is None else decided(outcome, self.server.dispatcher.rng)  # rolled once
-        return asyncio.ensure_future(outcome)
+        return outcome if isinstance(outcome, Wire) else asyncio.ensure_future(outcome)
 
     # -- proxy authentication (-auth) ------------------------------------------------------------
 
@@ -417,13 +414,9 @@ class ProxyProtocol(asyncio.Protocol):
     def _enqueue(
         self, item: asyncio.Future[Wire] | Wire, keep_alive: bool, head_only: bool, received: Received | None = None
     ) -> None:
-        if not self._queue and isinstance(item, Wire) and not self._write_paused:
-            # a ready answer's fault is rolled here, once (the queue holds decided answers)
-            if item.fault is None or not rolled(item.fault, self.server.dispatcher.rng):
-                self._write(item, keep_alive, head_only, received)
-                return
-        elif isinstance(item, Wire) and item.fault is not None:
-            item = decided(item, self.server.dispatcher.rng)
+        if not self._queue and isinstance(item, Wire) and item.fault is None and not self._write_paused:
+            self._write(item, keep_alive, head_only, received)
+            return
         self._queue.append((item, keep_alive, head_only, received))
         if len(self._queue) >= self.server.limits.max_pipelined:
             self._gate.hold(HOLD_PIPELINE)  # a client pipelining without reading its answers waits for them
@@ -444,9 +437,6 @@ class ProxyProtocol(asyncio.Protocol):
                 except Exception:
                     log.exception("request handling failed")
                     wire = self.server.internal_error
-                else:  # an answer that came later: its fault is rolled now
-                    if wire.fault is not None and not isinstance(item, Wire):
-                        wire = decided(wire, self.server.dispatcher.rng)
                 if self._write_paused:
                     await self._room()
                 if wire.fault is not None:

@@ -15,7 +15,7 @@ import pytest
 from engine.errors import SimulationError
 from engine.fleet.config import ProxyLimits
 from engine.matching.scoring import compile_simulation
-from engine.modes.dispatch import with_global_fault
+from engine.modes.dispatch import with_fault_decided
 from engine.server.faults import (
     NOT_A_CHUNK,
     chunked_head,
@@ -182,11 +182,11 @@ def test_the_first_global_rule_that_applies_gives_the_fault_and_a_pairs_own_wins
     assert global_fault(rules, "api.test", "/first", "GET", rng) == Fault(FaultKind.EMPTY_RESPONSE)
     assert global_fault(rules, "other.test", "/first", "POST", rng) is None
     plain = render_wire(Response(body=b"ok"), "test")
-    assert with_global_fault(rules, request("/x", destination="api.test"), plain, rng).fault == Fault(
+    assert with_fault_decided(rules, request("/x", destination="api.test"), plain, rng).fault == Fault(
         FaultKind.EMPTY_RESPONSE
     )
     own = render_wire(Response(body=b"ok", fault=Fault(FaultKind.DRIBBLE, chunks=1)), "test")
-    assert with_global_fault(rules, request("/x", destination="api.test"), own, rng) is own
+    assert with_fault_decided(rules, request("/x", destination="api.test"), own, rng) is own
 
 
 def test_a_global_fraction_is_rolled_once_where_the_rule_applies() -> None:
@@ -196,10 +196,10 @@ def test_a_global_fraction_is_rolled_once_where_the_rule_applies() -> None:
     rules = compile_simulation(sim, REGISTRY).faults
     plain = render_wire(Response(body=b"ok"), "test")
     rng = _Rolls(0.9, 0.1)
-    assert with_global_fault(rules, request("/x", destination="api.test"), plain, rng) is plain
-    chosen = with_global_fault(rules, request("/x", destination="api.test"), plain, rng)
+    assert with_fault_decided(rules, request("/x", destination="api.test"), plain, rng) is plain
+    chosen = with_fault_decided(rules, request("/x", destination="api.test"), plain, rng)
     assert chosen.fault == Fault(FaultKind.EMPTY_RESPONSE) and chosen.fault.fraction == 1
-    assert with_global_fault(rules, request("/x", destination="elsewhere.test"), plain, rng) is plain
+    assert with_fault_decided(rules, request("/x", destination="elsewhere.test"), plain, rng) is plain
     assert rng.rolls == 2  # none where no rule applies
     assert rolled(cast(Fault, chosen.fault), rng) and rng.rolls == 2  # a chosen fault takes no second roll
 
@@ -254,7 +254,7 @@ class _Client:
 
 def _serving(wire: Wire, rng: random.Random, scenario: Callable[[ProxyServer, _Client], Awaitable[None]]) -> None:
     engine = SimpleNamespace(
-        keeps_reads=False, webserver=False, rng=rng, handle=lambda _: wire,
+        keeps_reads=False, webserver=False, rng=rng, handle=lambda req: with_fault_decided((), req, wire, rng),
         served=lambda *_: None, intercepts=lambda _: True,
         runtime=SimpleNamespace(dialect=SimpleNamespace(product="simproxy")),
     )  # fmt: skip
