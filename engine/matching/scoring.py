@@ -207,7 +207,9 @@ def _compile_pair(index: int, pair: Pair, registry: MatcherRegistry, engine: Tem
         query=None if req.query is None else named(req.query, "query"),
         requires_state=req.requires_state or (),
         rendered=render_response(pair.response, f"data.pairs[{index}].response", pair_name(index, pair)),
-        templates=compile_pair_templates(pair.response, engine, f"data.pairs[{index}].response"),
+        templates=compile_pair_templates(
+            pair.response, engine, f"data.pairs[{index}].response", pair_name(index, pair)
+        ),
     )
 
 

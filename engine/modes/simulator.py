@@ -119,6 +119,9 @@ class Simulator:
         templates = pair.templates
         waits = templates is not None and (templates.uses_state or templates.uses_csv or templates.uses_journal)
         if templates is not None and not (waits or step or delay > 0):
+            direct = templates.direct
+            if direct is not None and not snap.simulation.simulation.variables:
+                return direct.wire(req, self.webserver)
             rendered = self._render(snap, pair, req, _NO_STATE, CsvTables({}))
             return self._wire_of(rendered.response, pair.rendered.proxy.pair)
         if templates is None and not step and delay <= 0:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from engine.gocompat.jsonpath_k8s import JsonPath
     from engine.templating.compiler import Usage
+    from engine.templating.direct import DirectText
     from engine.templating.render import Program
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,9 @@ class Template:
     source: str = field(repr=False)
     program: Program = field(repr=False)
     engine: TemplateEngine = field(repr=False)
+    direct: DirectText | None = field(default=None, repr=False)
+    """The template as text and request getters when it prints nothing but request fields
+    (engine/templating/direct.py): the same text as ``render`` without its machinery."""
 
     def render(self, ctx: RenderContext) -> RenderResult:
         """Render against ``ctx``; any failure gives ``ok=False`` and the template text unchanged."""
@@ -230,6 +234,7 @@ class TemplateEngine:
     def compile(self, text: str, where: str) -> Template:
         """Parse and check a template; ``SimulationError(where, ...)`` when it cannot work."""
         from engine.templating.compiler import CompileError, Compiler
+        from engine.templating.direct import direct_text
         from engine.templating.parser import TemplateSyntaxError, parse
         from engine.templating.registry import HELPERS
 
@@ -245,7 +250,9 @@ class TemplateEngine:
         assert program is not None
         compiler.finish()
         usage = compiler.usage
-        return Template(usage.state, usage.csv, usage.writes_csv, usage.journal, text, program, self)
+        return Template(
+            usage.state, usage.csv, usage.writes_csv, usage.journal, text, program, self, direct_text(program)
+        )
 
     def compile_variables(self, variables: Sequence[Mapping[str, Any]], where: str) -> Variables:
         """Hoverfly's ``{name, function, arguments}`` variables; an unknown function is refused."""

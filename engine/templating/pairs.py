@@ -23,7 +23,9 @@ from engine.templating import (
     TemplateEngine,
     Variables,
 )
+from engine.templating.direct import DirectText
 from engine.wire.request import RequestDetails, canonical_header
+from engine.wire.response import Wire, WireShape, wire_shape
 
 _NO_JOURNAL = NoJournal()
 
@@ -38,14 +40,31 @@ class PairTemplates:
     writes_csv: bool
     uses_journal: bool
     """Calls ``journal`` or ``hasJournalKey``: the render needs the fleet's journal indexes."""
+    direct: DirectAnswer | None = None
+    """Set when only the body is templated and it prints nothing but request fields."""
 
     @property
     def all(self) -> tuple[Template, ...]:
         return (self.body, *(t for _, ts in self.headers for t in ts), *(t for _, t in self.transitions))
 
 
-def compile_pair_templates(resp: Response, engine: TemplateEngine, where: str) -> PairTemplates | None:
-    """The templates of a ``templated`` response (``SimulationError`` naming the part that fails)."""
+@dataclass(frozen=True, slots=True)
+class DirectAnswer:
+    """A templated response whose body alone varies, and only with the request's fields: answered
+    without a render context, a rendered ``Response`` or a walk over its headers. Without
+    variables only: Hoverfly computes every variable at every render."""
+
+    body: DirectText
+    proxy: WireShape
+    webserver: WireShape
+
+    def wire(self, request: RequestDetails, webserver: bool) -> Wire:
+        return (self.webserver if webserver else self.proxy).wire(self.body.render(request))
+
+
+def compile_pair_templates(resp: Response, engine: TemplateEngine, where: str, pair: str = "") -> PairTemplates | None:
+    """The templates of a ``templated`` response (``SimulationError`` naming the part that fails);
+    ``pair`` names the pair for the metrics."""
     if not resp.templated:
         return None
     body = engine.compile(resp.body.decode("utf-8", "surrogateescape"), f"{where}.body")
@@ -59,6 +78,11 @@ def compile_pair_templates(resp: Response, engine: TemplateEngine, where: str) -
         (key, engine.compile(value, f"{where}.transitionsState.{key}")) for key, value in resp.transitions_state or ()
     )
     templates = (body, *(t for _, ts in headers for t in ts), *(t for _, t in transitions))
+    direct = None
+    if body.direct is not None and not headers and not transitions:
+        proxy, webserver = wire_shape(resp, where, pair), wire_shape(resp, where, pair, webserver=True)
+        if proxy is not None and webserver is not None:
+            direct = DirectAnswer(body.direct, proxy, webserver)
     return PairTemplates(
         body,
         headers,
@@ -67,6 +91,7 @@ def compile_pair_templates(resp: Response, engine: TemplateEngine, where: str) -
         uses_csv=any(t.uses_csv for t in templates),
         writes_csv=any(t.writes_csv for t in templates),
         uses_journal=any(t.uses_journal for t in templates),
+        direct=direct,
     )
 
 

@@ -14,6 +14,7 @@ import orjson
 from engine.errors import SimulationError
 from engine.gocompat.sniff import detect_content_type
 from engine.simulation.model import Fault, Response
+from engine.wire.hot import hot_value
 from engine.wire.request import canonical_header
 
 # Go's http.StatusText, which writes the status line Hoverfly's clients see; Python's phrases
@@ -28,9 +29,10 @@ def status_line(status: int) -> bytes:
     return f"HTTP/1.1 {status} {_REASONS.get(status) or f'status code {status}'}\r\n".encode("latin-1")
 
 
-@dataclass(frozen=True, slots=True)
+@hot_value
 class Wire:
-    """A response ready to write: ``head`` ends with the last header line; Date and CRLF follow."""
+    """A response ready to write: ``head`` ends with the last header line; Date and CRLF follow.
+    Made per request for templated answers, hence ``hot_value`` (engine/wire/hot.py)."""
 
     head: bytes
     body: bytes
@@ -160,6 +162,61 @@ def journal_parts(body: bytes, headers: tuple[tuple[str, tuple[str, ...]], ...])
     except (UnicodeDecodeError, orjson.JSONEncodeError):
         return None
     return b"".join((len(text).to_bytes(4, "little"), text, encoded_headers))
+
+
+class WireShape:
+    """Everything of a response's wire but its body, for a body rendered per request (a templated
+    response whose status and headers do not change): ``wire(body)`` gives what ``render_wire``
+    gives for the response with that body, without walking the headers again."""
+
+    __slots__ = ("dated", "fault", "head", "headers", "journal_headers", "pair", "post_serve_action", "sniff", "status")
+
+    def __init__(self, resp: Response, head: bytes, sniff: bool, journal_headers: bytes, pair: str) -> None:
+        self.head = head
+        self.sniff = sniff
+        self.journal_headers = journal_headers
+        self.status = resp.status
+        self.headers = resp.headers
+        self.pair = pair
+        self.post_serve_action = resp.post_serve_action
+        self.dated = any(name.lower() == "date" for name, _ in resp.headers)
+        self.fault = resp.fault
+
+    def wire(self, text: str) -> Wire:
+        """The wire with ``text`` as its body (encoded as templates are: UTF-8, lone surrogates
+        kept as the bytes they came from)."""
+        body = text.encode("utf-8", "surrogateescape")
+        head = self.head + b"Content-Length: %d\r\n" % len(body)
+        if body and self.sniff:
+            head += f"Content-Type: {detect_content_type(body)}\r\n".encode()
+        try:  # what journal_parts gives: text with lone surrogates is not UTF-8, and has none
+            encoded = orjson.dumps(text)
+            journal: bytes | None = b"".join((len(encoded).to_bytes(4, "little"), encoded, self.journal_headers))
+        except orjson.JSONEncodeError:
+            journal = None
+        return Wire(
+            head, body, True, self.status, self.headers, None, journal, "hit", self.pair, self.post_serve_action,
+            self.dated, self.fault,
+        )  # fmt: skip
+
+
+def wire_shape(resp: Response, path: str, pair: str = "", *, webserver: bool = False) -> WireShape | None:
+    """The shape of ``resp``'s wire for any body, or None when the body decides more than its length
+    (a status without a body, a declared ``Content-Length`` or ``Transfer-Encoding``), or a header
+    would be refused (``render_wire`` then says why)."""
+    lower = {name.lower() for name, _ in resp.headers}
+    if resp.status in _BODYLESS or resp.status < 200 or lower & {"content-length", "transfer-encoding"}:
+        return None
+    try:
+        _check_headers(resp, path)
+        journal_headers = orjson.dumps({k: list(v) for k, v in resp.headers})
+    except (SimulationError, orjson.JSONEncodeError):
+        return None
+    lines = [status_line(resp.status)]
+    for name, values in resp.headers:
+        written = canonical_header(name) if webserver else name
+        lines.extend(f"{written}: {value}\r\n".encode("utf-8", "surrogateescape") for value in values)
+    return WireShape(resp, b"".join(lines), not lower & _NOT_SNIFFED, compact(journal_headers), pair)
 
 
 def split_journal_parts(parts: bytes) -> tuple[bytes, bytes]:

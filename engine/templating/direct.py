@@ -1,0 +1,124 @@
+"""Templates that only print request fields, rendered straight from the request.
+
+Most templated responses in load tests echo parts of the request: ``{{ Request.Path.[1] }}``,
+``{{ Request.QueryParam.id }}``, ``{{ Request.Header.X-Trace }}``, ``{{ Request.Method }}``. The
+general render builds the root struct, a scope and a request view for every render; a template
+made of text and such paths alone is compiled here into text and one small function per path,
+each reading the request directly and printing what the general render prints (``to_str``'s
+text and the same HTML escaping). A property test renders both ways and compares them.
+
+Only paths whose every step is known to succeed or to print "" qualify: ``Request`` then
+``Method``, ``Scheme``, ``Host``; ``Path`` with an optional index; ``QueryParam``, ``Header`` or
+``FormData`` with a name and an optional index. Anything else (helpers, blocks, ``Body``,
+variables, state, a negative index) leaves the template to the general render.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from engine.templating.evaluate import Part, Path
+from engine.templating.render import PathMustache, Program
+from engine.templating.values import escape_html
+from engine.wire.request import RequestDetails
+
+Getter = Callable[[RequestDetails], str]
+
+
+@dataclass(frozen=True, slots=True)
+class DirectText:
+    """A template as text and getters: ``render`` joins them for one request."""
+
+    parts: tuple[str | Getter, ...]
+
+    def render(self, request: RequestDetails) -> str:
+        return "".join([part if part.__class__ is str else part(request) for part in self.parts])  # type: ignore[operator]
+
+
+def direct_text(program: Program) -> DirectText | None:
+    """``program`` as a ``DirectText``, or None when some part needs the general render."""
+    parts: list[str | Getter] = []
+    for part in program.parts:
+        if part.__class__ is str:
+            parts.append(part)
+            continue
+        if part.__class__ is not PathMustache or part.params or part.hash:
+            return None
+        getter = _getter(part.path, part.escape)
+        if getter is None:
+            return None
+        parts.append(getter)
+    return DirectText(tuple(parts))
+
+
+def _getter(path: Path, escape: bool) -> Getter | None:
+    parts = path.parts
+    if path.data or path.data_root or path.depth or len(parts) < 2 or parts[0].title != "Request":
+        return None
+    field, rest = parts[1].title, parts[2:]
+    text: Getter | None = None
+    if field in _SCALARS and not rest:
+        text = _SCALARS[field]
+    elif field == "Path" and len(rest) <= 1:
+        text = _path_text(rest)
+    elif field in _MAPS and 1 <= len(rest) <= 2:
+        text = _map_text(_MAPS[field], rest)
+    if text is None or not escape:
+        return text
+    unescaped = text
+    return lambda request: escape_html(unescaped(request))
+
+
+# What ``to_str`` prints for each value: a string as it is, a ``[]string`` concatenated, nothing
+# found (or an index past the end) as "".
+_SCALARS: Mapping[str, Getter] = MappingProxyType(
+    {
+        "Method": lambda request: request.method,
+        "Scheme": lambda request: request.scheme,
+        "Host": lambda request: request.destination,
+    }
+)
+_MAPS: Mapping[str, Callable[[RequestDetails], dict[str, list[str]]]] = MappingProxyType(
+    {
+        "QueryParam": lambda request: request.query,
+        "Header": lambda request: request.headers,
+        "FormData": lambda request: request.form,
+    }
+)
+
+
+def _index(part: Part) -> int | None:
+    """The index a path step reads from a ``[]string``; None when it is not a usable one."""
+    return part.index if part.index is not None and part.index >= 0 else None
+
+
+def _path_text(rest: tuple[Part, ...]) -> Getter | None:
+    if not rest:
+        return lambda request: "".join(request.path.split("/")[1:])
+    at = _index(rest[0])
+    if at is None:
+        return None
+    after = at + 1
+
+    def segment(request: RequestDetails) -> str:
+        segments = request.path.split("/", after + 1)
+        return segments[after] if after < len(segments) else ""
+
+    return segment
+
+
+def _map_text(source: Callable[[RequestDetails], dict[str, list[str]]], rest: tuple[Part, ...]) -> Getter | None:
+    name = rest[0].name
+    if len(rest) == 1:
+        return lambda request: "".join(source(request).get(name) or ())
+    at = _index(rest[1])
+    if at is None:
+        return None
+
+    def item(request: RequestDetails) -> str:
+        values = source(request).get(name)
+        return values[at] if values is not None and at < len(values) else ""
+
+    return item
