@@ -84,6 +84,9 @@ class MatchCache:
         self.generation: Generation = ("", 0)
         self._entries: OrderedDict[str, CacheEntry] = OrderedDict()
         self._aliases: OrderedDict[FastKey, str] = OrderedDict()
+        self._unkept: dict[FastKey, None] = {}
+        """Fast keys whose lookup found nothing and whose result was not kept (it depends on headers
+        or state): nothing has been added since, so their next lookup can skip the md5."""
         self.pending: dict[str, CacheEntry] = {}
         self.dropped = 0
         """Entries not mirrored because the store was away and newer ones filled the buffer."""
@@ -98,7 +101,8 @@ class MatchCache:
         return entry
 
     def lookup(self, req: RequestDetails, webserver: bool) -> tuple[FastKey, str, CacheEntry | None]:
-        """(fast key, md5 key, entry) for a request: the md5 key is "" when the fast key found the entry."""
+        """(fast key, md5 key, entry) for a request: the md5 key is "" when the fast key decided (it
+        found the entry, or it is ``unkept`` and nothing was added since)."""
         fast = fast_key(req, webserver)
         known = self._aliases.get(fast)
         if known is not None:
@@ -106,15 +110,27 @@ class MatchCache:
             if entry is not None:
                 self._entries.move_to_end(known)
                 return fast, "", entry
+        if fast in self._unkept:
+            return fast, "", None
         key = cache_key(req, webserver)
         entry = self.get(key)
         if entry is not None:
             self._alias(fast, key)
         return fast, key, entry
 
+    def unkept(self, fast: FastKey) -> None:
+        """The request of ``fast`` found nothing and its result was not kept (Hoverfly does not cache
+        a result that depends on headers or state): until an entry is added, its lookups find nothing."""
+        if self.enabled:
+            if len(self._unkept) >= 2 * self.capacity:
+                self._unkept.clear()
+            self._unkept[fast] = None
+
     def put(self, entry: CacheEntry, *, mirror: bool = True, fast: FastKey | None = None) -> None:
         if not self.enabled:
             return
+        if self._unkept:
+            self._unkept.clear()  # the new entry may be under one of their md5 keys
         self._entries[entry.key] = entry
         self._entries.move_to_end(entry.key)
         while len(self._entries) > self.capacity:
@@ -135,6 +151,7 @@ class MatchCache:
         self.generation = generation
         self._entries.clear()
         self._aliases.clear()
+        self._unkept.clear()
         self.pending.clear()
 
     def dump(self, entry: CacheEntry) -> bytes:

@@ -17,7 +17,7 @@ from typing import Any
 from engine.errors import SimulationError
 from engine.fleet.runtime import Runtime, Snapshot
 from engine.journal.lookup import FetchedJournal
-from engine.matching.cache import CacheEntry, FastKey
+from engine.matching.cache import CacheEntry, FastKey, cache_key
 from engine.matching.scoring import CompiledPair, MatchResult, Strategy, match
 from engine.modes.failures import MATCHING_CONTEXT, NO_MATCH, PairTexts, failure_wire, miss_text
 from engine.simulation.model import Response
@@ -84,14 +84,22 @@ class Simulator:
         result = match(snap.simulation, req, _NO_STATE, _strategy(snap), self.webserver)
         if result.pair is None:
             return self._miss(result, req, probe if cache_misses else None)
-        self._remember(result, probe)
+        self._remember(result, req, probe)
         return self._serve(snap, result.pair, req, delay, cache_misses)
 
-    def _remember(self, result: MatchResult, probe: Probe | None, miss: Wire | None = None) -> None:
-        """Keep the result (a hit, or the 502 of a miss) in the match cache when Hoverfly would."""
-        if probe is not None and result.cacheable:
-            entry = CacheEntry(probe[1], result.pair, miss, result.closest if miss else None)
-            self.runtime.cache.put(entry, fast=probe[0])
+    def _remember(
+        self, result: MatchResult, req: RequestDetails, probe: Probe | None, miss: Wire | None = None
+    ) -> None:
+        """Keep the result (a hit, or the 502 of a miss) in the match cache when Hoverfly would;
+        else note that the cache has nothing for this request (its next lookup skips the md5)."""
+        if probe is None:
+            return
+        fast, key = probe
+        if result.cacheable:
+            key = key or cache_key(req, self.webserver)  # "": the lookup skipped the md5
+            self.runtime.cache.put(CacheEntry(key, result.pair, miss, result.closest if miss else None), fast=fast)
+        else:
+            self.runtime.cache.unkept(fast)
 
     def _miss(self, result: MatchResult, req: RequestDetails, probe: Probe | None) -> Wire:
         """The 502 of a miss, logged as Hoverfly logs it and remembered in the cache."""
@@ -103,7 +111,7 @@ class Simulator:
         wire = plain_error(
             502, miss_text(req, result.closest, product=self.product, texts=self._pair_texts), outcome="miss"
         )
-        self._remember(result, probe, wire)
+        self._remember(result, req, probe, wire)
         return wire
 
     def _serve(
@@ -225,7 +233,7 @@ class Simulator:
                     self._state_seen = (version, state)
                     fresh = True
                 if applied:
-                    self._remember(result, probe)
+                    self._remember(result, req, probe)
                     return wire or self._wire(pair), response
         except SimulationChanged:
             raise

@@ -151,6 +151,29 @@ def test_lookup_finds_entries_by_fast_key_and_by_md5_for_other_workers_entries()
     assert cache_key(form, False) != cache_key(plain, False)
 
 
+def test_a_request_whose_result_was_not_kept_skips_the_md5_until_an_entry_is_added() -> None:
+    """Hoverfly does not cache a result that depends on headers; such a request's next lookup can
+    only find nothing, until any entry is added (it may sit under the same md5 key)."""
+    sim = compiled({"path": [exact("/p")]})
+    cache = MatchCache(10)
+    first = request("/p", query="b=2&a=1")
+    fast, key, _ = cache.lookup(first, False)
+    cache.unkept(fast)
+    assert cache.lookup(first, False) == (fast, "", None)  # decided by the fast key: no md5
+    reordered = request("/p", query="a=1&b=2")  # another fast key, the same md5 key
+    _, md5, _ = cache.lookup(reordered, False)
+    assert md5 == key
+    cache.put(CacheEntry(md5, sim.pairs[0]), fast=fast_key(reordered, False))
+    _, md5_again, found = cache.lookup(first, False)
+    assert md5_again == key and found is not None and found.pair is sim.pairs[0]
+    cache.unkept(fast_key(request("/other"), False))
+    cache.put(CacheEntry(cache_key(request("/other"), False), None), mirror=False)  # another worker's
+    assert cache.lookup(request("/other"), False)[2] is not None
+    cache.unkept(fast)
+    cache.reset(("lineage", 1))
+    assert cache.lookup(first, False)[1] == key  # a new generation forgets what was not kept
+
+
 def test_a_dump_encodes_each_pair_view_once_and_loads_back() -> None:
     sim = compiled({"path": [exact("/p")]})
     cache = MatchCache(10)
