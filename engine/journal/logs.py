@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 import time
 from types import MappingProxyType
 from typing import Any
@@ -33,7 +32,8 @@ LEVELS = MappingProxyType(
 _COLOURS = MappingProxyType(
     {"panic": 31, "fatal": 31, "error": 31, "warning": 33, "info": 36, "debug": 37, "trace": 37}
 )
-_PLAIN = re.compile(r"^[A-Za-z0-9\-._/@^+]+$")
+_PLAIN = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._/@^+"
+"""The characters logrus leaves unquoted."""
 MOMENT = "@t"
 """A stored record's creation time in epoch seconds, to the microsecond (``time`` shows whole seconds,
 as Hoverfly's does; ``GET /api/v2/logs?from=`` compares the full time, as Hoverfly does)."""
@@ -106,7 +106,7 @@ def _value_text(value: Any) -> str:
 
 def _quoted(text: str, quotes: bool) -> str:
     """logrus quotes (as Go's ``%q``) a value with a character outside ``[A-Za-z0-9-._/@^+]``."""
-    return orjson.dumps(text).decode() if quotes and text and not _PLAIN.match(text) else text
+    return orjson.dumps(text).decode() if quotes and text and text.strip(_PLAIN) else text
 
 
 def text_line(entry: dict[str, Any], *, colour: bool = True, quotes: bool = True) -> str:
