@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from store.base import (
     DOCUMENTS,
+    METRICS_KEEP_S,
     NO_EFFECTS,
     TRAFFIC_KEEP_S,
     AuthStore,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = (
     "DOCUMENTS",
+    "METRICS_KEEP_S",
     "NO_EFFECTS",
     "TRAFFIC_KEEP_S",
     "AuthStore",

@@ -30,7 +30,8 @@ made from it, so every key of one simulation lives in one slot and Lua/MULTI wor
     P{T}:logs             list of log records (JSON), oldest first
     P{T}:metrics:<instance>  hash metric field -> total, one per simproxy instance (see engine/fleet/metrics.py),
                           and batch|<writer> -> the highest metrics batch number of that worker applied:
-                          kept with the totals it guards, so a Redis that lost them loses it too
+                          kept with the totals it guards, so a Redis that lost them loses it too;
+                          expiring METRICS_KEEP_S after the instance's last write or heartbeat
     P{T}:auth:failures    hash {count, last}: failed logins fleet-wide and the ms of the last one
     P{T}:revoked:<digest> a logged-out token (by its digest), expiring when the token would
     P{T}:events           pub/sub channel; messages are generations
@@ -45,6 +46,10 @@ from typing import Protocol
 from store.batches import BatchId
 
 TRAFFIC_KEEP_S = 900
+METRICS_KEEP_S = 3600
+"""Seconds an instance's metrics hash outlives its last write or heartbeat: instance ids are new
+at every start, so the hashes of instances that stopped would otherwise pile up in a Redis that
+outlives them (``-db``, or a Redis service across pod restarts)."""
 """Seconds of per-second traffic the store keeps (the dashboard's chart reads the last minutes)."""
 DOCUMENTS = ("simulation", "config", "csv", "ca", "auth", "startup")
 
@@ -146,8 +151,9 @@ class Documents(Protocol):
 class Workers(Protocol):
     """The fleet's registry: which workers are alive and which generation each has applied."""
 
-    async def heartbeat(self, worker_id: str, acked: int, now_ms: int) -> None:
-        """Register ``worker_id`` as alive at ``now_ms`` having applied generation ``acked``."""
+    async def heartbeat(self, worker_id: str, acked: int, now_ms: int, instance: str = "") -> None:
+        """Register ``worker_id`` as alive at ``now_ms`` having applied generation ``acked``; keep
+        ``instance``'s metrics (when given) for another ``METRICS_KEEP_S``."""
 
     async def registry_since(self) -> int | None:
         """When (ms) the first worker registered with this store; None if none has yet.

@@ -89,7 +89,7 @@ class MemoryStore:
         for generation in published:
             yield generation
 
-    async def heartbeat(self, worker_id: str, acked: int, now_ms: int) -> None:
+    async def heartbeat(self, worker_id: str, acked: int, now_ms: int, instance: str = "") -> None:
         self._workers[worker_id] = (now_ms, acked)
         if self._registry_since is None:
             self._registry_since = now_ms

@@ -24,7 +24,15 @@ from redis.exceptions import RedisError
 from redis.typing import EncodableT, FieldT
 
 from store import redis_scripts as scripts
-from store.base import DOCUMENTS, NO_EFFECTS, TRAFFIC_KEEP_S, JournalRecord, Versions, WriteEffects
+from store.base import (
+    DOCUMENTS,
+    METRICS_KEEP_S,
+    NO_EFFECTS,
+    TRAFFIC_KEEP_S,
+    JournalRecord,
+    Versions,
+    WriteEffects,
+)
 from store.batches import BatchId
 from store.errors import SimulationChanged, StoreError, StoreUnavailable
 from store.redis_once import (
@@ -266,11 +274,13 @@ class RedisStore:
             await pubsub.aclose()  # type: ignore[no-untyped-call]
 
     @_translate
-    async def heartbeat(self, worker_id: str, acked: int, now_ms: int) -> None:
+    async def heartbeat(self, worker_id: str, acked: int, now_ms: int, instance: str = "") -> None:
         async with self._client.pipeline(transaction=True) as pipe:
             pipe.hset(self._workers, worker_id, now_ms)
             pipe.hset(self._acks, worker_id, acked)
             pipe.hsetnx(self._meta, "registry_since", now_ms)
+            if instance:
+                pipe.expire(self._metrics_prefix + instance, METRICS_KEEP_S)
             await pipe.execute()
 
     @_translate

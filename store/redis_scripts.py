@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from store.base import TRAFFIC_KEEP_S
+from store.base import METRICS_KEEP_S, TRAFFIC_KEEP_S
 
 # Generation and state-version counters never go backwards, even when Redis restarts empty: a
 # counter that is missing starts again from the server clock in microseconds, above any value it
@@ -257,6 +257,7 @@ if ARGV[1] ~= '' then
 end
 local n = tonumber(ARGV[4])
 for i = 5, 4 + 2 * n, 2 do redis.call('HINCRBYFLOAT', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('EXPIRE', KEYS[1], {METRICS_KEEP_S})
 if KEYS[2] then
   for i = 5 + 2 * n, #ARGV, 2 do redis.call('HINCRBYFLOAT', KEYS[2], ARGV[i], ARGV[i + 1]) end
   redis.call('EXPIRE', KEYS[2], {TRAFFIC_KEEP_S + 60})

@@ -170,7 +170,7 @@ class Runtime:
             # The generation just read, not a running maximum: a Redis that restarted empty counts
             # from 0 again, and an old high ack would let writers think this worker is up to date.
             self._acked = versions.generation
-            await self.store.heartbeat(self.worker_id, self._acked, self._clock_ms())
+            await self.store.heartbeat(self.worker_id, self._acked, self._clock_ms(), self.instance)
             return versions.generation
 
     async def _settle(self, old: Snapshot) -> None:
@@ -313,7 +313,7 @@ class Runtime:
             await asyncio.sleep(HEARTBEAT_INTERVAL)
             if self._sync_lock.locked():
                 with contextlib.suppress(StoreError):
-                    await self.store.heartbeat(self.worker_id, self._acked, self._clock_ms())
+                    await self.store.heartbeat(self.worker_id, self._acked, self._clock_ms(), self.instance)
 
     async def _housekeeping(self) -> None:
         last_beat = 0.0

@@ -21,6 +21,7 @@ from redis.exceptions import RedisError
 from admin.redisserver import RedisServer, free_port
 from store import (
     DOCUMENTS,
+    METRICS_KEEP_S,
     BatchId,
     MemoryStore,
     RedisStore,
@@ -127,6 +128,26 @@ def test_unregister_leaves_nothing_of_the_worker_behind(redis_store, redis_clien
         await redis_store.unregister("gone")
         assert await redis_client.hkeys(f"{base}workers") == [b"staying"]
         assert await redis_client.hkeys(f"{base}acks") == [b"staying"]
+
+    run(body())
+
+
+def test_an_instances_metrics_expire_when_it_neither_writes_nor_beats(redis_store, redis_client, prefix, run) -> None:
+    """Instance ids are new at every start: the metrics of an instance that stopped must not stay
+    in a Redis that outlives it; a live one keeps them with every write and every heartbeat."""
+    key = f"{key_prefix(prefix)}metrics:pod"
+
+    async def body() -> None:
+        await redis_store.batch(BatchId("w", 1)).metrics_add("pod", {"requests|simulate|hit": 1})
+        assert 0 < await redis_client.ttl(key) <= METRICS_KEEP_S
+        await redis_client.expire(key, 5)
+        await redis_store.heartbeat("pod/1", 1, 1_000, "pod")
+        assert METRICS_KEEP_S - 5 < await redis_client.ttl(key) <= METRICS_KEEP_S
+        await redis_client.expire(key, 5)
+        await redis_store.heartbeat("pod/1", 1, 2_000)  # a worker that names no instance keeps nothing alive
+        assert await redis_client.ttl(key) <= 5
+        await redis_store.heartbeat("other/1", 1, 2_000, "other")  # no metrics yet: nothing is created
+        assert not await redis_client.exists(f"{key_prefix(prefix)}metrics:other")
 
     run(body())
 
