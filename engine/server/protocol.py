@@ -46,7 +46,7 @@ from engine.server.tunnel import Tunnel, open_tunnel, split_authority, start_tls
 from engine.simulation.model import TIMED_FAULTS
 from engine.wire.parse import Arrival, build_request
 from engine.wire.request import RequestDetails
-from engine.wire.response import Wire, chunked_instead, plain_error, proxy_auth_required
+from engine.wire.response import Wire, as_hoverfly_tunnels_it, chunked_instead, plain_error, proxy_auth_required
 
 if TYPE_CHECKING:
     from engine.server.listener import ProxyServer
@@ -508,7 +508,7 @@ class ProxyProtocol(asyncio.Protocol):
         """Inside a tunnel: never a length that disagrees with the body (chunked instead), and
         every answer chunked and closing under ``-compat hoverfly``."""
         if self.server.chunked_tunnel:
-            return chunked_instead(wire, always=True)
+            return as_hoverfly_tunnels_it(wire)
         return wire if wire.keep_alive else chunked_instead(wire)
 
     @property

@@ -59,6 +59,9 @@ class Wire:
     fault: Fault | None = None
     """A fault the server applies when it writes this answer (engine/server/faults.py): the pair's
     own (its fraction rolled by the server), or a global one the dispatcher rolled and set."""
+    sniffed: bytes = b""
+    """The ``Content-Type`` line in ``head`` that Go's server would have sniffed and added (the
+    response has none); Hoverfly's intercepted tunnel, which is not Go's server, sends none."""
 
     @property
     def raw_body(self) -> bytes:
@@ -113,8 +116,10 @@ def _render(resp: Response, *, canonical: bool, pair: str, journal: bytes | None
         keep_alive = bool(declared) and declared[0].strip() == str(len(body))
     else:
         lines.append(f"Content-Length: {len(body)}\r\n".encode())
+    sniffed = b""
     if body and not lower & _NOT_SNIFFED:  # Go's server sniffs the type of a plain body sent without one
-        lines.append(f"Content-Type: {detect_content_type(resp.body)}\r\n".encode())
+        sniffed = f"Content-Type: {detect_content_type(resp.body)}\r\n".encode()
+        lines.append(sniffed)
     return Wire(
         b"".join(lines),
         body,
@@ -128,7 +133,17 @@ def _render(resp: Response, *, canonical: bool, pair: str, journal: bytes | None
         resp.post_serve_action,
         "date" in lower,
         resp.fault,
+        sniffed,
     )
+
+
+def as_hoverfly_tunnels_it(wire: Wire) -> Wire:
+    """``wire`` as Hoverfly writes it inside an intercepted tunnel, where goproxy writes the
+    response itself rather than Go's server: chunked, the connection closed after it, and neither
+    a ``Date`` nor a sniffed ``Content-Type`` added (``-compat hoverfly``)."""
+    if wire.sniffed:
+        wire = replace(wire, head=wire.head.replace(wire.sniffed, b"", 1), sniffed=b"")
+    return replace(chunked_instead(wire, always=True), dated=True)
 
 
 def chunked_instead(wire: Wire, *, always: bool = False) -> Wire:
@@ -187,8 +202,10 @@ class WireShape:
         kept as the bytes they came from)."""
         body = text.encode("utf-8", "surrogateescape")
         head = self.head + b"Content-Length: %d\r\n" % len(body)
+        sniffed = b""
         if body and self.sniff:
-            head += f"Content-Type: {detect_content_type(body)}\r\n".encode()
+            sniffed = f"Content-Type: {detect_content_type(body)}\r\n".encode()
+            head += sniffed
         try:  # what journal_parts gives: text with lone surrogates is not UTF-8, and has none
             encoded = orjson.dumps(text)
             journal: bytes | None = b"".join((len(encoded).to_bytes(4, "little"), encoded, self.journal_headers))
@@ -196,7 +213,7 @@ class WireShape:
             journal = None
         return Wire(
             head, body, True, self.status, self.headers, None, journal, "hit", self.pair, self.post_serve_action,
-            self.dated, self.fault,
+            self.dated, self.fault, sniffed,
         )  # fmt: skip
 
 

@@ -151,7 +151,11 @@ def test_tunnelled_answers_are_chunked_and_close_the_connection(hf: Simproxy, tm
     import requests
 
     empty = {"request": {"path": [{"matcher": "exact", "value": "/empty"}]}, "response": {"status": 204}}
-    assert hf.admin("PUT", "/api/v2/simulation", simulation(PAIR, empty))[0] == 200
+    stored = {
+        "request": {"path": [{"matcher": "exact", "value": "/stored"}]},
+        "response": {"status": 200, "body": "<p>x</p>", "headers": {"Content-Type": ["text/x"], "Date": ["then"]}},
+    }
+    assert hf.admin("PUT", "/api/v2/simulation", simulation(PAIR, empty, stored))[0] == 200
     pem = hf.admin("GET", "/api/v2/hoverfly/ca-cert")[2]
     (tmp_path / "ca.pem").write_bytes(pem)
     proxy = f"http://127.0.0.1:{hf.proxy_port}"
@@ -159,6 +163,12 @@ def test_tunnelled_answers_are_chunked_and_close_the_connection(hf: Simproxy, tm
     assert (response.status_code, response.text) == (200, "known")
     assert response.headers["Transfer-Encoding"] == "chunked" and "Content-Length" not in response.headers
     assert response.headers["Connection"] == "close"
+    # goproxy writes the answer itself, not Go's server: no Date and no sniffed type are added
+    assert "Date" not in response.headers and "Content-Type" not in response.headers
+    response = requests.get("https://api.secure.test/stored", proxies={"https": proxy}, verify=str(tmp_path / "ca.pem"))
+    assert (response.headers["Content-Type"], response.headers["Date"], response.text) == ("text/x", "then", "<p>x</p>")
+    plain = requests.get("http://api.plain.test/known", proxies={"http": proxy})  # Go's server: both added
+    assert plain.headers["Content-Type"] == "text/plain; charset=utf-8" and "Date" in plain.headers
     response = requests.get("https://api.secure.test/empty", proxies={"https": proxy}, verify=str(tmp_path / "ca.pem"))
     assert response.status_code == 204 and "Transfer-Encoding" not in response.headers  # no body: not chunked
 
