@@ -137,19 +137,56 @@ async def fleet_ca(
     names: tuple[str, str] = (CA_NAME, CA_ORG),
 ) -> CertificateAuthority:
     """The CA every worker and pod signs with (see the module's docstring); ``folder`` keeps a generated one,
-    ``names`` (common name, organisation) are those a generated one is given."""
+    ``names`` (common name, organisation) are those a generated one is given.
+
+    The store keeps one CA per pair of names, so instances of both dialects sharing a store (the
+    default and ``-compat hoverfly``, whose CA is named as Hoverfly's) each get their own."""
     if given is not None:
         return given
-    doc = await store.read_document(CA_DOCUMENT)
-    if doc is not None:
-        return CertificateAuthority.from_json(doc[1])
-    candidate = await asyncio.to_thread(lambda: _read_kept(folder) or generate_ca(*names))  # files, key generation
-    if await store.write_document(CA_DOCUMENT, candidate.to_json(), expected_version=0) is None:
-        doc = await store.read_document(CA_DOCUMENT)  # another worker stored one first: use that one
-        if doc is not None:
-            candidate = CertificateAuthority.from_json(doc[1])
-    await asyncio.to_thread(_keep, folder, candidate)
-    return candidate
+    wanted = _names_key(*names)
+    for _ in range(_CA_ATTEMPTS):
+        doc = await store.read_document(CA_DOCUMENT)
+        version, kept = (doc[0], _authorities(doc[1])) if doc is not None else (0, {})
+        found = kept.get(wanted)
+        if found is not None:
+            return found
+        candidate = await asyncio.to_thread(lambda: _read_kept(folder) or generate_ca(*names))  # files, key generation
+        kept[wanted] = candidate
+        if await store.write_document(CA_DOCUMENT, _encode(kept), expected_version=version) is not None:
+            await asyncio.to_thread(_keep, folder, candidate)
+            return candidate
+        # another worker stored a CA first: read again, and use its CA if it has these names
+    raise CertificateError("the fleet's CA document kept changing; try again")
+
+
+_CA_ATTEMPTS = 5
+
+
+def _names_key(common_name: str, organisation: str) -> str:
+    return f"{common_name}\n{organisation}"
+
+
+def _authorities(raw: bytes) -> dict[str, CertificateAuthority]:
+    """The stored CAs by their names; a document of one CA (as stored before dialects had their
+    own) is filed under the names its certificate carries."""
+    from cryptography import x509
+    from cryptography.x509.oid import NameOID
+
+    doc = orjson.loads(raw)
+    if "byNames" in doc:
+        return {key: CertificateAuthority.from_json(orjson.dumps(ca)) for key, ca in doc["byNames"].items()}
+    ca = CertificateAuthority.from_json(raw)
+    subject = x509.load_pem_x509_certificate(ca.cert_pem).subject
+
+    def name(oid: x509.ObjectIdentifier) -> str:
+        values = subject.get_attributes_for_oid(oid)
+        return str(values[0].value) if values else ""
+
+    return {_names_key(name(NameOID.COMMON_NAME), name(NameOID.ORGANIZATION_NAME)): ca}
+
+
+def _encode(authorities: dict[str, CertificateAuthority]) -> bytes:
+    return orjson.dumps({"byNames": {key: orjson.loads(ca.to_json()) for key, ca in authorities.items()}})
 
 
 class Interception:

@@ -83,6 +83,29 @@ def test_the_ca_is_kept_between_runs_and_shared_by_every_worker(
         assert through(sp, "https://somewhere.test/", ca).text == "any"
 
 
+def test_each_dialect_sharing_a_store_gets_its_own_ca(simproxy_factory: Any, redis_server: Any, tmp_path: Path) -> None:
+    """A default instance and a ``-compat hoverfly`` one on one Redis: each signs with a CA named as
+    its dialect names it, shared with the instances of its dialect."""
+    from cryptography import x509
+
+    def names(pem: bytes) -> tuple[str, str]:
+        subject = {a.rfc4514_attribute_name: str(a.value) for a in x509.load_pem_x509_certificate(pem).subject}
+        return subject["CN"], subject["O"]
+
+    shared = ("-redis-url", redis_server.url, "-redis-prefix", "ca-dialects:")
+    ours: Simproxy = simproxy_factory(*shared, env={"SIMPROXY_HOME": str(tmp_path / "a")})
+    ours_pem = ours.admin("GET", "/api/v2/hoverfly/ca-cert")[2]
+    hoverflys: Simproxy = simproxy_factory(*shared, "-compat", "hoverfly", env={"SIMPROXY_HOME": str(tmp_path / "b")})
+    hoverflys_pem = hoverflys.admin("GET", "/api/v2/hoverfly/ca-cert")[2]
+    assert (names(ours_pem), names(hoverflys_pem)) == (
+        ("simproxy CA", "simproxy"),
+        ("hoverfly.proxy", "Hoverfly Authority"),
+    )
+    again: Simproxy = simproxy_factory(*shared, "-compat", "hoverfly", env={"SIMPROXY_HOME": str(tmp_path / "c")})
+    assert again.admin("GET", "/api/v2/hoverfly/ca-cert")[2] == hoverflys_pem
+    assert ours.admin("GET", "/api/v2/hoverfly/ca-cert")[2] == ours_pem
+
+
 def test_a_given_ca_signs(simproxy_factory: Any, tmp_path: Path) -> None:
     mine = generate_ca("my company CA", "me")
     (tmp_path / "cert.pem").write_bytes(mine.cert_pem)
