@@ -1,4 +1,5 @@
 """Go's behaviour where Hoverfly's answers depend on it: encoding/json, RE2 regular expressions,
-Kubernetes JSONPath, XPath results and the tdewolff XML minifier. Depends on nothing else in the engine
+Kubernetes JSONPath, XPath results, the tdewolff XML minifier and the syntax errors of otto, the
+JavaScript engine Hoverfly runs PAC files in (``ottosyntax``). Depends on nothing else in the engine
 but its errors.
 """

@@ -2,7 +2,9 @@
 
 Hoverfly's rule (hoverfly-admin.md §7.10): ask ``FindProxyForURL`` for the request; the first entry
 decides: ``DIRECT`` connects directly, ``PROXY host:port`` goes through that proxy. A PAC file that
-does not parse or run fails the request with ``Unable to parse PAC file``. The script runs in a
+does not parse or run fails the request with ``Unable to parse PAC file`` and the error as
+Hoverfly's JavaScript engine (otto) words it: a syntax error is found by ``engine.gocompat.ottosyntax``
+(once per PAC text, off the event loop), an error at run time is reworded. The script runs in a
 child process of the worker (engine/outbound/pac_child.py, pypac on duktape with the standard PAC helpers):
 one that loops or waits on DNS for more than ``PAC_TIMEOUT`` seconds is killed and the request
 fails, while the worker goes on serving. Answers are kept per URL (a script may look at the path).
@@ -19,6 +21,7 @@ import sys
 from collections import OrderedDict
 
 from engine.errors import EngineError
+from engine.gocompat.ottosyntax import syntax_error
 
 ANSWERS = 1000
 PAC_TIMEOUT = 5.0
@@ -46,17 +49,25 @@ class PacResolver:
     def __init__(self, timeout: float = PAC_TIMEOUT) -> None:
         self.timeout = timeout
         self._text = ""
+        self._syntax: str | None = None
+        """otto's syntax error for ``_text`` (None: it parses)."""
         self._answers: OrderedDict[str, str] = OrderedDict()
         self._child: asyncio.subprocess.Process | None = None
         self._child_text: str | None = None
         """The PAC text the child has compiled (None: a new child that has none)."""
         self._lock = asyncio.Lock()
+        self._checking = asyncio.Lock()
 
     async def proxy_for(self, pac: str, url: str, host: str) -> str:
         """The proxy URL for ``url`` (``http://h:p``), or "" to connect directly."""
         if pac != self._text:
-            self._text = pac
-            self._answers.clear()
+            async with self._checking:  # one check per new text; the others wait for its verdict
+                if pac != self._text:
+                    syntax = await asyncio.to_thread(syntax_error, pac)
+                    self._text, self._syntax = pac, syntax
+                    self._answers.clear()
+        if self._syntax is not None:
+            raise PacError(f"Unable to parse PAC file\n\n{self._syntax}")
         answer = self._answers.get(url)
         if answer is None:
             async with self._lock:  # one question at a time: the child answers in order

@@ -84,9 +84,11 @@ def test_pac_file_chooses_the_upstream_proxy(simproxy_factory: Any, upstream: Up
     paths = [e["request"]["path"] for e in relay.admin_json("GET", "/api/v2/journal")[1]["journal"]]
     assert paths == ["/via-relay"]
 
+    # a script that does not parse: the error as Hoverfly's JavaScript engine (otto) reports it
     assert sp.admin("PUT", "/api/v2/hoverfly/pac", raw=b"function FindProxyForURL(url, host) {")[0] == 200
     status, _, body = sp.proxy(upstream.url("/broken"))
-    assert status == 502 and b"Got error: Unable to parse PAC file\n\n" in body
+    assert status == 502
+    assert b"Got error: Unable to parse PAC file\n\n(anonymous): Line 1:38 Unexpected end of input" in body
     assert sp.admin_json("GET", "/api/v2/simulation")[1]["data"]["pairs"][-1]["request"]["path"][0]["value"] == (
         "/direct"
     )  # the failed request recorded nothing
@@ -95,6 +97,12 @@ def test_pac_file_chooses_the_upstream_proxy(simproxy_factory: Any, upstream: Up
     assert sp.admin("PUT", "/api/v2/hoverfly/pac", raw=b"BADPACFILE")[0] == 200
     status, _, body = sp.proxy(upstream.url("/undefined"))
     assert status == 502 and body.endswith(b"Unable to parse PAC file\n\nReferenceError: 'BADPACFILE' is not defined")
+    # Hoverfly's functional suite: otto's first error and how many more its recovery ran into
+    bad = b"function FindProxyForURL(url, host) {\n\t\t\t\t&BADPACFILE&\n\t\t\t}"
+    assert sp.admin("PUT", "/api/v2/hoverfly/pac", raw=bad)[0] == 200
+    status, _, body = sp.proxy(upstream.url("/syntax"))
+    assert status == 502
+    assert body.endswith(b"Unable to parse PAC file\n\n(anonymous): Line 2:5 Unexpected token & (and 1 more errors)")
 
     assert sp.admin("DELETE", "/api/v2/hoverfly/pac")[:3:2] == (200, b"")
     assert sp.admin("GET", "/api/v2/hoverfly/pac")[0] == 404
