@@ -70,6 +70,10 @@ def fast_key(req: RequestDetails, webserver: bool) -> FastKey:
     )
 
 
+UNKEPT_BODY = 4096
+"""The longest request body whose fast key ``MatchCache.unkept`` notes."""
+
+
 class MatchCache:
     """A bounded LRU of match results for one generation; ``pending`` collects what to mirror.
 
@@ -87,6 +91,9 @@ class MatchCache:
         self._unkept: dict[FastKey, None] = {}
         """Fast keys whose lookup found nothing and whose result was not kept (it depends on headers
         or state): nothing has been added since, so their next lookup can skip the md5."""
+        self.changes = 0
+        """Bumped by every entry added and every reset: a result worked out across an await (a
+        stateful request) is kept, or noted ``unkept``, only if nothing changed since its lookup."""
         self.pending: dict[str, CacheEntry] = {}
         self.dropped = 0
         """Entries not mirrored because the store was away and newer ones filled the buffer."""
@@ -120,8 +127,9 @@ class MatchCache:
 
     def unkept(self, fast: FastKey) -> None:
         """The request of ``fast`` found nothing and its result was not kept (Hoverfly does not cache
-        a result that depends on headers or state): until an entry is added, its lookups find nothing."""
-        if self.enabled:
+        a result that depends on headers or state): until an entry is added, its lookups find nothing.
+        Not for a long body: the note would keep it alive, for an md5 that costs little beside it."""
+        if self.enabled and len(fast[4]) <= UNKEPT_BODY:
             if len(self._unkept) >= 2 * self.capacity:
                 self._unkept.clear()
             self._unkept[fast] = None
@@ -129,6 +137,7 @@ class MatchCache:
     def put(self, entry: CacheEntry, *, mirror: bool = True, fast: FastKey | None = None) -> None:
         if not self.enabled:
             return
+        self.changes += 1
         if self._unkept:
             self._unkept.clear()  # the new entry may be under one of their md5 keys
         self._entries[entry.key] = entry
@@ -149,6 +158,7 @@ class MatchCache:
 
     def reset(self, generation: Generation) -> None:
         self.generation = generation
+        self.changes += 1
         self._entries.clear()
         self._aliases.clear()
         self._unkept.clear()

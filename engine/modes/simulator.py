@@ -30,8 +30,9 @@ from store import SimulationChanged, StoreError
 log = logging.getLogger(__name__)
 
 Outcome = Wire | Coroutine[Any, Any, Wire]
-Probe = tuple[FastKey, str]
-"""A match-cache lookup that found nothing: (fast key, md5 key), to store the result under."""
+Probe = tuple[FastKey, str, int]
+"""A match-cache lookup that found nothing: (fast key, md5 key, the cache's ``changes`` then), to
+store the result under."""
 STATE_ATTEMPTS = 50
 """Times a state step or a data-source write is tried again when another request changed it first."""
 _NO_STATE: Mapping[str, str] = MappingProxyType({})  # what simulations without requiresState match against
@@ -69,7 +70,7 @@ class Simulator:
             if cache.generation != generation:
                 cache.reset(generation)  # this worker wrote the change itself; sync catches up the rest
             fast, key, entry = cache.lookup(req, self.webserver)
-            probe = (fast, key)
+            probe = (fast, key, cache.changes)
             if entry is not None:
                 if entry.pair is None:
                     log.info(
@@ -94,12 +95,15 @@ class Simulator:
         else note that the cache has nothing for this request (its next lookup skips the md5)."""
         if probe is None:
             return
-        fast, key = probe
+        fast, key, seen = probe
+        cache = self.runtime.cache
+        if cache.changes != seen:
+            return  # worked out across an await while the cache changed (a new simulation, maybe)
         if result.cacheable:
             key = key or cache_key(req, self.webserver)  # "": the lookup skipped the md5
-            self.runtime.cache.put(CacheEntry(key, result.pair, miss, result.closest if miss else None), fast=fast)
+            cache.put(CacheEntry(key, result.pair, miss, result.closest if miss else None), fast=fast)
         else:
-            self.runtime.cache.unkept(fast)
+            cache.unkept(fast)
 
     def _miss(self, result: MatchResult, req: RequestDetails, probe: Probe | None) -> Wire:
         """The 502 of a miss, logged as Hoverfly logs it and remembered in the cache."""

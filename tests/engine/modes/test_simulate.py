@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import random
 import time
 from typing import Any
 
+from engine.fleet.config import ModeArguments
+from engine.matching.cache import preload_entries
+from engine.matching.scoring import compile_simulation
+from engine.modes.simulator import Simulator
+from engine.simulation.codec import decode_simulation
 from engine.wire.response import Wire
 from tests.engine.modes.conftest import FakeUpstream, World, pair, real, request
 
@@ -101,3 +108,57 @@ def test_a_cached_miss_is_answered_the_same_without_matching_again(world: Any) -
         assert (second.status, second.raw_body) == (first.status, first.raw_body)
 
     world(scenario, pair("/a"))
+
+
+def _slow_state(w: World) -> None:
+    """State reads take a store round trip: a stateful request waits across it."""
+    read = w.store.state_read
+
+    async def slow() -> Any:
+        await asyncio.sleep(0.05)
+        return await read()
+
+    w.store.state_read = slow  # type: ignore[method-assign]
+
+
+def test_a_stateful_miss_in_flight_across_a_replace_is_not_cached_for_the_new_simulation(world: Any) -> None:
+    async def scenario(w: World) -> None:
+        _slow_state(w)
+        in_flight = asyncio.ensure_future(w.answer(request("/a")))  # misses the old simulation
+        await asyncio.sleep(0.01)
+        new = decode_simulation({"pairs": [pair("/a", "new")]})
+        await w.runtime.write_simulation(new, compile_simulation(new, w.runtime.registry), None, wait=False)
+        assert (await in_flight).status == 502
+        again = await w.answer(request("/a"))
+        assert (again.status, again.raw_body) == (200, b"new")  # not the old simulation's 502 from the cache
+
+    stateful = {"request": {"path": [{"matcher": "exact", "value": "/x"}], "requiresState": {"s": "1"}}}
+    world(scenario, {**stateful, "response": {"status": 200, "body": "x"}}, pair("/other"))
+
+
+def test_an_entry_added_while_a_stateful_request_waits_is_found_by_the_next_one(world: Any) -> None:
+    """The request's result was not cacheable, but an entry for the same key came while it waited
+    for its turn (a preload, another worker's entry): the next request must find it, not skip the
+    lookup as the note of a result not kept would have it."""
+
+    async def scenario(w: World) -> None:
+        simulator = Simulator(w.runtime, webserver=False, rng=random.Random(1))
+        assert (await simulator.simulate(w.runtime.snapshot, request("/set"))).raw_body == b"set"  # type: ignore[union-attr]
+        waiting = simulator.simulate(w.runtime.snapshot, request("/a"))  # looked up; its turn comes later
+        assert not isinstance(waiting, Wire)
+        preloaded = preload_entries(w.runtime.snapshot.simulation, False)
+        assert len(preloaded) == 1
+        w.runtime.cache.put(preloaded[0], mirror=False)
+        assert (await waiting).raw_body == b"stateful"  # `first`: the stateful pair, never cached
+        later = [simulator.simulate(w.runtime.snapshot, request("/a")) for _ in range(3)]
+        assert [(one if isinstance(one, Wire) else await one).raw_body for one in later] == [b"preloaded"] * 3
+
+    fields = (("path", "/a"), ("method", "GET"), ("destination", "api.test"), ("body", ""), ("scheme", "http"))
+    exact = {name: [{"matcher": "exact", "value": value}] for name, value in fields}
+    world(
+        scenario,
+        {"request": {"path": exact["path"], "requiresState": {"x": "1"}}, "response": {"body": "stateful"}},
+        {"request": exact, "response": {"body": "preloaded"}},
+        pair("/set", "set", transitionsState={"x": "1"}),
+        arguments=ModeArguments(matching_strategy="first"),
+    )
