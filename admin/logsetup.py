@@ -43,21 +43,32 @@ caller's frame, thread, process and multiprocessing names (the logging HOWTO's "
 switches). A miss logs two records, and gathering these was a tenth of their cost."""
 
 
+class _WorkerRecords(RecordHandler):
+    """A worker's ``RecordHandler``, which also holds the record switches as they were before the
+    first worker in this process turned them off: the last one to leave puts them back, whatever
+    the order the workers of one process (tests run several) come and go in."""
+
+    def __init__(self, recorder: Recorder, level: int, switches: tuple[tuple[str, object], ...]) -> None:
+        super().__init__(recorder, level)
+        self.switches = switches
+
+
 @dataclass(frozen=True, slots=True)
 class LogSinks:
-    """The handlers one worker installed on the root logger, to take off when it stops, and the
-    record switches it turned off, to put back."""
+    """The handlers one worker installed on the root logger, to take off when it stops."""
 
     handlers: tuple[logging.Handler, ...]
-    switches: tuple[tuple[str, object], ...] = ()
 
     def remove(self) -> None:
         root = logging.getLogger()
         for handler in self.handlers:
             root.removeHandler(handler)
             handler.close()
-        for name, value in self.switches:
-            setattr(logging, name, value)
+        if not any(isinstance(handler, _WorkerRecords) for handler in root.handlers):
+            for handler in self.handlers:
+                if isinstance(handler, _WorkerRecords):
+                    for name, value in handler.switches:
+                        setattr(logging, name, value)
 
 
 def install_logging(settings: Settings, recorder: Recorder) -> LogSinks:
@@ -65,7 +76,10 @@ def install_logging(settings: Settings, recorder: Recorder) -> LogSinks:
     level = python_level(settings.log_level)
     options = settings.logs
     json = options.format == "json"
-    handlers: list[logging.Handler] = [RecordHandler(recorder, level)]
+    root = logging.getLogger()
+    installed = [handler for handler in root.handlers if isinstance(handler, _WorkerRecords)]
+    switches = installed[0].switches if installed else tuple((name, getattr(logging, name)) for name in _RECORD_EXTRAS)
+    handlers: list[logging.Handler] = [_WorkerRecords(recorder, level, switches)]
     if "console" in options.outputs:
         console = logging.StreamHandler(sys.stdout)
         console.setFormatter(LogrusFormatter(json=json, colour=options.colour, quotes=options.quotes))
@@ -82,11 +96,9 @@ def install_logging(settings: Settings, recorder: Recorder) -> LogSinks:
     stderr.addFilter(_foreign)
     stderr.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handlers.append(stderr)
-    root = logging.getLogger()
     root.setLevel(level)
     for handler in handlers:
         root.addHandler(handler)
-    switches = tuple((name, getattr(logging, name)) for name in _RECORD_EXTRAS)
     for name in _RECORD_EXTRAS:
         setattr(logging, name, None if name == "_srcfile" else False)
-    return LogSinks(tuple(handlers), switches)
+    return LogSinks(tuple(handlers))

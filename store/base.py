@@ -46,11 +46,11 @@ from typing import Protocol
 from store.batches import BatchId
 
 TRAFFIC_KEEP_S = 900
+"""Seconds of per-second traffic the store keeps (the dashboard's chart reads the last minutes)."""
 METRICS_KEEP_S = 3600
 """Seconds an instance's metrics hash outlives its last write or heartbeat: instance ids are new
 at every start, so the hashes of instances that stopped would otherwise pile up in a Redis that
 outlives them (``-db``, or a Redis service across pod restarts)."""
-"""Seconds of per-second traffic the store keeps (the dashboard's chart reads the last minutes)."""
 DOCUMENTS = ("simulation", "config", "csv", "ca", "auth", "startup")
 
 JournalRecord = bytes | tuple[object, ...]

@@ -41,8 +41,9 @@ def require_str(value: JSON, path: str, kind: str) -> str:
     return value
 
 
-REMEMBERED_INPUT = 65_536
-"""The longest input whose answer a matcher keeps for the next request (see ``guarded``)."""
+REMEMBERED_INPUT = 8_192
+"""The longest input whose answer a matcher keeps for the next request (see ``guarded``): each
+matcher may hold one, so a simulation of many body matchers holds at most this much per matcher."""
 
 
 def guarded(fn: Callable[[str], _T], fallback: _T, kind: str) -> Callable[[str], _T]:

@@ -186,7 +186,12 @@ def _authorities(raw: bytes) -> dict[str, CertificateAuthority]:
 
 
 def _encode(authorities: dict[str, CertificateAuthority]) -> bytes:
-    return orjson.dumps({"byNames": {key: orjson.loads(ca.to_json()) for key, ca in authorities.items()}})
+    """Every CA under ``byNames``, and one of them (simproxy's names first) as the document's own
+    ``cert`` and ``key``, where a simproxy from before dialects had their own CA reads it: a rolling
+    update or a rollback keeps intercepting."""
+    named = {key: orjson.loads(ca.to_json()) for key, ca in authorities.items()}
+    first = named.get(_names_key(CA_NAME, CA_ORG)) or next(iter(named.values()))
+    return orjson.dumps({**first, "byNames": named})
 
 
 class Interception:

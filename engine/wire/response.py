@@ -141,8 +141,8 @@ def as_hoverfly_tunnels_it(wire: Wire) -> Wire:
     """``wire`` as Hoverfly writes it inside an intercepted tunnel, where goproxy writes the
     response itself rather than Go's server: chunked, the connection closed after it, and neither
     a ``Date`` nor a sniffed ``Content-Type`` added (``-compat hoverfly``)."""
-    if wire.sniffed:
-        wire = replace(wire, head=wire.head.replace(wire.sniffed, b"", 1), sniffed=b"")
+    if wire.sniffed:  # a whole line: the same text inside another header's line is not it
+        wire = replace(wire, head=wire.head.replace(b"\r\n" + wire.sniffed, b"\r\n", 1), sniffed=b"")
     return replace(chunked_instead(wire, always=True), dated=True)
 
 
@@ -206,11 +206,14 @@ class WireShape:
         if body and self.sniff:
             sniffed = f"Content-Type: {detect_content_type(body)}\r\n".encode()
             head += sniffed
-        try:  # what journal_parts gives: text with lone surrogates is not UTF-8, and has none
+        try:  # what journal_parts gives, without decoding the body again in the common case
             encoded = orjson.dumps(text)
-            journal: bytes | None = b"".join((len(encoded).to_bytes(4, "little"), encoded, self.journal_headers))
-        except orjson.JSONEncodeError:
-            journal = None
+        except orjson.JSONEncodeError:  # lone surrogates: the bytes they stand for may still be UTF-8
+            try:
+                encoded = orjson.dumps(body.decode("utf-8"))
+            except UnicodeDecodeError:
+                encoded = b""
+        journal = b"".join((len(encoded).to_bytes(4, "little"), encoded, self.journal_headers)) if encoded else None
         return Wire(
             head, body, True, self.status, self.headers, None, journal, "hit", self.pair, self.post_serve_action,
             self.dated, self.fault, sniffed,

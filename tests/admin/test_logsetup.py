@@ -9,18 +9,29 @@ from admin.settings import Settings
 from engine.journal.recorder import Recorder
 
 
+def _switches() -> tuple[object, ...]:
+    return (logging._srcfile, logging.logThreads, logging.logProcesses, logging.logMultiprocessing)
+
+
 def test_the_record_extras_are_off_while_a_worker_logs_and_back_after() -> None:
-    before = (logging._srcfile, logging.logThreads, logging.logProcesses, logging.logMultiprocessing)
-    root = logging.getLogger()
+    before, root = _switches(), logging.getLogger()
     handlers = list(root.handlers)
     sinks = install_logging(Settings(), Recorder(journal_size=10, logs_size=10))
     try:
-        assert (logging._srcfile, logging.logThreads, logging.logProcesses, logging.logMultiprocessing) == (
-            None, False, False, False,
-        )  # fmt: skip
+        assert _switches() == (None, False, False, False)
         record = logging.getLogger("engine.test").makeRecord("engine.test", logging.INFO, "f", 1, "m", (), None)
         assert record.thread is None and record.process is None
     finally:
         sinks.remove()
-    assert (logging._srcfile, logging.logThreads, logging.logProcesses, logging.logMultiprocessing) == before
+    assert _switches() == before
     assert root.handlers == handlers
+
+
+def test_workers_of_one_process_leaving_in_any_order_put_the_switches_back() -> None:
+    before = _switches()
+    first = install_logging(Settings(), Recorder(journal_size=10, logs_size=10))
+    second = install_logging(Settings(), Recorder(journal_size=10, logs_size=10))
+    first.remove()
+    assert _switches() == (None, False, False, False)  # the second still logs
+    second.remove()
+    assert _switches() == before

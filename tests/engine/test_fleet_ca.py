@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from engine.server.certs import CA_DOCUMENT, fleet_ca, generate_ca
+from engine.server.certs import CA_DOCUMENT, CertificateAuthority, fleet_ca, generate_ca
 from store import MemoryStore
 
 HOVERFLYS = ("hoverfly.proxy", "Hoverfly Authority")
@@ -30,5 +30,21 @@ def test_workers_racing_for_the_first_ca_all_use_the_one_stored(tmp_path: Path) 
         store = MemoryStore()
         found = await asyncio.gather(*(fleet_ca(store, None, tmp_path / str(i)) for i in range(4)))
         assert len(set(found)) == 1
+
+    asyncio.run(body())
+
+
+def test_the_document_still_holds_one_ca_where_an_older_simproxy_reads_it(tmp_path: Path) -> None:
+    """A rolling update or a rollback: a simproxy that knows one CA per store reads ``cert``/``key``."""
+
+    async def body() -> None:
+        store = MemoryStore()
+        hoverflys = await fleet_ca(store, None, tmp_path / "a", HOVERFLYS)
+        doc = await store.read_document(CA_DOCUMENT)
+        assert doc is not None and CertificateAuthority.from_json(doc[1]) == hoverflys  # the only one yet
+        ours = await fleet_ca(store, None, tmp_path / "b")
+        doc = await store.read_document(CA_DOCUMENT)
+        assert doc is not None and CertificateAuthority.from_json(doc[1]) == ours  # simproxy's names first
+        assert await fleet_ca(store, None, tmp_path / "c", HOVERFLYS) == hoverflys
 
     asyncio.run(body())

@@ -244,3 +244,17 @@ def test_the_502_length_counts_utf8_bytes() -> None:
     wire = plain_error(502, "caf\u00e9")
     assert header_lines(wire.head)[-1] == b"Content-Length: 5"
     assert wire.body == "caf\u00e9".encode()
+
+
+def test_hoverflys_tunnel_drops_the_sniffed_line_only() -> None:
+    """The sniffed ``Content-Type`` line is removed whole; the same text inside another header stays."""
+    from engine.wire.response import as_hoverfly_tunnels_it, render_wire
+
+    resp = Response(status=200, body=b"hello", headers=(("X-Original-Content-Type", ("text/plain; charset=utf-8",)),))
+    wire = render_wire(resp, "data.pairs[0].response")
+    assert wire.sniffed == b"Content-Type: text/plain; charset=utf-8\r\n"
+    tunnelled = as_hoverfly_tunnels_it(wire)
+    assert tunnelled.head == (
+        b"HTTP/1.1 200 OK\r\nX-Original-Content-Type: text/plain; charset=utf-8\r\nTransfer-Encoding: chunked\r\n"
+    )
+    assert (tunnelled.body, tunnelled.dated, tunnelled.keep_alive) == (b"5\r\nhello\r\n0\r\n\r\n", True, False)

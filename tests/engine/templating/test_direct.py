@@ -6,7 +6,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from engine.simulation.model import Response
@@ -17,8 +17,11 @@ from tests.engine.templating.conftest import context, engine
 
 # text that HTML escaping changes, non-ASCII, separators of paths and queries
 _TEXT = st.text(alphabet="ab<>&\"'é/ =;", max_size=6)
+_RAW = st.text(alphabet="a\udcc3\udca9", max_size=3)
+"""Text as the proxy decodes it: bytes that were not UTF-8 kept as surrogates (``surrogateescape``);
+two fields printed side by side may join into UTF-8 again (``\\xc3`` then ``\\xa9`` is é)."""
 _NAMES = ("id", "name", "q")
-_HEADERS = ("X-Trace", "Accept", "X-Empty")
+_HEADERS = ("X-Trace", "Accept", "X-Empty", "X-Raw")
 
 
 def _fields(draw: st.DrawFn, names: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -30,11 +33,14 @@ def _fields(draw: st.DrawFn, names: tuple[str, ...]) -> list[tuple[str, str]]:
 @st.composite
 def requests(draw: st.DrawFn) -> RequestDetails:
     method = draw(st.sampled_from(("GET", "POST", "PUT", "DELETE", "get")))
-    path = draw(st.one_of(st.just(""), st.lists(_TEXT, max_size=4).map(lambda parts: "/" + "/".join(parts))))
+    segments = st.one_of(_TEXT, _RAW)
+    path = draw(st.one_of(st.just(""), st.lists(segments, max_size=4).map(lambda parts: "/" + "/".join(parts))))
     query = "&".join(f"{name}={quote(value)}" for name, value in _fields(draw, _NAMES))
     headers: dict[str, list[str]] = {}
     for name, value in _fields(draw, _HEADERS):
         headers.setdefault(name, []).append(value)
+    for value in draw(st.lists(_RAW, max_size=2)):
+        headers.setdefault("X-Raw", []).append(value)
     body = ""
     if draw(st.booleans()):
         headers["Content-Type"] = ["application/x-www-form-urlencoded"]
@@ -79,7 +85,13 @@ _HEADER_SETS = st.lists(
 )
 
 
+_JOINED = RequestDetails.build("GET", "http", "a.test", "/\udcc3/\udca9", "", "", {"X-Raw": ["\udcc3", "\udca9"]})
+"""Bytes that are not UTF-8 alone but are together (``\\xc3\\xa9``, é) once two fields are printed."""
+
+
 @settings(max_examples=300, deadline=None)
+@example(["{{ Request.Header.X-Raw }}"], _JOINED, [], 200, False)
+@example(["{{ Request.Path.[0] }}{{ Request.Path.[1] }}"], _JOINED, [], 200, True)
 @given(
     st.lists(_PIECES, max_size=5),
     requests(),
