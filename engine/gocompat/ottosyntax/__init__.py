@@ -38,7 +38,7 @@ from engine.gocompat.ottosyntax.expressions import MAX_PENDING_STEPS
 from engine.gocompat.ottosyntax.lexer import TooDeep
 from engine.gocompat.ottosyntax.statements import Parser
 
-__all__ = ["MAX_PENDING_STEPS", "syntax_error"]
+__all__ = ("MAX_PENDING_STEPS", "syntax_error")
 
 _LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 _LINE_ENDS = ("\n", "\r", "\u2028", "\u2029")
