@@ -97,12 +97,23 @@ def _check_headers(resp: Response, path: str) -> None:
             raise SimulationError(f"{path}.headers.{name}", "header names and values cannot contain line breaks")
 
 
-def _render(resp: Response, *, canonical: bool, pair: str, journal: bytes | None) -> Wire:
+def _head_lines(resp: Response, canonical: bool) -> list[bytes]:
+    """The status line and a line per header value, names as stored or canonical (webserver mode)."""
     lines = [status_line(resp.status)]
-    lower = {name.lower() for name, _ in resp.headers}
     for name, values in resp.headers:
         written = canonical_header(name) if canonical else name
         lines.extend(f"{written}: {value}\r\n".encode("utf-8", "surrogateescape") for value in values)
+    return lines
+
+
+def _sniffed_line(body: bytes) -> bytes:
+    """The ``Content-Type`` line Go's server adds to a body sent without one."""
+    return f"Content-Type: {detect_content_type(body)}\r\n".encode()
+
+
+def _render(resp: Response, *, canonical: bool, pair: str, journal: bytes | None) -> Wire:
+    lines = _head_lines(resp, canonical)
+    lower = {name.lower() for name, _ in resp.headers}
     body = resp.body
     keep_alive = True
     if resp.status in _BODYLESS or resp.status < 200:
@@ -118,7 +129,7 @@ def _render(resp: Response, *, canonical: bool, pair: str, journal: bytes | None
         lines.append(f"Content-Length: {len(body)}\r\n".encode())
     sniffed = b""
     if body and not lower & _NOT_SNIFFED:  # Go's server sniffs the type of a plain body sent without one
-        sniffed = f"Content-Type: {detect_content_type(resp.body)}\r\n".encode()
+        sniffed = _sniffed_line(resp.body)
         lines.append(sniffed)
     return Wire(
         b"".join(lines),
@@ -173,10 +184,18 @@ def journal_parts(body: bytes, headers: tuple[tuple[str, tuple[str, ...]], ...])
     when the body is not UTF-8 text."""
     try:
         text = orjson.dumps(body.decode("utf-8"))
-        encoded_headers = orjson.dumps({k: list(v) for k, v in headers})
+        encoded_headers = _journal_headers(headers)
     except (UnicodeDecodeError, orjson.JSONEncodeError):
         return None
-    return b"".join((len(text).to_bytes(4, "little"), text, encoded_headers))
+    return _journal_joined(text, encoded_headers)
+
+
+def _journal_headers(headers: tuple[tuple[str, tuple[str, ...]], ...]) -> bytes:
+    return orjson.dumps({k: list(v) for k, v in headers})
+
+
+def _journal_joined(body_json: bytes, headers_json: bytes) -> bytes:
+    return b"".join((len(body_json).to_bytes(4, "little"), body_json, headers_json))
 
 
 class WireShape:
@@ -204,7 +223,7 @@ class WireShape:
         head = self.head + b"Content-Length: %d\r\n" % len(body)
         sniffed = b""
         if body and self.sniff:
-            sniffed = f"Content-Type: {detect_content_type(body)}\r\n".encode()
+            sniffed = _sniffed_line(body)
             head += sniffed
         try:  # what journal_parts gives, without decoding the body again in the common case
             encoded = orjson.dumps(text)
@@ -213,7 +232,7 @@ class WireShape:
                 encoded = orjson.dumps(body.decode("utf-8"))
             except UnicodeDecodeError:
                 encoded = b""
-        journal = b"".join((len(encoded).to_bytes(4, "little"), encoded, self.journal_headers)) if encoded else None
+        journal = _journal_joined(encoded, self.journal_headers) if encoded else None
         return Wire(
             head, body, True, self.status, self.headers, None, journal, "hit", self.pair, self.post_serve_action,
             self.dated, self.fault, sniffed,
@@ -229,14 +248,11 @@ def wire_shape(resp: Response, path: str, pair: str = "", *, webserver: bool = F
         return None
     try:
         _check_headers(resp, path)
-        journal_headers = orjson.dumps({k: list(v) for k, v in resp.headers})
+        journal_headers = _journal_headers(resp.headers)
     except (SimulationError, orjson.JSONEncodeError):
         return None
-    lines = [status_line(resp.status)]
-    for name, values in resp.headers:
-        written = canonical_header(name) if webserver else name
-        lines.extend(f"{written}: {value}\r\n".encode("utf-8", "surrogateescape") for value in values)
-    return WireShape(resp, b"".join(lines), not lower & _NOT_SNIFFED, compact(journal_headers), pair)
+    head = b"".join(_head_lines(resp, webserver))
+    return WireShape(resp, head, not lower & _NOT_SNIFFED, compact(journal_headers), pair)
 
 
 def split_journal_parts(parts: bytes) -> tuple[bytes, bytes]:
