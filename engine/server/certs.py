@@ -144,18 +144,20 @@ async def fleet_ca(
     if given is not None:
         return given
     wanted = _names_key(*names)
+    candidate: CertificateAuthority | None = None
     for _ in range(_CA_ATTEMPTS):
         doc = await store.read_document(CA_DOCUMENT)
         version, kept = (doc[0], _authorities(doc[1])) if doc is not None else (0, {})
         found = kept.get(wanted)
-        if found is not None:
-            return found
-        candidate = await asyncio.to_thread(lambda: _read_kept(folder) or generate_ca(*names))  # files, key generation
-        kept[wanted] = candidate
-        if await store.write_document(CA_DOCUMENT, _encode(kept), expected_version=version) is not None:
-            await asyncio.to_thread(_keep, folder, candidate)
-            return candidate
-        # another worker stored a CA first: read again, and use its CA if it has these names
+        if found is None:
+            if candidate is None:  # files, key generation: once, however often the write is refused
+                candidate = await asyncio.to_thread(lambda: _read_kept(folder) or generate_ca(*names))
+            kept[wanted] = found = candidate
+            if await store.write_document(CA_DOCUMENT, _encode(kept), expected_version=version) is None:
+                continue  # another worker wrote first: read again, and use its CA if it has these names
+        if candidate is not None:  # this worker tried to store one: keep the fleet's for the next run
+            await asyncio.to_thread(_keep, folder, found)
+        return found
     raise CertificateError("the fleet's CA document kept changing; try again")
 
 

@@ -30,6 +30,8 @@ def test_workers_racing_for_the_first_ca_all_use_the_one_stored(tmp_path: Path) 
         store = MemoryStore()
         found = await asyncio.gather(*(fleet_ca(store, None, tmp_path / str(i)) for i in range(4)))
         assert len(set(found)) == 1
+        # every one that tried to store its own keeps the fleet's for its next run
+        assert {(tmp_path / str(i) / "ca.pem").read_bytes() for i in range(4)} == {found[0].cert_pem}
 
     asyncio.run(body())
 
