@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.templating.csv_store import CsvTables
@@ -62,6 +63,12 @@ class RenderResult:
     """``setHeader`` calls in order, only when ok."""
 
 
+REQUEST_TEXTS: Mapping[str, str] = MappingProxyType({"Method": "method", "Scheme": "scheme", "Host": "destination"})
+"""The ``Request`` fields that are strings, and the ``RequestDetails`` attribute each reads."""
+REQUEST_MAPS: Mapping[str, str] = MappingProxyType({"QueryParam": "query", "Header": "headers", "FormData": "form"})
+"""The ``Request`` fields that are maps of ``[]string``, and the ``RequestDetails`` attribute each reads."""
+
+
 def _slices(values: Mapping[str, list[str]]) -> dict[str, StrList]:
     return {name: StrList(items) for name, items in values.items()}
 
@@ -73,25 +80,17 @@ class RequestView(GoStruct):
     FIELDS = ("QueryParam", "Header", "Path", "Scheme", "Body", "FormData", "Method", "Host")
 
     def __init__(self, details: RequestDetails, body: GoFunc) -> None:
-        super().__init__(
-            StructFields(
-                {"Method": details.method, "Scheme": details.scheme, "Host": details.destination, "Body": body},
-                self._lazy,
-            )
-        )
+        fields: dict[str, Any] = {name: getattr(details, attribute) for name, attribute in REQUEST_TEXTS.items()}
+        fields["Body"] = body
+        super().__init__(StructFields(fields, self._lazy))
         self.details = details
 
     def _lazy(self, name: str) -> Any:
         details = self.details
         if name == "Path":
             return StrList(details.path.split("/")[1:])
-        if name == "QueryParam":
-            return _slices(details.query)
-        if name == "Header":
-            return _slices(details.headers)
-        if name == "FormData":
-            return _slices(details.form)
-        return MISSING
+        attribute = REQUEST_MAPS.get(name)
+        return MISSING if attribute is None else _slices(getattr(details, attribute))
 
     def debug_fields(self) -> list[Any]:
         fields = super().debug_fields()

@@ -15,10 +15,11 @@ variables, state, a negative index) leaves the template to the general render.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from types import MappingProxyType
+from operator import attrgetter
 
+from engine.templating.context import REQUEST_MAPS, REQUEST_TEXTS
 from engine.templating.evaluate import Part, Path
 from engine.templating.render import PathMustache, Program
 from engine.templating.values import escape_html
@@ -59,12 +60,12 @@ def _getter(path: Path, escape: bool) -> Getter | None:
         return None
     field, rest = parts[1].title, parts[2:]
     text: Getter | None = None
-    if field in _SCALARS and not rest:
-        text = _SCALARS[field]
+    if field in REQUEST_TEXTS and not rest:
+        text = attrgetter(REQUEST_TEXTS[field])
     elif field == "Path" and len(rest) <= 1:
         text = _path_text(rest)
-    elif field in _MAPS and 1 <= len(rest) <= 2:
-        text = _map_text(_MAPS[field], rest)
+    elif field in REQUEST_MAPS and 1 <= len(rest) <= 2:
+        text = _map_text(attrgetter(REQUEST_MAPS[field]), rest)
     if text is None or not escape:
         return text
     unescaped = text
@@ -72,21 +73,7 @@ def _getter(path: Path, escape: bool) -> Getter | None:
 
 
 # What ``to_str`` prints for each value: a string as it is, a ``[]string`` concatenated, nothing
-# found (or an index past the end) as "".
-_SCALARS: Mapping[str, Getter] = MappingProxyType(
-    {
-        "Method": lambda request: request.method,
-        "Scheme": lambda request: request.scheme,
-        "Host": lambda request: request.destination,
-    }
-)
-_MAPS: Mapping[str, Callable[[RequestDetails], dict[str, list[str]]]] = MappingProxyType(
-    {
-        "QueryParam": lambda request: request.query,
-        "Header": lambda request: request.headers,
-        "FormData": lambda request: request.form,
-    }
-)
+# found (or an index past the end) as "". The fields are the request view's (REQUEST_TEXTS, REQUEST_MAPS).
 
 
 def _index(part: Part) -> int | None:
