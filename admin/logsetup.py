@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from admin.settings import Settings
-from engine.journal.logs import LogrusFormatter, RecordHandler, own_records
+from engine.journal.logs import ForeignRecords, LineOutput, WorkerLog
 from engine.journal.recorder import Recorder
 
 _PYTHON_LEVELS = MappingProxyType(
@@ -33,23 +33,25 @@ def python_level(level: str) -> int:
     return _PYTHON_LEVELS.get(level, logging.INFO)
 
 
-def _foreign(record: logging.LogRecord) -> bool:
-    return not own_records(record)
-
-
 _RECORD_EXTRAS = ("_srcfile", "logThreads", "logProcesses", "logMultiprocessing")
 """What the standard library gathers for every record and simproxy's lines never show: the
 caller's frame, thread, process and multiprocessing names (the logging HOWTO's "Optimization"
 switches). A miss logs two records, and gathering these was a tenth of their cost."""
 
 
-class _WorkerRecords(RecordHandler):
-    """A worker's ``RecordHandler``, which also holds the record switches as they were before the
+class _WorkerRecords(WorkerLog):
+    """A worker's ``WorkerLog``, which also holds the record switches as they were before the
     first worker in this process turned them off: the last one to leave puts them back, whatever
     the order the workers of one process (tests run several) come and go in."""
 
-    def __init__(self, recorder: Recorder, level: int, switches: tuple[tuple[str, object], ...]) -> None:
-        super().__init__(recorder, level)
+    def __init__(
+        self,
+        recorder: Recorder,
+        level: int,
+        outputs: tuple[LineOutput, ...],
+        switches: tuple[tuple[str, object], ...],
+    ) -> None:
+        super().__init__(recorder, level, outputs)
         self.switches = switches
 
 
@@ -79,26 +81,16 @@ def install_logging(settings: Settings, recorder: Recorder) -> LogSinks:
     root = logging.getLogger()
     installed = [handler for handler in root.handlers if isinstance(handler, _WorkerRecords)]
     switches = installed[0].switches if installed else tuple((name, getattr(logging, name)) for name in _RECORD_EXTRAS)
-    handlers: list[logging.Handler] = [_WorkerRecords(recorder, level, switches)]
+    outputs: list[LineOutput] = []
     if "console" in options.outputs:
-        console = logging.StreamHandler(sys.stdout)
-        console.setFormatter(LogrusFormatter(json=json, colour=options.colour, quotes=options.quotes))
-        handlers.append(console)
+        outputs.append(LineOutput(sys.stdout, json=json, colour=options.colour, quotes=options.quotes))
     if "file" in options.outputs:
-        file = logging.FileHandler(options.file, mode="a", encoding="utf-8")
-        file.setFormatter(LogrusFormatter(json=json, colour=False, quotes=options.quotes))
-        handlers.append(file)
-    for handler in handlers[1:]:
-        handler.setLevel(level)
-        handler.addFilter(own_records)
-    stderr = logging.StreamHandler(sys.stderr)
-    stderr.setLevel(logging.WARNING)
-    stderr.addFilter(_foreign)
-    stderr.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    handlers.append(stderr)
+        file = open(options.file, "a", encoding="utf-8")  # noqa: SIM115  # closed with the handler
+        outputs.append(LineOutput(file, json=json, colour=False, quotes=options.quotes, owned=True))
+    handlers = (_WorkerRecords(recorder, level, tuple(outputs), switches), ForeignRecords())
     root.setLevel(level)
     for handler in handlers:
         root.addHandler(handler)
     for name in _RECORD_EXTRAS:
         setattr(logging, name, None if name == "_srcfile" else False)
-    return LogSinks(tuple(handlers))
+    return LogSinks(handlers)

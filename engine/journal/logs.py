@@ -1,18 +1,21 @@
 """Log records as Hoverfly keeps them: ``level``, ``msg``, ``time`` and fields, fleet-wide.
 
-``RecordHandler`` turns Python log records into Hoverfly's JSON shape and hands them to the
-worker's ``Recorder`` (flushed to the store with the journal); fields are passed with
-``log.info("...", extra={"fields": {...}})``. ``text_line`` renders an entry the way logrus
-prints it, for clients that ask for ``text/plain``.
+``WorkerLog`` turns simproxy's log records into Hoverfly's JSON shape, hands them to the worker's
+``Recorder`` (flushed to the store with the journal) and writes them as logrus lines to stdout or a
+file; fields are passed with ``log.info("...", extra={"fields": {...}})``, or ``log_fields`` on the
+hot path. ``text_line`` renders an entry the way logrus prints it, also for clients that ask
+``/api/v2/logs`` for ``text/plain``.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import sys
 import time
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TextIO
 
 import orjson
 
@@ -59,44 +62,118 @@ def rfc3339_of(epoch: float) -> str:
     return f"{text}{sign}{hours:02d}:{minutes:02d}"
 
 
-_ENTRY = "_simproxy_entry"
-"""Where a record keeps its ``entry_of``, made once for every handler that writes it."""
+@dataclass(frozen=True, slots=True)
+class LineOutput:
+    """A stream that gets each record as one line: logrus text (coloured or not, quoted or not) or
+    one JSON object (``-logs json``). ``owned``: opened for this output (a file), closed with it."""
+
+    stream: TextIO
+    json: bool = False
+    colour: bool = True
+    quotes: bool = True
+    owned: bool = False
+
+    def line(self, entry: dict[str, Any]) -> str:
+        return json_line(entry) if self.json else text_line(entry, colour=self.colour, quotes=self.quotes)
 
 
-def entry_of(record: logging.LogRecord) -> dict[str, Any]:
-    """A log record in Hoverfly's JSON form (a flat map; keys sorted when written). Made once per
-    record: the caller gets its own copy to add to."""
-    made = record.__dict__.get(_ENTRY)
-    if made is None:
-        fields = getattr(record, "fields", None)
-        made = {str(k): v for k, v in fields.items()} if isinstance(fields, dict) else {}
-        made["level"] = level_name(record.levelno)
-        made["msg"] = record.getMessage()
-        made["time"] = rfc3339_of(record.created)
-        record.__dict__[_ENTRY] = made
-    return dict(made)
+class WorkerLog(logging.Handler):
+    """Every output of one worker's own records, written by one handler: the ``Recorder`` (flushed to
+    the store with the journal: ``/api/v2/logs``) and the line outputs (stdout, a file).
 
+    Records come through the standard library (``emit``) or, from the hot path, straight from
+    ``log_fields`` (``write``): a miss logs two records, and the library's record, handler chain and
+    filters were a third of a miss's cost. Either way the entry is made once for every output.
+    """
 
-class RecordHandler(logging.Handler):
-    """Buffers every record at or above its level in the worker's ``Recorder``."""
-
-    def __init__(self, recorder: Recorder, level: int = logging.INFO) -> None:
+    def __init__(self, recorder: Recorder, level: int, outputs: tuple[LineOutput, ...] = ()) -> None:
         super().__init__(level)
         self.recorder = recorder
+        self.outputs = outputs
         self.addFilter(own_records)
+        self._second = -1
+        self._stamp = ""
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            entry = entry_of(record)
-            entry[MOMENT] = record.created
-            self.recorder.log(orjson.dumps(entry, option=orjson.OPT_SORT_KEYS, default=str))
+            fields = getattr(record, "fields", None)
+            self.write(record.levelno, record.getMessage(), fields if isinstance(fields, dict) else {}, record.created)
         except Exception:  # a log record must never break the request that logged it
             self.handleError(record)
+
+    def write(self, levelno: int, msg: str, fields: dict[str, Any], created: float) -> None:
+        """One record in Hoverfly's JSON form (a flat map; keys sorted when written) to every output."""
+        entry = {str(k): v for k, v in fields.items()}
+        entry["level"] = level_name(levelno)
+        entry["msg"] = msg
+        entry["time"] = self._time_of(created)
+        self.recorder.log(orjson.dumps({**entry, MOMENT: created}, option=orjson.OPT_SORT_KEYS, default=str))
+        for output in self.outputs:
+            output.stream.write(output.line(entry))
+            output.stream.flush()
+
+    def _time_of(self, created: float) -> str:
+        """``rfc3339_of``, made once a second (a miss logs two records in the same second)."""
+        second = math.floor(created)
+        if second != self._second:
+            self._stamp, self._second = rfc3339_of(second), second
+        return self._stamp
+
+    def close(self) -> None:
+        for output in self.outputs:
+            if output.owned:
+                output.stream.close()
+        super().close()
+
+
+class ForeignRecords(logging.StreamHandler):  # type: ignore[type-arg]
+    """Other libraries' warnings, to standard error as Python writes them: nothing is lost, and
+    stdout stays machine-readable."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+        self.setLevel(logging.WARNING)
+        self.addFilter(_foreign)
+        self.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+
+
+def log_fields(logger: logging.Logger, levelno: int, msg: str, fields: dict[str, Any]) -> None:
+    """``logger.log(levelno, msg, extra={"fields": fields})`` for simproxy's own records on the hot
+    path: written straight to the worker's ``WorkerLog`` when that (and ``ForeignRecords``, which
+    takes none of simproxy's records) is all that would see the record; anything else listening
+    (a test's capture, a handler of one's own) gets it through the library as usual."""
+    if not logger.isEnabledFor(levelno):
+        return
+    if logger.filters:
+        logger.log(levelno, msg, extra={"fields": fields})
+        return
+    sinks: list[WorkerLog] = []
+    node: logging.Logger | None = logger
+    while node is not None:
+        for handler in node.handlers:
+            if isinstance(handler, WorkerLog):
+                sinks.append(handler)
+            elif not isinstance(handler, ForeignRecords):
+                logger.log(levelno, msg, extra={"fields": fields})
+                return
+        node = node.parent if node.propagate else None
+    created = time.time()
+    for sink in sinks:
+        if levelno >= sink.level:
+            with sink.lock:  # type: ignore[union-attr]  # made by Handler.__init__
+                try:
+                    sink.write(levelno, msg, fields, created)
+                except Exception:  # as in ``emit``: a log line must never break the request
+                    sink.handleError(logging.LogRecord(logger.name, levelno, "", 0, msg, None, None))
 
 
 def own_records(record: logging.LogRecord) -> bool:
     """simproxy's own records (other libraries' go to standard error only)."""
     return record.name.split(".", 1)[0] in ("engine", "admin", "store")
+
+
+def _foreign(record: logging.LogRecord) -> bool:
+    return not own_records(record)
 
 
 def _value_text(value: Any) -> str:
@@ -131,19 +208,3 @@ def text_line(entry: dict[str, Any], *, colour: bool = True, quotes: bool = True
 def json_line(entry: dict[str, Any]) -> str:
     """logrus's JSON line: one object, keys sorted, HTML characters escaped as Go escapes them."""
     return go_html_escape(orjson.dumps(entry, option=orjson.OPT_SORT_KEYS, default=str).decode()) + "\n"
-
-
-class LogrusFormatter(logging.Formatter):
-    """Formats simproxy's records as Hoverfly writes its logs: logrus text (coloured or not, quoted
-    or not) or one JSON object per line (``-logs json``)."""
-
-    def __init__(self, *, json: bool = False, colour: bool = True, quotes: bool = True) -> None:
-        super().__init__()
-        self.json = json
-        self.colour = colour
-        self.quotes = quotes
-
-    def format(self, record: logging.LogRecord) -> str:
-        entry = entry_of(record)
-        line = json_line(entry) if self.json else text_line(entry, colour=self.colour, quotes=self.quotes)
-        return line.removesuffix("\n")

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from engine.errors import CaptureConflict, UpstreamError
 from engine.fleet.config import Mode
 from engine.fleet.runtime import Snapshot
+from engine.journal.logs import log_fields
 from engine.modes.base import Kit, Outcome
 from engine.modes.capture import SAVE_CONTEXT, captured_pair
 from engine.modes.failures import MATCHING_CONTEXT, matching_error, request_fields
@@ -54,10 +55,10 @@ class SimulateMode:
 
 def _log_miss(req: RequestDetails, wire: Wire) -> None:
     """Simulate mode's error on a miss, after the simulator's warning (Hoverfly's ReturnErrorAndLog)."""
-    log.error(
-        MATCHING_CONTEXT,
-        extra={"fields": {"error": matching_error(wire.body), "mode": Mode.SIMULATE.value,
-                          "request": request_fields(req), "response": {"error": "nil response"}}},
+    log_fields(
+        log, logging.ERROR, MATCHING_CONTEXT,
+        {"error": matching_error(wire.body), "mode": Mode.SIMULATE.value, "request": request_fields(req),
+         "response": {"error": "nil response"}},
     )  # fmt: skip
 
 

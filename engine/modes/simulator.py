@@ -16,6 +16,7 @@ from typing import Any
 
 from engine.errors import SimulationError
 from engine.fleet.runtime import Runtime, Snapshot
+from engine.journal.logs import log_fields
 from engine.journal.lookup import FetchedJournal
 from engine.matching.cache import CacheEntry, FastKey, cache_key
 from engine.matching.scoring import CompiledPair, MatchResult, Strategy, match
@@ -73,10 +74,10 @@ class Simulator:
             probe = (fast, key, cache.changes)
             if entry is not None:
                 if entry.pair is None:
-                    log.info(
-                        "Response found interface{} cache",  # sic: Hoverfly's words
-                        extra={"fields": {"destination": req.destination, "key": key, "method": req.method,
-                                          "path": req.path, "rawQuery": dict(sorted(req.query.items()))}},
+                    log_fields(
+                        log, logging.INFO, "Response found interface{} cache",  # sic: Hoverfly's words
+                        {"destination": req.destination, "key": key, "method": req.method, "path": req.path,
+                         "rawQuery": dict(sorted(req.query.items()))},
                     )  # fmt: skip
                     return entry.miss or self.failure(MATCHING_CONTEXT, NO_MATCH, outcome="miss")
                 return self._serve(snap, entry.pair, req, delay, cache_misses)  # a cached pair never requires state
@@ -107,10 +108,10 @@ class Simulator:
 
     def _miss(self, result: MatchResult, req: RequestDetails, probe: Probe | None) -> Wire:
         """The 502 of a miss, logged as Hoverfly logs it and remembered in the cache."""
-        log.warning(
-            "Failed to find matching request from simulation",
-            extra={"fields": {"destination": req.destination, "method": req.method, "path": req.path,
-                              "query": req.query, "error": "No match found"}},
+        log_fields(
+            log, logging.WARNING, "Failed to find matching request from simulation",
+            {"destination": req.destination, "method": req.method, "path": req.path, "query": req.query,
+             "error": "No match found"},
         )  # fmt: skip
         wire = plain_error(
             502, miss_text(req, result.closest, product=self.product, texts=self._pair_texts), outcome="miss"

@@ -102,6 +102,25 @@ def test_a_miss_logs_hoverflys_warning_and_error_and_a_cached_miss_logs_again(si
     assert (cached["path"], cached["rawQuery"]) == ("/nothing", {"b": ["1"]})
 
 
+def test_a_miss_is_written_to_the_console_and_the_file_as_it_is_kept(simproxy_factory: Any, tmp_path: Path) -> None:
+    file = tmp_path / "simproxy.log"
+    sp: Simproxy = simproxy_factory(
+        "-logs", "json", "-logs-output", "console", "-logs-output", "file", "-logs-file", str(file)
+    )
+    assert sp.proxy("http://api.test/gone?b=1")[0] == 502
+    marker = "There was an error when matching"
+    for read in (sp.output, file.read_text):
+        text = wait_until(lambda read=read: (lambda t: t if marker in t else None)(read()))
+        lines = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+        warning, error = lines[-2:]
+        assert (warning["level"], warning["msg"], warning["path"], warning["query"]) == (
+            "warning", "Failed to find matching request from simulation", "/gone", {"b": ["1"]}
+        )  # fmt: skip
+        assert (error["level"], error["msg"], error["request"]["path"]) == ("error", marker, "/gone")
+    kept = [e for e in _logged(sp) if e["msg"] not in START]
+    assert kept == lines[-2:]  # the same records, the same fields
+
+
 def test_logs_from_a_second_include_what_was_logged_later_within_that_second(simproxy_factory: Any) -> None:
     sp: Simproxy = simproxy_factory()
     while time.time() % 1 > 0.5:  # room in this second for the request and its records
