@@ -33,3 +33,17 @@ def test_go_indent_writes_what_the_indenting_encoder_wrote(value: Any) -> None:
 
 def test_bytes_that_were_not_utf8_are_written_as_the_replacement_character() -> None:
     assert go_indent({"Body": "caf\udce9 <b>"}) == '{\n    "Body": "caf\\ufffd \\u003cb\\u003e"\n}'
+
+
+_STRINGS = st.text(st.characters(blacklist_categories=("Cs",)) | st.sampled_from("\udce9\udc80<>&\n\\"), max_size=12)
+_STRING_VALUES = st.recursive(
+    _STRINGS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_STRINGS, inner, max_size=4), max_leaves=30
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_STRING_VALUES)
+def test_a_value_of_strings_only_is_written_alike_without_the_conversion_walk(value: Any) -> None:
+    """A request's view and a state are told to skip the float search: nothing changes in the text,
+    however deep, and bytes that were not UTF-8 still become the replacement character."""
+    assert go_indent(value, strings_only=True) == go_indent(value)
