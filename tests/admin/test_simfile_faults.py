@@ -99,6 +99,49 @@ def test_faults_pass_the_schema_and_reach_the_v5_document() -> None:
             id="unknown-key",
         ),
         pytest.param({}, "Error for <data.pairs.0.response.fault>: type is required", id="no-type"),
+        pytest.param(
+            {"type": 5},
+            "Error for <data.pairs.0.response.fault.type>: Invalid type. Expected: string, given: integer; "
+            "Error for <data.pairs.0.response.fault.type>: data.pairs.0.response.fault.type must be one of the "
+            'following: "connectionReset", "emptyResponse", "malformedChunk", "randomDataThenClose", "dribble", '
+            '"bandwidth"',
+            id="type-not-a-string",
+        ),
+        pytest.param(
+            {"type": "connectionReset", "fraction": "half"},
+            "Error for <data.pairs.0.response.fault.fraction>: Invalid type. Expected: number, given: string",
+            id="fraction-text",
+        ),
+        pytest.param(
+            {"type": "dribble", "durationMs": 100},
+            "Error for <data.pairs.0.response.fault>: chunks is required",
+            id="no-chunks",
+        ),
+        pytest.param(
+            {"type": "dribble", "chunks": "5", "durationMs": 100},
+            "Error for <data.pairs.0.response.fault.chunks>: Invalid type. Expected: integer, given: string",
+            id="chunks-text",
+        ),
+        pytest.param(
+            {"type": "dribble", "chunks": 0, "durationMs": 100},
+            "Error for <data.pairs.0.response.fault.chunks>: Must be greater than or equal to 1",
+            id="no-pieces",
+        ),
+        pytest.param(
+            {"type": "bandwidth"},
+            "Error for <data.pairs.0.response.fault>: bytesPerSecond is required",
+            id="bandwidth-without-a-rate",
+        ),
+        pytest.param(
+            {"type": "emptyResponse", "chunks": 2},
+            "Error for <data.pairs.0.response.fault>: Additional property chunks is not allowed",
+            id="a-parameter-no-type-takes",
+        ),
+        pytest.param(
+            "reset",
+            "Error for <data.pairs.0.response.fault>: Invalid type. Expected: object, given: string",
+            id="not-an-object",
+        ),
     ],
 )
 def test_a_bad_fault_is_refused_naming_its_path(fault: Any, details: str) -> None:

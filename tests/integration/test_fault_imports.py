@@ -27,41 +27,17 @@ def sp(simproxy: Simproxy) -> Simproxy:
 # -- import: validation, round trip, -compat hoverfly ------------------------------------------------------------
 
 REFUSED = [
+    # one of each kind of refusal (tests/admin/test_simfile_faults.py has every case with its whole text):
+    # an unknown value, a number beyond what Go holds, a missing member, a member of the wrong type
     pytest.param({"type": "teleport"}, "data.pairs.0.response.fault.type", id="unknown-type"),
-    pytest.param({"type": 5}, "data.pairs.0.response.fault.type", id="type-not-a-string"),
-    pytest.param(
-        {"type": "connectionReset", "fraction": 1.5}, "data.pairs.0.response.fault.fraction", id="fraction-above-1"
-    ),
-    pytest.param(
-        {"type": "connectionReset", "fraction": "half"}, "data.pairs.0.response.fault.fraction", id="fraction-text"
-    ),
-    pytest.param(
-        {"type": "dribble", "durationMs": 100}, "data.pairs.0.response.fault>: chunks is required", id="no-chunks"
-    ),
-    pytest.param(
-        {"type": "dribble", "chunks": "5", "durationMs": 100}, "data.pairs.0.response.fault.chunks", id="chunks-text"
-    ),
-    pytest.param(
-        {"type": "dribble", "chunks": 0, "durationMs": 100}, "data.pairs.0.response.fault.chunks", id="no-pieces"
-    ),
-    pytest.param({"type": "bandwidth"}, "data.pairs.0.response.fault>: bytesPerSecond is required", id="no-rate"),
-    pytest.param(
-        {"type": "dribble", "chunks": 1_000_000, "durationMs": 0},
-        "data.pairs.0.response.fault.chunks>: Must be less than or equal to 10000",
-        id="too-many-chunks",
-    ),
-    pytest.param(
-        {"type": "dribble", "chunks": 1, "durationMs": 1e20},
-        "data.pairs.0.response.fault.durationMs>: Must be less than or equal to 2147483647",
-        id="duration-beyond-int32",
-    ),
     pytest.param(
         {"type": "bandwidth", "bytesPerSecond": 2**64},
         "data.pairs.0.response.fault.bytesPerSecond>: Must be less than or equal to 10000000000",
         id="rate-beyond-64-bits",
     ),
-    pytest.param({"type": "emptyResponse", "speed": 1}, "Additional property speed is not allowed", id="unknown-key"),
-    pytest.param({"type": "emptyResponse", "chunks": 2}, "Additional property chunks is not allowed", id="foreign-key"),
+    pytest.param(
+        {"type": "dribble", "durationMs": 100}, "data.pairs.0.response.fault>: chunks is required", id="no-chunks"
+    ),
     pytest.param("reset", "data.pairs.0.response.fault>: Invalid type", id="not-an-object"),
 ]
 
