@@ -102,15 +102,25 @@ class WorkerLog(logging.Handler):
             self.handleError(record)
 
     def write(self, levelno: int, msg: str, fields: dict[str, Any], created: float) -> None:
-        """One record in Hoverfly's JSON form (a flat map; keys sorted when written) to every output."""
+        """One record in Hoverfly's JSON form (a flat map; keys sorted when written) to every output.
+        An output that fails is reported as the library reports a failing handler, and the others
+        are still written (a closed stdout leaves the file written)."""
         entry = {str(k): v for k, v in fields.items()}
         entry["level"] = level_name(levelno)
         entry["msg"] = msg
         entry["time"] = self._time_of(created)
-        self.recorder.log(orjson.dumps({**entry, MOMENT: created}, option=orjson.OPT_SORT_KEYS, default=str))
+        try:
+            kept = orjson.dumps({**entry, MOMENT: created}, option=orjson.OPT_SORT_KEYS, default=str)
+        except orjson.JSONEncodeError:  # a byte that was not UTF-8 (a surrogate escape) in a field
+            entry = _replaced(entry)
+            kept = orjson.dumps({**entry, MOMENT: created}, option=orjson.OPT_SORT_KEYS, default=str)
+        self.recorder.log(kept)
         for output in self.outputs:
-            output.stream.write(output.line(entry))
-            output.stream.flush()
+            try:
+                output.stream.write(output.line(entry))
+                output.stream.flush()
+            except Exception:
+                self.handleError(logging.LogRecord("simproxy", levelno, "", 0, msg, None, None))
 
     def _time_of(self, created: float) -> str:
         """``rfc3339_of``, made once a second (a miss logs two records in the same second)."""
@@ -120,10 +130,28 @@ class WorkerLog(logging.Handler):
         return self._stamp
 
     def close(self) -> None:
-        for output in self.outputs:
-            if output.owned:
-                output.stream.close()
+        with self.lock:  # type: ignore[union-attr]  # made by Handler.__init__
+            outputs, self.outputs = self.outputs, ()  # a record still on its way goes to the recorder only
+            for output in outputs:
+                if output.owned:
+                    output.stream.close()
         super().close()
+
+
+def _replaced(value: Any) -> Any:
+    """``value`` with each byte that was not UTF-8 (a surrogate escape) written as U+FFFD, as Go's
+    JSON encoder writes an invalid byte."""
+    if isinstance(value, str):
+        try:
+            raw = value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a lone surrogate that stands for no byte (from a JSON escape)
+            raw = value.encode("utf-8", "surrogatepass")
+        return raw.decode("utf-8", "replace")
+    if isinstance(value, dict):
+        return {_replaced(k): _replaced(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_replaced(v) for v in value]
+    return value
 
 
 class ForeignRecords(logging.StreamHandler):  # type: ignore[type-arg]
@@ -157,6 +185,9 @@ def log_fields(logger: logging.Logger, levelno: int, msg: str, fields: dict[str,
                 logger.log(levelno, msg, extra={"fields": fields})
                 return
         node = node.parent if node.propagate else None
+    if not sinks:  # no worker logs here: the library's last resort (stderr) still shows it
+        logger.log(levelno, msg, extra={"fields": fields})
+        return
     created = time.time()
     for sink in sinks:
         if levelno >= sink.level:

@@ -105,11 +105,17 @@ def test_a_record_written_straight_reads_as_one_through_the_library(sink: Any, m
     assert recorder.kept[1]["@t"] >= recorder.kept[0]["@t"]  # the precise time, for ?from=
 
 
-def test_below_the_level_nothing_is_written(sink: Any) -> None:
+def test_below_a_level_nothing_is_written(sink: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     handler, text, _, recorder = sink
-    with _only(handler):
-        log_fields(logging.getLogger("engine.modes.simulator"), logging.DEBUG, "journal entry", {})
-    assert text.getvalue() == "" and recorder.kept == []
+    log = logging.getLogger("engine.modes.simulator")
+    with _only(handler):  # the root at INFO
+        _no_records(monkeypatch)
+        log_fields(log, logging.DEBUG, "journal entry", {})  # below the root's level
+        handler.setLevel(logging.ERROR)  # another worker of the process logs from INFO: the root lets it by
+        log_fields(log, logging.WARNING, "Failed to find matching request from simulation", {})
+        log_fields(log, logging.ERROR, "There was an error when matching", {})
+    assert [entry["msg"] for entry in recorder.kept] == ["There was an error when matching"]
+    assert text.getvalue().count("msg=") == 1
 
 
 def test_another_listener_gets_the_record_through_the_library(sink: Any) -> None:
@@ -123,12 +129,44 @@ def test_another_listener_gets_the_record_through_the_library(sink: Any) -> None
     assert "There was an error when matching" in text.getvalue() and len(recorder.kept) == 1
 
 
-def test_a_broken_output_does_not_break_the_request_that_logged(sink: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    handler, _, _, recorder = sink
-    handler.outputs = (LineOutput(Broken()),)
+def test_a_broken_output_does_not_break_the_request_or_the_other_outputs(
+    sink: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    handler, text, _, recorder = sink
+    handler.outputs = (LineOutput(Broken()), LineOutput(text, colour=False))  # stdout gone, the file still there
     log = logging.getLogger("engine.modes.simulator")
     with _only(handler):
         log.warning("Failed to find", extra={"fields": FIELDS})
         log_fields(log, logging.WARNING, "Failed to find", FIELDS)
     assert capsys.readouterr().err.count("OSError: disk full") == 2  # reported as the library reports it
     assert [entry["msg"] for entry in recorder.kept] == ["Failed to find"] * 2  # /api/v2/logs has both
+    assert text.getvalue().count('msg="Failed to find"') == 2
+
+
+def test_a_byte_that_was_not_utf8_is_logged_as_the_replacement_character(
+    sink: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handler, text, json, recorder = sink
+    fields = {"path": "/caf\udce9", "query": {"q": ["\ud800"]}}  # %E9 in a path; a lone \ud800 from JSON
+    with _only(handler):
+        _no_records(monkeypatch)
+        log_fields(logging.getLogger("engine.modes.simulator"), logging.WARNING, "Failed to find", fields)
+    assert (recorder.kept[0]["path"], recorder.kept[0]["query"]) == ("/caf\ufffd", {"q": ["\ufffd" * 3]})
+    assert orjson.loads(json.getvalue())["path"] == "/caf\ufffd"
+    assert 'path="/caf\ufffd"' in text.getvalue()
+
+
+def test_a_closed_handler_keeps_taking_records_for_the_recorder_only(tmp_path: Any) -> None:
+    recorder = Kept()
+    file = (tmp_path / "simproxy.log").open("a", encoding="utf-8")
+    handler = WorkerLog(recorder, logging.INFO, (LineOutput(file, colour=False, owned=True),))
+    handler.close()  # the worker stops while a request is still being answered
+    assert file.closed
+    handler.write(logging.WARNING, "Failed to find", {}, 0.0)
+    assert [entry["msg"] for entry in recorder.kept] == ["Failed to find"]
+
+
+def test_with_no_worker_logging_the_record_reaches_the_last_resort(capsys: pytest.CaptureFixture[str]) -> None:
+    with _only():
+        log_fields(logging.getLogger("engine.modes.simulator"), logging.WARNING, "Failed to find matching request", {})
+    assert "Failed to find matching request" in capsys.readouterr().err

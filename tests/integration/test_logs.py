@@ -121,6 +121,16 @@ def test_a_miss_is_written_to_the_console_and_the_file_as_it_is_kept(simproxy_fa
     assert kept == lines[-2:]  # the same records, the same fields
 
 
+def test_a_miss_whose_query_is_not_utf8_is_logged_with_the_replacement_character(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory()
+    assert sp.proxy("http://api.test/caf%e9?q=%e9")[0] == 502
+    warning, error = [e for e in _logged(sp) if e["msg"] not in START]
+    assert (warning["msg"], warning["path"], warning["query"]) == (
+        "Failed to find matching request from simulation", "/caf%e9", {"q": ["\ufffd"]}
+    )  # fmt: skip  # Go keeps a path whose bytes do not decode as it came
+    assert (error["msg"], error["request"]["query"]) == ("There was an error when matching", {"q": ["\ufffd"]})
+
+
 def test_logs_from_a_second_include_what_was_logged_later_within_that_second(simproxy_factory: Any) -> None:
     sp: Simproxy = simproxy_factory()
     while time.time() % 1 > 0.5:  # room in this second for the request and its records
