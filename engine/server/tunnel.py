@@ -116,6 +116,7 @@ async def open_tunnel(
         tunnel.close()
         return None
     client.write(b"HTTP/1.0 200 Connection established\r\n\r\n")
+    tunnel.answered()
     return tunnel
 
 
@@ -140,6 +141,10 @@ class Tunnel(asyncio.Protocol):
         """Stop reading the client: the host's write buffer is above its high-water mark."""
         self.release_client = release_client
         self.transport: asyncio.Transport | None = None
+        self._early: list[bytes] | None = []
+        """What the host sent before the CONNECT was answered (a host that speaks first: SMTP, SSH);
+        None once it was. uvloop starts reading right after ``connection_made``, whatever it did."""
+        self._closed_early = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's transports do not subclass asyncio's
@@ -148,11 +153,27 @@ class Tunnel(asyncio.Protocol):
         self.transport.pause_reading()
 
     def data_received(self, data: bytes) -> None:
+        if self._early is not None:  # the CONNECT is not answered yet: one read is held, then no more
+            self._early.append(data)
+            if self.transport is not None:
+                self.transport.pause_reading()
+            return
         self.client.write(data)
+
+    def answered(self) -> None:
+        """The CONNECT's ``200`` is written: what the host sent meanwhile follows it (and its close)."""
+        early, self._early = self._early or [], None
+        for data in early:
+            self.client.write(data)
+        if self._closed_early:
+            self.client.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
         """The host closed (or failed): the client gets what is buffered for it, then the close."""
         self.transport = None
+        if self._early is not None:
+            self._closed_early = True  # after the CONNECT's answer and what the host sent first
+            return
         self.client.close()
 
     def pause_writing(self) -> None:

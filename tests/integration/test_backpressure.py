@@ -320,8 +320,12 @@ def peer_factory() -> Iterator[Callable[[bool], Peer]]:
 def _tunnel(sp: Simproxy, peer: Peer, small: bool = True) -> socket.socket:
     """A blind tunnel to ``peer`` through simproxy (the destination leaves its host out)."""
     sock = _client(sp.proxy_port, small)
-    sock.sendall(b"CONNECT 127.0.0.1:%d HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % (peer.port, peer.port))
-    assert _head(sock) == b"HTTP/1.0 200 Connection established\r\n\r\n"
+    try:
+        sock.sendall(b"CONNECT 127.0.0.1:%d HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % (peer.port, peer.port))
+        assert _head(sock) == b"HTTP/1.0 200 Connection established\r\n\r\n"
+    except BaseException:
+        sock.close()  # else its ResourceWarning fails whichever test the collector runs in
+        raise
     return sock
 
 

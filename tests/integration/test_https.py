@@ -4,6 +4,7 @@ tunnels outside the destination, plain-HTTP tunnels, and upstream certificate ve
 from __future__ import annotations
 
 import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,59 @@ def test_outside_the_destination_a_connect_is_a_blind_tunnel(
     with socket.create_connection(("127.0.0.1", sp.proxy_port), timeout=10) as raw:
         raw.sendall(b"CONNECT localhost:1 HTTP/1.1\r\n\r\n")  # nothing listens there
         assert raw.recv(4096).startswith(b"HTTP/1.0 502 Bad Gateway\r\n")
+
+
+class SpeaksFirst:
+    """A host that greets whoever connects before reading anything (SMTP, SSH), and may hang up."""
+
+    def __init__(self, hang_up: bool) -> None:
+        self.hang_up = hang_up
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.2)
+        self.port = int(self.listener.getsockname()[1])
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        held: list[socket.socket] = []
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            conn.sendall(b"220 greeting\r\n")
+            if self.hang_up:
+                conn.close()
+            else:
+                held.append(conn)
+        for conn in held:
+            conn.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=5)
+        self.listener.close()
+
+
+@pytest.mark.parametrize("hang_up", [False, True], ids=["greets", "greets-and-hangs-up"])
+def test_a_host_that_speaks_first_is_heard_after_the_connect_is_answered(simproxy_factory: Any, hang_up: bool) -> None:
+    sp: Simproxy = simproxy_factory("-destination", "https://only.this.test")
+    host = SpeaksFirst(hang_up)
+    try:
+        for _ in range(40):  # the greeting raced the answer: about one CONNECT in six came out wrong
+            with socket.create_connection(("127.0.0.1", sp.proxy_port), timeout=10) as raw:
+                raw.sendall(b"CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n" % host.port)
+                got = b""
+                while not got.endswith(b"greeting\r\n"):
+                    data = raw.recv(4096)
+                    assert data, f"closed after {got!r}"
+                    got += data
+                assert got == b"HTTP/1.0 200 Connection established\r\n\r\n220 greeting\r\n"
+                if hang_up:
+                    assert raw.recv(4096) == b""  # the host's close follows its greeting
+    finally:
+        host.close()
 
 
 @pytest.mark.parametrize(
