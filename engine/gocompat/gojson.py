@@ -89,6 +89,15 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\u{ord(char):04x}"
 
 
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def go_text(text: str) -> str:
+    """Text as Go holds and writes it: each surrogate (a byte that was not UTF-8, kept by
+    ``surrogateescape``, or a lone one from a JSON escape) is U+FFFD, so the text encodes as UTF-8."""
+    return _SURROGATES.sub("\ufffd", text)
+
+
 def go_string(text: str) -> str:
     """A JSON string as Go writes it: HTML characters and U+2028/U+2029 escaped."""
     return '"' + _ESCAPES.sub(_escape, text) + '"'

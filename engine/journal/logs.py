@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from engine.gocompat.gojson import go_html_escape
+from engine.gocompat.gojson import go_html_escape, go_text
 from engine.journal.recorder import Recorder
 
 # Python level -> Hoverfly's (logrus) level names
@@ -120,7 +120,11 @@ class WorkerLog(logging.Handler):
                 output.stream.write(output.line(entry))
                 output.stream.flush()
             except Exception:
-                self.handleError(logging.LogRecord("simproxy", levelno, "", 0, msg, None, None))
+                self.failed("simproxy", levelno, msg)
+
+    def failed(self, name: str, levelno: int, msg: str) -> None:
+        """``handleError`` for a record written without a ``LogRecord`` (``log_fields``, an output)."""
+        self.handleError(logging.LogRecord(name, levelno, "", 0, msg, None, None))
 
     def _time_of(self, created: float) -> str:
         """``rfc3339_of``, made once a second (a miss logs two records in the same second)."""
@@ -139,14 +143,9 @@ class WorkerLog(logging.Handler):
 
 
 def _replaced(value: Any) -> Any:
-    """``value`` with each byte that was not UTF-8 (a surrogate escape) written as U+FFFD, as Go's
-    JSON encoder writes an invalid byte."""
+    """``value`` with its strings as Go holds them (``go_text``): each surrogate is U+FFFD."""
     if isinstance(value, str):
-        try:
-            raw = value.encode("utf-8", "surrogateescape")
-        except UnicodeEncodeError:  # a lone surrogate that stands for no byte (from a JSON escape)
-            raw = value.encode("utf-8", "surrogatepass")
-        return raw.decode("utf-8", "replace")
+        return go_text(value)
     if isinstance(value, dict):
         return {_replaced(k): _replaced(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -169,23 +168,12 @@ def log_fields(logger: logging.Logger, levelno: int, msg: str, fields: dict[str,
     """``logger.log(levelno, msg, extra={"fields": fields})`` for simproxy's own records on the hot
     path: written straight to the worker's ``WorkerLog`` when that (and ``ForeignRecords``, which
     takes none of simproxy's records) is all that would see the record; anything else listening
-    (a test's capture, a handler of one's own) gets it through the library as usual."""
+    (a test's capture, a handler or filter of one's own), or nothing at all (the library's last
+    resort, stderr), gets it through the library as usual."""
     if not logger.isEnabledFor(levelno):
         return
-    if logger.filters:
-        logger.log(levelno, msg, extra={"fields": fields})
-        return
-    sinks: list[WorkerLog] = []
-    node: logging.Logger | None = logger
-    while node is not None:
-        for handler in node.handlers:
-            if isinstance(handler, WorkerLog):
-                sinks.append(handler)
-            elif not isinstance(handler, ForeignRecords):
-                logger.log(levelno, msg, extra={"fields": fields})
-                return
-        node = node.parent if node.propagate else None
-    if not sinks:  # no worker logs here: the library's last resort (stderr) still shows it
+    sinks = _only_worker_logs(logger)
+    if not sinks:
         logger.log(levelno, msg, extra={"fields": fields})
         return
     created = time.time()
@@ -195,7 +183,24 @@ def log_fields(logger: logging.Logger, levelno: int, msg: str, fields: dict[str,
                 try:
                     sink.write(levelno, msg, fields, created)
                 except Exception:  # as in ``emit``: a log line must never break the request
-                    sink.handleError(logging.LogRecord(logger.name, levelno, "", 0, msg, None, None))
+                    sink.failed(logger.name, levelno, msg)
+
+
+def _only_worker_logs(logger: logging.Logger) -> list[WorkerLog]:
+    """The ``WorkerLog`` handlers that would get ``logger``'s records, or none if anything else would
+    see them first (a filter on the logger, a handler of another kind)."""
+    if logger.filters:
+        return []
+    sinks: list[WorkerLog] = []
+    node: logging.Logger | None = logger
+    while node is not None:
+        for handler in node.handlers:
+            if isinstance(handler, WorkerLog):
+                sinks.append(handler)
+            elif not isinstance(handler, ForeignRecords):
+                return []
+        node = node.parent if node.propagate else None
+    return sinks
 
 
 def own_records(record: logging.LogRecord) -> bool:

@@ -17,7 +17,6 @@ Where Hoverfly crashes or is accidental, the comparison chooses instead:
 from __future__ import annotations
 
 import gzip
-import re
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from typing import Any
 import orjson
 
 from engine.gocompat.dialect import SPEC, Dialect
-from engine.gocompat.gojson import InvalidJSON, decode_float, format_v_float
+from engine.gocompat.gojson import InvalidJSON, decode_float, format_v_float, go_text
 from engine.simulation.model import JSON
 
 NULL = "null"
@@ -109,7 +108,7 @@ def diff_view(groups: Iterable[DiffGroup], dialect: Dialect = SPEC) -> dict[str,
 def encode_request(request: DiffRequest) -> str:
     """The store's group key: equal for identical requests, different otherwise."""
     return orjson.dumps(
-        [_valid(request.method), _valid(request.host), _valid(request.path), _valid(request.query)]
+        [go_text(request.method), go_text(request.host), go_text(request.path), go_text(request.query)]
     ).decode()
 
 
@@ -123,9 +122,9 @@ def decode_request(key: str) -> DiffRequest:
 def encode_report(report: DiffReport) -> bytes:
     return orjson.dumps(
         {
-            "timestamp": _valid(report.timestamp),
+            "timestamp": go_text(report.timestamp),
             "diffEntries": [
-                {"field": _valid(e.field), "expected": _valid(e.expected), "actual": _valid(e.actual)}
+                {"field": go_text(e.field), "expected": go_text(e.expected), "actual": go_text(e.actual)}
                 for e in report.entries
             ],
         }
@@ -144,14 +143,6 @@ def decode_report(raw: bytes) -> DiffReport:
 def decode_groups(stored: Iterable[tuple[str, Sequence[bytes]]]) -> list[DiffGroup]:
     """What ``Store.diff_reports`` returns, as groups (raises ValueError on data that is not ours)."""
     return [DiffGroup(decode_request(key), tuple(decode_report(r) for r in reports)) for key, reports in stored]
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _valid(text: str) -> str:
-    """Text that encodes as UTF-8: lone surrogates become U+FFFD, as Go writes invalid UTF-8."""
-    return _SURROGATE.sub("\ufffd", text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,7 +217,7 @@ def compare_responses(
 
 def _header_map(headers: Headers) -> dict[str, Sequence[str]]:
     items = headers.items() if isinstance(headers, Mapping) else headers
-    return {_valid(name): [_valid(v) for v in values] for name, values in items}
+    return {go_text(name): [go_text(v) for v in values] for name, values in items}
 
 
 def _bytes(body: bytes | str) -> bytes:

@@ -151,7 +151,7 @@ def test_a_byte_that_was_not_utf8_is_logged_as_the_replacement_character(
     with _only(handler):
         _no_records(monkeypatch)
         log_fields(logging.getLogger("engine.modes.simulator"), logging.WARNING, "Failed to find", fields)
-    assert (recorder.kept[0]["path"], recorder.kept[0]["query"]) == ("/caf\ufffd", {"q": ["\ufffd" * 3]})
+    assert (recorder.kept[0]["path"], recorder.kept[0]["query"]) == ("/caf\ufffd", {"q": ["\ufffd"]})
     assert orjson.loads(json.getvalue())["path"] == "/caf\ufffd"
     assert 'path="/caf\ufffd"' in text.getvalue()
 
