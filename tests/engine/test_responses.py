@@ -10,7 +10,14 @@ from engine.errors import SimulationError
 from engine.matching.scoring import compile_simulation
 from engine.modes.failures import miss_text
 from engine.simulation.model import Response
-from engine.wire.response import RenderedResponse, plain_error, render_response, status_line
+from engine.wire.response import (
+    RenderedResponse,
+    as_hoverfly_tunnels_it,
+    plain_error,
+    render_response,
+    render_wire,
+    status_line,
+)
 from tests.engine.conftest import REGISTRY, exact, pair, request, simulation
 
 WHERE = "data.pairs[0].response"
@@ -248,8 +255,6 @@ def test_the_502_length_counts_utf8_bytes() -> None:
 
 def test_hoverflys_tunnel_drops_the_sniffed_line_only() -> None:
     """The sniffed ``Content-Type`` line is removed whole; the same text inside another header stays."""
-    from engine.wire.response import as_hoverfly_tunnels_it, render_wire
-
     resp = Response(status=200, body=b"hello", headers=(("X-Original-Content-Type", ("text/plain; charset=utf-8",)),))
     wire = render_wire(resp, "data.pairs[0].response")
     assert wire.sniffed == b"Content-Type: text/plain; charset=utf-8\r\n"
