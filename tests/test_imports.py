@@ -51,6 +51,7 @@ def test_a_one_worker_start_imports_no_package_of_an_optional_feature() -> None:
         "engine.server.listener",
     } <= modules  # the start path itself did load
     assert _packages(modules) & ON_FIRST_USE == set()
+    assert "engine.gocompat.ottosyntax" not in modules  # PAC files' syntax check: engine.outbound.pac
 
 
 def test_the_command_line_alone_imports_neither_the_server_nor_the_engine() -> None:

@@ -21,7 +21,6 @@ import sys
 from collections import OrderedDict
 
 from engine.errors import EngineError
-from engine.gocompat.ottosyntax import syntax_error
 
 ANSWERS = 1000
 PAC_TIMEOUT = 5.0
@@ -63,6 +62,8 @@ class PacResolver:
         if pac != self._text:
             async with self._checking:  # one check per new text; the others wait for its verdict
                 if pac != self._text:
+                    from engine.gocompat.ottosyntax import syntax_error  # on first use: ~10 ms of import
+
                     syntax = await asyncio.to_thread(syntax_error, pac)
                     self._text, self._syntax = pac, syntax
                     self._answers.clear()
