@@ -249,9 +249,7 @@ class ExpressionParser(Scanner):
         elif tok == STRING:
             body = self.lit[1:-1]
             self.next()
-            problem = string_literal_error(body)
-            if problem is not None:
-                self.error(idx, problem)
+            self.check_string(idx, body)
         elif tok == "/" or tok == "/=":
             self.regexp_literal()
         elif tok in ("(", "[", "{", "function"):
@@ -308,6 +306,10 @@ class ExpressionParser(Scanner):
         tok, idx, literal = self.tok, self.idx, self.lit
         self.next()
         if tok == STRING:
-            problem = string_literal_error(literal[1:-1])
-            if problem is not None:
-                self.error(idx, problem)
+            self.check_string(idx, literal[1:-1])
+
+    def check_string(self, idx: int, body: str) -> None:
+        """A string literal's escapes, checked once the literal is read (its error at ``idx``)."""
+        problem = string_literal_error(body)
+        if problem is not None:
+            self.error(idx, problem)

@@ -70,8 +70,6 @@ _PLAIN_ID_START = frozenset("$_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVW
 _ASCII_ID_START = _PLAIN_ID_START | {"\\"}
 _DIGITS = frozenset("0123456789")
 _HEX = MappingProxyType({c: int(c, 16) for c in "0123456789abcdefABCDEF"})
-_OCTAL = frozenset("01234567")
-_SIMPLE_ESCAPES = frozenset("abfnrtv\\\"'0")
 
 _ID_RUN = re.compile(r"[A-Za-z0-9_$]*")
 _DIGIT_RUN = re.compile(r"[0-9]*")
@@ -525,8 +523,6 @@ def _skip_escape(src: str, pos: int, quote: str) -> int:
     if pos >= len(src):
         return pos
     c = src[pos]
-    if c in _SIMPLE_ESCAPES:
-        return pos + 1
     if c in _LINE_BREAKS:
         return _after_line_break(src, pos)
     if c != "x" and c != "u":

@@ -115,7 +115,7 @@ class _Rewrite:
                 if value:
                     self.error(f"re2: Invalid \\{value} <backreference>")
             else:
-                self.out.append(f"\\x{value:x}" if value >= 16 else f"\\x0{value:x}")
+                self.out.append(f"\\x{value:02x}")
         elif c in ("8", "9"):
             while self.c and self.c in "0123456789":
                 self.read()
@@ -143,7 +143,7 @@ class _Rewrite:
             letter = self.c
             if letter and ("a" <= letter <= "z" or "A" <= letter <= "Z"):
                 value = ord(letter) & 0x1F
-                self.out.append(f"\\x{value:x}" if value >= 16 else f"\\x0{value:x}")
+                self.out.append(f"\\x{value:02x}")
                 self.read()
             else:
                 self.out.append("c")
