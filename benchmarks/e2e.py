@@ -38,7 +38,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -62,6 +62,11 @@ class Request:
     body: str = ""
     host: str = HOST
     """The URL's host (a real service's ``127.0.0.1:port`` for the modes that forward)."""
+    absolute: bool = True
+    """Sent as a proxy's request, ``GET http://host/path`` (else as a web server's, ``GET /path``)."""
+
+    def target(self, path: str) -> str:
+        return f"http://{self.host}{path}" if self.absolute else path
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,19 @@ class Workload:
     """The state set before the first request (``PUT /api/v2/state``)."""
     status: int = 200
     """The status every request must get (W7's are all misses)."""
+    webserver: bool = False
+    """simproxy started with ``-webserver`` (and the requests in origin form: ``as_webserver``)."""
+    more_flags: tuple[str, ...] = ()
+    """simproxy's flags given for the run (``--flags``), not the workload's own."""
+
+    def simproxy_flags(self) -> tuple[str, ...]:
+        return (*self.flags, *self.more_flags, *(("-webserver",) if self.webserver else ()))
+
+
+def as_webserver(workload: Workload) -> Workload:
+    """``workload`` against ``-webserver``: the flag added, every request in origin form."""
+    requests = [replace(r, absolute=False) for r in workload.requests]
+    return replace(workload, requests=requests, webserver=True)
 
 
 def _stub(path: str, body: str, **request: Any) -> dict[str, Any]:
@@ -297,7 +315,7 @@ def _listening(port: int) -> bool:
 
 def request_text(req: Request, n: int | None = None) -> str:
     path = req.path if n is None else req.path.replace("{n}", str(n))
-    lines = [f"{req.method} http://{req.host}{path} HTTP/1.1", f"Host: {req.host}"]
+    lines = [f"{req.method} {req.target(path)} HTTP/1.1", f"Host: {req.host}"]
     lines += [f"{k}: {v}" for k, v in req.headers]
     if req.body:
         lines.append(f"Content-Length: {len(req.body.encode())}")
@@ -310,7 +328,7 @@ def lua_script(workload: Workload) -> str:
     def one(req: Request) -> str:
         headers = ", ".join(f'["{k}"] = "{v}"' for k, v in (("Host", req.host), *req.headers))
         body = json.dumps(req.body) if req.body else "nil"
-        path = json.dumps(f"http://{req.host}{req.path}").replace("{n}", '" .. counter .. "')
+        path = json.dumps(req.target(req.path)).replace("{n}", '" .. counter .. "')
         return f'wrk.format("{req.method}", {path}, {{{headers}}}, {body})'
 
     if not workload.random_pick and "{n}" not in workload.requests[0].path:
@@ -471,6 +489,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--connections", type=int, help="per load generator (default 32; 16 side by side)")
     parser.add_argument("--rounds", type=int, help="repeat and keep each figure's median (default 1; 3 side by side)")
+    parser.add_argument("--flags", default="", help='more simproxy flags, as shell words: --flags="-journal-size 0"')
+    parser.add_argument(
+        "--webserver", action="store_true", help="simproxy with -webserver, requests sent to it as to a web server"
+    )
     parser.add_argument("--compare", metavar="CMD", help="another server, run side by side: {admin} and {proxy}")
     parser.add_argument("--compare-name", default="", help="what to call it (default: the command's name)")
     parser.add_argument("--sequential", action="store_true", help="--compare one server after the other")
@@ -480,6 +502,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     catalogue = workloads()
     chosen = [catalogue[name] for name in args.workloads.split(",")]
+    if args.webserver:
+        chosen = [as_webserver(w) for w in chosen]
+    if args.flags:
+        chosen = [replace(w, more_flags=tuple(shlex.split(args.flags))) for w in chosen]
     if args.compare and not args.sequential:
         return _side_by_side(args, chosen)
     return _one_after_the_other(args, chosen)
@@ -495,7 +521,7 @@ def _side_by_side(args: argparse.Namespace, chosen: list[Workload]) -> int:
             print(f"{workload.name}: skipped (its flags are simproxy's own)", flush=True)
             continue
         pairing = sidebyside.measure_pair(
-            simproxy_server(args.workers, workload.flags, args.redis_url),
+            simproxy_server(args.workers, workload.simproxy_flags(), args.redis_url),
             command_server(args.compare, args.compare_name),
             workload, rounds=args.rounds or 3, seconds=max(1, round(args.seconds)),
             connections=args.connections or 16, cores=cores, generator=args.loadgen,
@@ -515,7 +541,9 @@ def _one_after_the_other(args: argparse.Namespace, chosen: list[Workload]) -> in
     compared = None
     rounds, connections = args.rounds or 1, args.connections or 32
     for workload in chosen:
-        servers: list[Callable[[], Server]] = [partial(simproxy_server, args.workers, workload.flags, args.redis_url)]
+        servers: list[Callable[[], Server]] = [
+            partial(simproxy_server, args.workers, workload.simproxy_flags(), args.redis_url)
+        ]
         if args.compare and not workload.flags:
             servers.append(partial(command_server, args.compare, args.compare_name))
         if args.ceiling and workload.name in CEILING:

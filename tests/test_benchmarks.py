@@ -92,6 +92,22 @@ def test_side_by_side_compare_measures_both_servers_in_the_same_rounds(capsys: p
     assert out.count("non-2xx answers") == 1
 
 
+def test_side_by_side_as_web_servers_sends_origin_form_requests(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--webserver``: simproxy with ``-webserver`` and origin-form requests (Hoverfly's web server
+    tries to forward an absolute URI), checked on both servers before the rounds."""
+    from benchmarks import e2e
+
+    w1 = e2e.as_webserver(e2e.workloads()["W1"])
+    assert e2e.request_text(w1.requests[0]).startswith("GET /hello HTTP/1.1\r\nHost: api.bench.test\r\n")
+    assert w1.simproxy_flags() == ("-webserver",)
+    other = f"{sys.executable} -m admin -webserver -ap {{admin}} -pp {{proxy}}"
+    argv = ["--workloads", "W1", "--seconds", "1", "--rounds", "1", "--loadgen", "python", "--connections", "4"]
+    assert e2e.main([*argv, "--webserver", "--compare", other, "--compare-name", "twin"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^W1\s+[\d,]+\s+[\d,]+\s+[\d.]+x", out, re.M)
+    assert "non-2xx" not in out  # every answer of both was the stub's
+
+
 def test_startup_benchmark_measures_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
     """One run with one worker: every figure's row holds a measured number, every count a count."""
     from benchmarks import startup
