@@ -41,7 +41,11 @@ from store import NO_EFFECTS, Batch, BatchIds, Outbox, Store, StoreError, Versio
 
 log = logging.getLogger(__name__)
 
-FLUSH_INTERVAL = 0.005
+FLUSH_INTERVAL = 0.02
+"""Seconds between a busy worker's flushes of what it buffered. Every read that must see it (the
+journal, logs, usage, metrics) flushes every worker first, so this only sets how many requests a
+batch carries: each flush costs about as much as a few requests, and at 5 ms it took 4-5% of a
+worker serving one stub (side by side against 20 ms, W1, W2r and W7 alike)."""
 HEARTBEAT_INTERVAL = 1.0
 ALIVE_WINDOW_MS = 3_000
 BARRIER_TIMEOUT = 3.0
