@@ -75,8 +75,6 @@ class Dispatcher:
             ActionObserver(self.actions, runtime, journal, acting),
         )
         self._tell = tuple(observer.served for observer in self.observers)
-        self.keeps_reads = journal.keeps_reads
-        """Whether the server should hand over the bytes a request came in (``Received``)."""
         self._destinations: dict[str, GoRegex] = {}
 
     async def prepare(self, snap: Snapshot) -> None:

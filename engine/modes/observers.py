@@ -34,11 +34,6 @@ class JournalObserver:
         self.debug = log.isEnabledFor(logging.DEBUG)
         """At ``-log-level debug`` each entry is logged too, as Hoverfly logs it ("journal entry")."""
 
-    @property
-    def keeps_reads(self) -> bool:
-        """The journal keeps the bytes a request came in (``Received``) when it is on at start."""
-        return self.records.journal_enabled
-
     def served(self, wire: Wire, received: Received, seconds: float, mode: str) -> None:
         records = self.records
         if records.journal_size:

@@ -17,6 +17,7 @@ from engine.fleet.config import BACKLOG, ProxyLimits
 from engine.modes.dispatch import Dispatcher
 from engine.server.certs import Interception
 from engine.server.protocol import ProxyProtocol
+from engine.wire.parse import RequestMemos
 from engine.wire.response import plain_error
 
 SWEEP_INTERVAL = 1.0
@@ -60,8 +61,6 @@ class ProxyServer:
         product: str = "simproxy",
     ) -> None:
         self.dispatcher = dispatcher
-        self.keeps_reads = dispatcher.keeps_reads
-        """The journal is on: a read that holds exactly one request is kept with it (``Received``)."""
         self.auth = auth
         """``-auth``: every request needs ``Proxy-Authorization`` (checked on the CONNECT for a tunnel)."""
         self.port = port
@@ -75,6 +74,8 @@ class ProxyServer:
         """The answer to a request whose handling raised (a bug), naming the product (``-compat``)."""
         self.header_names: dict[str, str] = {}
         """Canonical header names seen by this worker's connections (engine/wire/parse.py)."""
+        self.requests = RequestMemos()
+        """The requests built from bytes that came before, by way of arriving (engine/wire/parse.py)."""
         self.max_connections = connection_budget()
         """Proxy connections this worker holds at once; one more is answered 503 and closed."""
         self.tasks = TaskSet()

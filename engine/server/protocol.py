@@ -95,9 +95,11 @@ class ProxyProtocol(asyncio.Protocol):
         self._closing = False
         self._arrival = Arrival(server.dispatcher.webserver, server.auth is not None, own_port=server.port)
         self._arrival_encoded = self._arrival.encode()
+        self._memo = server.requests.of(self._arrival_encoded)
         self._chunk: bytes | None = None
-        """With the journal on, the read being parsed when it began with a new request (none was
-        half-read before it): the journal keeps it when it holds exactly one request."""
+        """The read being parsed when it began with a new request (none was half-read before it):
+        when it holds exactly one request, its bytes find the request built from them before
+        (``RequestMemo``) and the journal keeps them."""
         self._chunk_requests = 0
         """Requests begun in that read."""
         self._relay: Tunnel | None = None
@@ -140,8 +142,7 @@ class ProxyProtocol(asyncio.Protocol):
             gate.keep(data)
             self._chunk = None
             return
-        if self.server.keeps_reads:
-            self._chunk, self._chunk_requests = None if self._reading else data, 0
+        self._chunk, self._chunk_requests = None if self._reading else data, 0
         if len(data) > FEED_SLICE:
             gate.parse(data)
             return
@@ -268,19 +269,15 @@ class ProxyProtocol(asyncio.Protocol):
             else:
                 self._check_then_connect(credentials, authority)
             return
-        try:
-            request_or_error = self._build_request(method)
-        except Exception as exc:  # a malformed target must not take the worker down
-            log.debug("unparsable request target %r: %s", self._url, exc)
-            request_or_error = plain_error(400, "Bad Request: invalid request target\n")
-        if isinstance(request_or_error, Wire):
-            self._enqueue(request_or_error, keep_alive, head_only)
-            return
         # the read, when it held exactly this request (not split over reads, not pipelined with
-        # others, no chunked body): then the journal keeps those bytes as the request
+        # others, no chunked body): the same bytes make the same request, and the journal keeps them
         raw = self._chunk
         if raw is not None and (self._chunk_requests != 1 or raw.find(b"\r\n\r\n") + 4 + self._body_size != len(raw)):
             raw = None
+        request_or_error = self._build_request(method, raw)
+        if isinstance(request_or_error, Wire):
+            self._enqueue(request_or_error, keep_alive, head_only)
+            return
         received = (request_or_error, time.time(), time.perf_counter(), raw, self._arrival_encoded)
         if self._queue and (self._deferred or len(self._queue) >= self.server.limits.max_pipelined):
             self._queue.append((_Deferred(request_or_error, checked, credentials), keep_alive, head_only, received))
@@ -346,13 +343,23 @@ class ProxyProtocol(asyncio.Protocol):
 
     # -- request building ---------------------------------------------------------------------
 
-    def _build_request(self, method: str) -> RequestDetails | Wire:
+    def _build_request(self, method: str, raw: bytes | None) -> RequestDetails | Wire:
+        """The request just parsed, or the error that answers it; ``raw``: the bytes of exactly this
+        request, when one read held them (the request built from the same bytes before is reused)."""
+        if raw is not None and (known := self._memo.get(raw)) is not None:
+            return known
         try:
-            server = self.server
-            body = b"".join(self._body)
-            return build_request(method, self._url, self._headers, body, self._arrival, server.header_names)
+            req = build_request(
+                method, self._url, self._headers, b"".join(self._body), self._arrival, self.server.header_names
+            )
         except RequestRejected as exc:
             return plain_error(exc.status, exc.text)
+        except Exception as exc:  # a malformed target must not take the worker down
+            log.debug("unparsable request target %r: %s", self._url, exc)
+            return plain_error(400, "Bad Request: invalid request target\n")
+        if raw is not None:
+            self._memo.keep(raw, req)
+        return req
 
     # -- CONNECT ---------------------------------------------------------------------------------
 
@@ -386,6 +393,7 @@ class ProxyProtocol(asyncio.Protocol):
         self.parser = httptools.HttpRequestParser(self)
         self._arrival = replace(self._arrival, tunnel_authority=authority, tunnel_scheme=scheme)
         self._arrival_encoded = self._arrival.encode()
+        self._memo = self.server.requests.of(self._arrival_encoded)
 
     async def _start_tls(self, transport: asyncio.Transport, authority: str, host: str) -> None:
         assert self.server.tls is not None

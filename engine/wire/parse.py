@@ -118,6 +118,70 @@ def build_request(
     )
 
 
+MEMO_BYTES = 4096
+"""Requests read in more bytes than this are built every time (their bodies are not kept twice)."""
+MEMO_SIZE = 128
+"""Requests a ``RequestMemo`` holds built (with their bytes: 1 MB at most); it starts again empty
+when full."""
+SEEN_SIZE = 4096
+"""Requests a ``RequestMemo`` knows the bytes of (by their hash), to tell when they come again."""
+ARRIVALS_KEPT = 16
+"""Ways of arriving (the proxy port, each tunnel's authority) that keep a memo of their own."""
+
+
+class RequestMemo:
+    """The requests built from bytes that came before, in the same way (``Arrival``): a load test
+    sends the same few requests again and again, and the same bytes give the same request.
+
+    The bytes' hash is remembered the first time, and the request built from them kept only when
+    they come a second time: a stream of requests that never repeat (a unique id in each) keeps no
+    built request alive for the garbage collector to scan again and again. ``RequestDetails`` is
+    immutable, so the requests served from one memo entry can share it."""
+
+    __slots__ = ("_built", "_seen")
+
+    def __init__(self) -> None:
+        self._seen: set[int] = set()
+        self._built: dict[bytes, RequestDetails] = {}
+
+    def get(self, raw: bytes) -> RequestDetails | None:
+        """The request ``raw`` (the bytes of exactly one request) was built into before, if kept."""
+        return self._built.get(raw)
+
+    def keep(self, raw: bytes, req: RequestDetails) -> None:
+        """``req`` was built from ``raw``: kept if those bytes came before."""
+        if len(raw) > MEMO_BYTES:
+            return
+        seen = hash(raw)  # computed once per bytes object: get() made it already
+        if seen in self._seen:
+            if len(self._built) >= MEMO_SIZE:
+                self._built.clear()
+            self._built[raw] = req
+        else:
+            if len(self._seen) >= SEEN_SIZE:
+                self._seen.clear()
+            self._seen.add(seen)
+
+
+class RequestMemos:
+    """A worker's memos, one per way of arriving: the same bytes inside a tunnel to another host,
+    or through the proxy port, make another request."""
+
+    __slots__ = ("_memos",)
+
+    def __init__(self) -> None:
+        self._memos: dict[bytes, RequestMemo] = {}
+
+    def of(self, arrival: bytes) -> RequestMemo:
+        """The memo of the requests that arrive as ``arrival`` (``Arrival.encode()``) says."""
+        memo = self._memos.get(arrival)
+        if memo is None:
+            memo = RequestMemo()
+            if len(self._memos) < ARRIVALS_KEPT:  # beyond that, a memo of the connection's own
+                self._memos[arrival] = memo
+        return memo
+
+
 def read_request(data: bytes, arrival: Arrival) -> RequestDetails:
     """The first request in ``data`` (bytes the proxy received whole), built as the proxy built it."""
     message = _Message()

@@ -254,7 +254,7 @@ class _Client:
 
 def _serving(wire: Wire, rng: random.Random, scenario: Callable[[ProxyServer, _Client], Awaitable[None]]) -> None:
     engine = SimpleNamespace(
-        keeps_reads=False, webserver=False, rng=rng, handle=lambda req: with_fault_decided((), req, wire, rng),
+        webserver=False, rng=rng, handle=lambda req: with_fault_decided((), req, wire, rng),
         served=lambda *_: None, intercepts=lambda _: True,
         runtime=SimpleNamespace(dialect=SimpleNamespace(product="simproxy")),
     )  # fmt: skip

@@ -74,7 +74,7 @@ def _engine(answer: Callable[[Any], Any]) -> Any:
         return answer(req)
 
     return SimpleNamespace(
-        keeps_reads=False, webserver=False, handle=handle, handled=handled,
+        webserver=False, handle=handle, handled=handled,
         served=lambda *_: None, intercepts=lambda _: True,
     )  # fmt: skip
 

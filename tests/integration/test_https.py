@@ -344,3 +344,31 @@ def test_client_authentication_presents_a_certificate_to_the_hosts_it_names(
         assert through(plain, url, ca_file(plain, tmp_path)).status_code == 502
     finally:
         strict.stop()
+
+
+def test_the_same_bytes_through_two_tunnels_are_two_requests(simproxy_factory: Any) -> None:
+    """A request without ``Host`` goes to its tunnel's host: the request a worker built from the same
+    bytes in another tunnel (or outside any) is not the one it serves here."""
+    sp: Simproxy = simproxy_factory("-plain-http-tunneling")
+    pairs = [
+        {"request": {"destination": [{"matcher": "exact", "value": f"{host}.test:8080"}]}, "response": {"body": host}}
+        for host in ("one", "two")
+    ]
+    assert sp.admin("PUT", "/api/v2/simulation", simulation(*pairs))[0] == 200
+    request = b"GET /same HTTP/1.1\r\n\r\n"
+    for host in ("one", "two", "one"):
+        with socket.create_connection(("127.0.0.1", sp.proxy_port), timeout=10) as raw:
+            raw.sendall(f"CONNECT {host}.test:8080 HTTP/1.1\r\n\r\n".encode())
+            assert raw.recv(4096) == b"HTTP/1.0 200 OK\r\n\r\n"
+            for _ in range(3):  # the first time, the second (now known), the third (built before)
+                raw.sendall(request)
+                reply = raw.recv(4096)
+                assert reply.startswith(b"HTTP/1.1 200 OK\r\n") and reply.endswith(host.encode()), reply
+        with socket.create_connection(("127.0.0.1", sp.proxy_port), timeout=10) as raw:
+            raw.sendall(request)  # outside a tunnel, a request without Host cannot be served
+            assert raw.recv(4096).startswith(b"HTTP/1.1 400 ")
+    journal = sp.admin_json("GET", "/api/v2/journal")[1]["journal"]
+    assert [e["request"]["destination"] for e in journal] == ["one.test:8080"] * 3 + ["two.test:8080"] * 3 + [
+        "one.test:8080"
+    ] * 3
+    assert len({e["id"] for e in journal}) == 9
