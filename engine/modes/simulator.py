@@ -19,7 +19,7 @@ from engine.fleet.runtime import Runtime, Snapshot
 from engine.journal.logs import log_fields
 from engine.journal.lookup import FetchedJournal
 from engine.matching.cache import CacheEntry, FastKey, cache_key
-from engine.matching.scoring import CompiledPair, MatchResult, Strategy, match
+from engine.matching.scoring import CompiledPair, CompiledSimulation, MatchResult, Strategy, match
 from engine.modes.failures import MATCHING_CONTEXT, NO_MATCH, PairTexts, failure_wire, miss_text
 from engine.simulation.model import Response
 from engine.templating import CsvTables, JournalLookup, NoJournal
@@ -38,6 +38,8 @@ STATE_ATTEMPTS = 50
 """Times a state step or a data-source write is tried again when another request changed it first."""
 _NO_STATE: Mapping[str, str] = MappingProxyType({})  # what simulations without requiresState match against
 _NO_JOURNAL = NoJournal()
+MATCHED_SLOTS = 16
+"""Match results a worker keeps by request (``Simulator._match``)."""
 
 
 def _strategy(snap: Snapshot) -> Strategy:
@@ -53,6 +55,9 @@ class Simulator:
         """The name failures are signed with (``-compat``)."""
         self._pair_texts = PairTexts()
         self._state_turn = asyncio.Lock()
+        self._matched: list[tuple[RequestDetails, Strategy, MatchResult] | None] = [None] * MATCHED_SLOTS
+        """The last match results, by request object, of stateless matching against ``_matched_in``."""
+        self._matched_in: CompiledSimulation | None = None
         self._state_seen: tuple[int, dict[str, str]] | None = None
         """(version, state) as this worker last saw it in the store (stateful requests decide on it)."""
 
@@ -83,11 +88,28 @@ class Simulator:
                 return self._serve(snap, entry.pair, req, delay, cache_misses)  # a cached pair never requires state
         if snap.simulation.writes_state:
             return self._simulate_with_state(snap, req, probe, cache_misses, delay)
-        result = match(snap.simulation, req, _NO_STATE, _strategy(snap), self.webserver)
+        result = self._match(snap.simulation, req, _strategy(snap))
         if result.pair is None:
             return self._miss(result, req, probe if cache_misses else None)
         self._remember(result, req, probe)
         return self._serve(snap, result.pair, req, delay, cache_misses)
+
+    def _match(self, sim: CompiledSimulation, req: RequestDetails, strategy: Strategy) -> MatchResult:
+        """``match`` without state, for a request the match cache does not hold (Hoverfly keeps no
+        result that depends on headers). The proxy hands the same ``RequestDetails`` object for the
+        same bytes (engine/wire/parse.py ``RequestMemo``), and without state the same request meets
+        the same simulation with the same result: the last few are kept, by the object itself (held
+        here, so its ``id`` is not another's), for as long as the simulation is the same."""
+        if sim is not self._matched_in:
+            self._matched = [None] * MATCHED_SLOTS
+            self._matched_in = sim
+        slot = (id(req) >> 4) % MATCHED_SLOTS  # objects are 16-byte aligned
+        known = self._matched[slot]
+        if known is not None and known[0] is req and known[1] == strategy:
+            return known[2]
+        result = match(sim, req, _NO_STATE, strategy, self.webserver)
+        self._matched[slot] = (req, strategy, result)
+        return result
 
     def _remember(
         self, result: MatchResult, req: RequestDetails, probe: Probe | None, miss: Wire | None = None

@@ -144,3 +144,30 @@ def test_a_large_pair_is_not_copied_into_redis_for_each_request_it_answers(simpr
         # a miss whose text was too long to mirror is worked out again by any worker, word for word
         again = Counter(_send(sp, "POST", "http://svc.example.com/big", "n=0") for _ in range(20))
         assert again == Counter({misses[0]: 20})
+
+
+def test_a_request_repeated_byte_for_byte_follows_a_new_strategy_and_a_new_simulation(simproxy: Simproxy) -> None:
+    """A header matcher keeps the result out of the match cache, and a request that comes again in the
+    same bytes is matched as one the worker has seen: a new strategy or simulation must still count."""
+    sp = simproxy
+    key = {"X-Key": [{"matcher": "exact", "value": "v"}]}
+    weaker = pair("/x", "first declared", headers=key)
+    stronger = pair("/x", "strongest", headers=key, method=[{"matcher": "exact", "value": "GET"}])
+    assert sp.admin("PUT", "/api/v2/simulation", simulation(weaker, stronger))[0] == 200
+
+    def answers(count: int = 4) -> list[str]:
+        conn = http.client.HTTPConnection("127.0.0.1", sp.proxy_port, timeout=10)
+        bodies = []
+        for _ in range(count):  # one connection, the same bytes each time
+            conn.request("GET", "http://api.test/x", headers={"X-Key": "v"})
+            bodies.append(conn.getresponse().read().decode())
+        conn.close()
+        return bodies
+
+    assert answers() == ["strongest"] * 4
+    first = {"mode": "simulate", "arguments": {"matchingStrategy": "first"}}
+    assert sp.admin("PUT", "/api/v2/hoverfly/mode", first)[0] == 200
+    assert answers() == ["first declared"] * 4
+    assert sp.admin("PUT", "/api/v2/simulation", simulation(pair("/x", "replaced", headers=key)))[0] == 200
+    assert answers() == ["replaced"] * 4
+    assert _cache(sp) == []  # none of it was the match cache's doing
