@@ -123,7 +123,7 @@ class Recorder:
         if not self.journal_size:
             return 0
         sequence = next(self._sequence)
-        whole = self._within_limit(req, wire, raw)
+        whole = not self.body_limit or self._within_limit(req, wire, raw)
         if raw is not None and self._packs and whole and wire.journal is not None:
             self._packable.append(
                 (self._prefix, sequence, raw, arrival, wire.journal, wire.status, received, latency_ms, mode)

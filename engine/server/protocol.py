@@ -274,21 +274,26 @@ class ProxyProtocol(asyncio.Protocol):
         raw = self._chunk
         if raw is not None and (self._chunk_requests != 1 or raw.find(b"\r\n\r\n") + 4 + self._body_size != len(raw)):
             raw = None
-        request_or_error = self._build_request(method, raw)
-        if isinstance(request_or_error, Wire):
-            self._enqueue(request_or_error, keep_alive, head_only)
-            return
-        received = (request_or_error, time.time(), time.perf_counter(), raw, self._arrival_encoded)
+        known = None if raw is None else self._memo.get(raw)
+        if known is not None:
+            raw, request = known  # the journal holds the first read of these bytes, not this one
+        else:
+            built = self._build_request(method, raw)
+            if isinstance(built, Wire):
+                self._enqueue(built, keep_alive, head_only)
+                return
+            request = built
+        received = (request, time.time(), time.perf_counter(), raw, self._arrival_encoded)
         if self._queue and (self._deferred or len(self._queue) >= self.server.limits.max_pipelined):
-            self._queue.append((_Deferred(request_or_error, checked, credentials), keep_alive, head_only, received))
+            self._queue.append((_Deferred(request, checked, credentials), keep_alive, head_only, received))
             self._deferred += 1  # answered once fewer are owed (_start_deferred)
             self._gate.hold(HOLD_PIPELINE)
             return
         if not checked:
-            self._enqueue(self._answer(request_or_error, checked, credentials), keep_alive, head_only, received)
+            self._enqueue(self._answer(request, checked, credentials), keep_alive, head_only, received)
             return
         try:  # what _answer does, inline: the hot path
-            outcome: Outcome = self.server.dispatcher.handle(request_or_error)
+            outcome: Outcome = self.server.dispatcher.handle(request)
         except Exception:
             log.exception("request handling failed")
             outcome = self.server.internal_error
@@ -345,9 +350,7 @@ class ProxyProtocol(asyncio.Protocol):
 
     def _build_request(self, method: str, raw: bytes | None) -> RequestDetails | Wire:
         """The request just parsed, or the error that answers it; ``raw``: the bytes of exactly this
-        request, when one read held them (the request built from the same bytes before is reused)."""
-        if raw is not None and (known := self._memo.get(raw)) is not None:
-            return known
+        request, when one read held them (kept with the request when they come again)."""
         try:
             req = build_request(
                 method, self._url, self._headers, b"".join(self._body), self._arrival, self.server.header_names

@@ -142,10 +142,11 @@ class RequestMemo:
 
     def __init__(self) -> None:
         self._seen: set[int] = set()
-        self._built: dict[bytes, RequestDetails] = {}
+        self._built: dict[bytes, tuple[bytes, RequestDetails]] = {}
 
-    def get(self, raw: bytes) -> RequestDetails | None:
-        """The request ``raw`` (the bytes of exactly one request) was built into before, if kept."""
+    def get(self, raw: bytes) -> tuple[bytes, RequestDetails] | None:
+        """The request ``raw`` (the bytes of exactly one request) was built into before, if kept,
+        with the first bytes object that held them (the journal keeps that one: the read is freed)."""
         return self._built.get(raw)
 
     def keep(self, raw: bytes, req: RequestDetails) -> None:
@@ -156,7 +157,7 @@ class RequestMemo:
         if seen in self._seen:
             if len(self._built) >= MEMO_SIZE:
                 self._built.clear()
-            self._built[raw] = req
+            self._built[raw] = (raw, req)
         else:
             if len(self._seen) >= SEEN_SIZE:
                 self._seen.clear()

@@ -18,7 +18,8 @@ def _served(memo: RequestMemo, raw: bytes) -> tuple[bool, RequestDetails]:
     """What the proxy does with a request's bytes: the known request, or one built (and offered)."""
     known = memo.get(raw)
     if known is not None:
-        return True, known
+        assert known[0] == raw
+        return True, known[1]
     req = read_request(raw, ARRIVAL)
     memo.keep(raw, req)
     return False, req
