@@ -120,7 +120,7 @@ def _ceiling(cp: CompiledPair) -> int:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class CompiledSimulation:
     """A simulation ready for the hot path, with its candidate index."""
 

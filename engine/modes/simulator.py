@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import weakref
 from collections.abc import Coroutine, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -24,6 +25,7 @@ from engine.modes.failures import MATCHING_CONTEXT, NO_MATCH, PairTexts, failure
 from engine.simulation.model import Response
 from engine.templating import CsvTables, JournalLookup, NoJournal
 from engine.templating.pairs import Rendered, render_pair
+from engine.wire.parse import MEMO_BYTES
 from engine.wire.request import RequestDetails
 from engine.wire.response import Wire, plain_error, render_wire
 from store import SimulationChanged, StoreError
@@ -57,7 +59,9 @@ class Simulator:
         self._state_turn = asyncio.Lock()
         self._matched: list[tuple[RequestDetails, Strategy, MatchResult] | None] = [None] * MATCHED_SLOTS
         """The last match results, by request object, of stateless matching against ``_matched_in``."""
-        self._matched_in: CompiledSimulation | None = None
+        self._matched_in: weakref.ref[CompiledSimulation] | None = None
+        """Weakly: a simulation replaced while nothing is matched statelessly (a stateful one came,
+        or a mode that does not simulate) is not kept alive by the table."""
         self._state_seen: tuple[int, dict[str, str]] | None = None
         """(version, state) as this worker last saw it in the store (stateful requests decide on it)."""
 
@@ -100,15 +104,16 @@ class Simulator:
         same bytes (engine/wire/parse.py ``RequestMemo``), and without state the same request meets
         the same simulation with the same result: the last few are kept, by the object itself (held
         here, so its ``id`` is not another's), for as long as the simulation is the same."""
-        if sim is not self._matched_in:
+        if self._matched_in is None or self._matched_in() is not sim:
             self._matched = [None] * MATCHED_SLOTS
-            self._matched_in = sim
+            self._matched_in = weakref.ref(sim)
         slot = (id(req) >> 4) % MATCHED_SLOTS  # objects are 16-byte aligned
         known = self._matched[slot]
         if known is not None and known[0] is req and known[1] == strategy:
             return known[2]
         result = match(sim, req, _NO_STATE, strategy, self.webserver)
-        self._matched[slot] = (req, strategy, result)
+        if len(req.body) <= MEMO_BYTES:  # a longer request is never handed again (nor kept here)
+            self._matched[slot] = (req, strategy, result)
         return result
 
     def _remember(

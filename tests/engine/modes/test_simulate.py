@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import random
 import time
+import weakref
 from typing import Any
 
 from engine.fleet.config import ModeArguments
@@ -162,3 +164,22 @@ def test_an_entry_added_while_a_stateful_request_waits_is_found_by_the_next_one(
         pair("/set", "set", transitionsState={"x": "1"}),
         arguments=ModeArguments(matching_strategy="first"),
     )
+
+
+def test_a_replaced_simulation_is_not_kept_alive_by_the_requests_matched_against_it(world: Any) -> None:
+    """The worker keeps its last stateless match results; once a stateful simulation replaces the
+    one they came from, nothing matches statelessly any more, and the old one must still be freed."""
+    keyed = {"path": [{"matcher": "exact", "value": "/a"}], "headers": {"X-Key": [{"matcher": "exact", "value": "v"}]}}
+
+    async def scenario(w: World) -> None:
+        old = weakref.ref(w.runtime.snapshot.simulation)
+        for _ in range(2):  # a header matcher: the match cache keeps no result, the worker's table does
+            assert (await w.answer(request("/a", headers={"X-Key": ["v"]}))).raw_body == b"stateless"
+        stateful = {"request": {**keyed, "requiresState": {"s": "1"}}, "response": {"body": "stateful"}}
+        sim = decode_simulation({"pairs": [stateful]})
+        await w.runtime.write_simulation(sim, compile_simulation(sim, w.runtime.registry), None, wait=False)
+        assert (await w.answer(request("/a", headers={"X-Key": ["v"]}))).status == 502  # no state "s" yet
+        gc.collect()
+        assert old() is None
+
+    world(scenario, {"request": keyed, "response": {"body": "stateless"}})
