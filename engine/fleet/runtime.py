@@ -338,6 +338,7 @@ class Runtime:
                 if not failing:
                     log.warning("store unavailable: %s", exc)
                 failing = True
+                self.records.settle(reached=False)  # a heartbeat that failed says so too
                 # retry soon: a store that comes back must see this worker registered again well
                 # within REGISTRY_SETTLE_MS, or a write could stop waiting for it
                 await asyncio.sleep(RETRY_INTERVAL)
@@ -479,21 +480,30 @@ class Runtime:
         them must still wait for that one, or an ack could overtake data not stored yet.
         """
         async with self._flush_lock:
-            for kind, count in self.records.take_dropped().items():  # counted first: the rest may fail
-                self.metrics.dropped(kind, count)
-            if dropped := self.cache.take_dropped():
-                self.metrics.dropped("cache", dropped)
-            if self.counts or self._counts_out:
-                await self._counts_out.send(self._write_counts, self._take_counts)
-            if self.cache.pending or self._cache_out:
-                await self._cache_out.send(self._write_cache, self._take_cache)
-            if self.records.pending:
-                await self.records.flush(self.store)
-            if self.store.errors > self._errors_seen:  # every failed call, whichever path made it
-                self.metrics.store_errors(self.store.errors - self._errors_seen)
-                self._errors_seen = self.store.errors
-            if self.metrics or self._metrics_out:
-                await self._metrics_out.send(self._write_metrics, self._take_metrics)
+            try:
+                await self._flush()
+            except Exception:
+                self.records.settle(reached=False)
+                raise
+            self.records.settle(reached=True)
+
+    async def _flush(self) -> None:
+        """The flush itself, under the lock (``flush``)."""
+        for kind, count in self.records.take_dropped().items():  # counted first: the rest may fail
+            self.metrics.dropped(kind, count)
+        if dropped := self.cache.take_dropped():
+            self.metrics.dropped("cache", dropped)
+        if self.counts or self._counts_out:
+            await self._counts_out.send(self._write_counts, self._take_counts)
+        if self.cache.pending or self._cache_out:
+            await self._cache_out.send(self._write_cache, self._take_cache)
+        if self.records.pending:
+            await self.records.flush(self.store)
+        if self.store.errors > self._errors_seen:  # every failed call, whichever path made it
+            self.metrics.store_errors(self.store.errors - self._errors_seen)
+            self._errors_seen = self.store.errors
+        if self.metrics or self._metrics_out:
+            await self._metrics_out.send(self._write_metrics, self._take_metrics)
 
     def _take_counts(self) -> dict[str, int] | None:
         counts, self.counts = self.counts, {}

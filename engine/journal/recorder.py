@@ -81,6 +81,13 @@ class Recorder:
         self.dropped: dict[str, int] = {}
         """Records given up while the store was away, by kind (``journal``, ``logs``): the buffers
         keep the newest ``journal_size``/``logs_size`` only, what the store would keep anyway."""
+        self.store_away = False
+        """Set by the runtime while the store cannot be reached: records the buffers give up then
+        count in ``dropped`` at once."""
+        self._given_up: dict[str, int] = {}
+        """Records given up while the store was thought reachable, until the next flush tells
+        (``settle``): a busy worker with a small journal trims its buffer between two flushes too,
+        of entries the store would not keep anyway, and those are not counted."""
 
     @property
     def journal_enabled(self) -> bool:
@@ -246,8 +253,18 @@ class Recorder:
 
     def _keep(self, kind: str, records: list[T], limit: int) -> list[T]:
         if len(records) > limit:
-            self.dropped[kind] = self.dropped.get(kind, 0) + len(records) - limit
+            counts = self.dropped if self.store_away else self._given_up
+            counts[kind] = counts.get(kind, 0) + len(records) - limit
         return records[-limit:] if limit else []
+
+    def settle(self, *, reached: bool) -> None:
+        """A flush ended: the store was ``reached`` (what the buffers gave up since the last one was
+        beyond what it keeps) or not (that was given up while it was away: counted)."""
+        self.store_away = not reached
+        given_up, self._given_up = self._given_up, {}
+        if not reached:
+            for kind, count in given_up.items():
+                self.dropped[kind] = self.dropped.get(kind, 0) + count
 
     def take_dropped(self) -> dict[str, int]:
         dropped, self.dropped = self.dropped, {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import os
 import re
 import signal
@@ -62,6 +63,25 @@ def test_records_made_while_redis_is_away_are_written_after_or_counted_as_droppe
         assert dropped and int(float(dropped[1])) >= 30 - 2 * 2 * 5  # each worker buffers at most 2x the size
     finally:
         redis.stop()
+
+
+def test_a_busy_worker_with_a_small_journal_counts_nothing_dropped_while_redis_is_up(
+    simproxy_factory: Any, redis_server: Any
+) -> None:
+    """Between two flushes a busy worker gives up the entries beyond twice the journal's size; the
+    store would not have kept them, so with Redis up none of it is counted as dropped."""
+    sp: Simproxy = simproxy_factory("-redis-url", redis_server.url, "-journal-size", "2")
+    assert sp.admin_json("PUT", "/api/v2/simulation", simulation(pair("/busy", "served")))[0] == 200
+    conn = http.client.HTTPConnection("127.0.0.1", sp.proxy_port, timeout=10)
+    for _ in range(400):  # one keep-alive connection, as fast as it answers
+        conn.request("GET", "http://h/busy")
+        assert conn.getresponse().read() == b"served"
+    conn.close()
+    journal = sp.admin_json("GET", "/api/v2/journal")[1]
+    assert journal["total"] == 2
+    metrics = sp.admin("GET", "/metrics")[2].decode()
+    assert re.search(r'simproxy_requests_total\{mode="simulate",outcome="hit"\} 400', metrics)
+    assert not re.search(r'simproxy_records_dropped_total\{kind="journal"\} [1-9]', metrics)
 
 
 def test_a_redis_that_hangs_makes_admin_calls_fail_fast_and_the_proxy_serve_on(simproxy_factory: Any) -> None:
