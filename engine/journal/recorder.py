@@ -130,7 +130,8 @@ class Recorder:
         if not self.journal_size:
             return 0
         sequence = next(self._sequence)
-        whole = not self.body_limit or self._within_limit(req, wire, raw)
+        limit = self.body_limit
+        whole = not limit or self._within_limit(limit, req, wire, raw)
         if raw is not None and self._packs and whole and wire.journal is not None:
             self._packable.append(
                 (self._prefix, sequence, raw, arrival, wire.journal, wire.status, received, latency_ms, mode)
@@ -150,11 +151,9 @@ class Recorder:
                 self._encoded = self._keep("journal", self._encoded, self.journal_size)
         return sequence
 
-    def _within_limit(self, req: RequestDetails, wire: Wire, raw: bytes | None) -> bool:
-        """Neither body needs cutting to the body limit (the request's read holds its body)."""
-        limit = self.body_limit
-        if not limit:
-            return True
+    @staticmethod
+    def _within_limit(limit: int, req: RequestDetails, wire: Wire, raw: bytes | None) -> bool:
+        """Neither body needs cutting to the body limit ``limit`` (the request's read holds its body)."""
         if len(wire.raw_body) > limit:
             return False
         if raw is not None and len(raw) <= limit:

@@ -44,7 +44,7 @@ from engine.server.flow import (
 )
 from engine.server.tunnel import Tunnel, open_tunnel, split_authority, start_tls
 from engine.simulation.model import TIMED_FAULTS
-from engine.wire.parse import MEMO_BYTES, Arrival, build_request
+from engine.wire.parse import Arrival, build_request
 from engine.wire.request import RequestDetails
 from engine.wire.response import Wire, as_hoverfly_tunnels_it, chunked_instead, plain_error, proxy_auth_required
 
@@ -274,7 +274,7 @@ class ProxyProtocol(asyncio.Protocol):
         raw = self._chunk
         if raw is not None and (self._chunk_requests != 1 or raw.find(b"\r\n\r\n") + 4 + self._body_size != len(raw)):
             raw = None
-        known = None if raw is None or len(raw) > MEMO_BYTES else self._memo.get(raw)
+        known = None if raw is None else self._memo.get(raw)
         if known is not None:
             raw, request = known  # the journal holds the first read of these bytes, not this one
         else:

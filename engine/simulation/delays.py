@@ -54,7 +54,7 @@ class Delays:
             if response.log_normal_delay is not None:
                 ms += sample_log_normal(response.log_normal_delay, rng)
             return ms / 1000
-        if not (self.fixed or self.log_normal):
+        if not self:
             return 0.0
         target = destination + path
         ms = 0

@@ -146,8 +146,9 @@ class RequestMemo:
 
     def get(self, raw: bytes) -> tuple[bytes, RequestDetails] | None:
         """The request ``raw`` (the bytes of exactly one request) was built into before, if kept,
-        with the first bytes object that held them (the journal keeps that one: the read is freed)."""
-        return self._built.get(raw)
+        with the first bytes object that held them (the journal keeps that one: the read is freed).
+        Bytes beyond ``MEMO_BYTES`` are never kept, so they are not even hashed to look."""
+        return None if len(raw) > MEMO_BYTES else self._built.get(raw)
 
     def keep(self, raw: bytes, req: RequestDetails) -> None:
         """``req`` was built from ``raw``: kept if those bytes came before."""
