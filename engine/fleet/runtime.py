@@ -70,7 +70,7 @@ def new_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class Snapshot:
     """What the hot path reads: one attribute load, always consistent with itself."""
 

@@ -125,6 +125,11 @@ class MatchCache:
             self._alias(fast, key)
         return fast, key, entry
 
+    def touch(self, key: str) -> None:
+        """Make the entry of ``key``, if kept, the most recently used."""
+        if key in self._entries:
+            self._entries.move_to_end(key)
+
     def unkept(self, fast: FastKey) -> None:
         """The request of ``fast`` found nothing and its result was not kept (Hoverfly does not cache
         a result that depends on headers or state): until an entry is added, its lookups find nothing.

@@ -40,8 +40,20 @@ STATE_ATTEMPTS = 50
 """Times a state step or a data-source write is tried again when another request changed it first."""
 _NO_STATE: Mapping[str, str] = MappingProxyType({})  # what simulations without requiresState match against
 _NO_JOURNAL = NoJournal()
-MATCHED_SLOTS = 16
-"""Match results a worker keeps by request (``Simulator._match``)."""
+SLOTS = 17
+"""Match results, and answers, a worker keeps by request object (``Simulator._match``,
+``Simulator._answered``). A prime: objects of one size lie a fixed stride apart in memory (144
+bytes for a request), which would leave most of a power of two's slots unused."""
+ANSWER_BYTES = 64 * 1024
+"""The longest answer body kept there: the table outlives the snapshot it answered for (until the
+next request is answered), and beside a long body's write the work saved is nothing."""
+Answered = tuple[RequestDetails, int, str | None, Wire]
+"""(request, the match cache's ``changes`` then, the md5 key of the cache entry served from, answer)."""
+
+
+def slot(req: RequestDetails) -> int:
+    """The place of ``req`` in the worker's tables kept by request object."""
+    return id(req) % SLOTS
 
 
 def _strategy(snap: Snapshot) -> Strategy:
@@ -57,11 +69,15 @@ class Simulator:
         """The name failures are signed with (``-compat``)."""
         self._pair_texts = PairTexts()
         self._state_turn = asyncio.Lock()
-        self._matched: list[tuple[RequestDetails, Strategy, MatchResult] | None] = [None] * MATCHED_SLOTS
+        self._matched: list[tuple[RequestDetails, Strategy, MatchResult] | None] = [None] * SLOTS
         """The last match results, by request object, of stateless matching against ``_matched_in``."""
         self._matched_in: weakref.ref[CompiledSimulation] | None = None
         """Weakly: a simulation replaced while nothing is matched statelessly (a stateful one came,
         or a mode that does not simulate) is not kept alive by the table."""
+        self._answered: list[Answered | None] = [None] * SLOTS
+        """The last settled answers (``_settles``), by request object, in ``_answered_in``."""
+        self._answered_in: weakref.ref[Snapshot] | None = None
+        """Weakly, as ``_matched_in``: a snapshot replaced keeps no simulation alive through here."""
         self._state_seen: tuple[int, dict[str, str]] | None = None
         """(version, state) as this worker last saw it in the store (stateful requests decide on it)."""
 
@@ -75,6 +91,18 @@ class Simulator:
         """
         probe: Probe | None = None
         cache = self.runtime.cache
+        known = self._answered[slot(req)]
+        answered_in = self._answered_in
+        if (
+            known is not None
+            and known[0] is req
+            and known[1] == cache.changes
+            and answered_in
+            and answered_in() is snap
+        ):
+            if known[2] is not None:
+                cache.touch(known[2])  # as its lookup would: the entry is the most recently used
+            return known[3]
         if cache.enabled:
             generation = (snap.lineage, snap.config.cache_epoch)
             if cache.generation != generation:
@@ -89,14 +117,51 @@ class Simulator:
                          "rawQuery": dict(sorted(req.query.items()))},
                     )  # fmt: skip
                     return entry.miss or self.failure(MATCHING_CONTEXT, NO_MATCH, outcome="miss")
-                return self._serve(snap, entry.pair, req, delay, cache_misses)  # a cached pair never requires state
+                outcome = self._serve(snap, entry.pair, req, delay, cache_misses)  # a cached pair never requires state
+                if isinstance(outcome, Wire) and self._settles(snap, entry.pair):
+                    self._answer_again(snap, req, entry.key, outcome)
+                return outcome
         if snap.simulation.writes_state:
             return self._simulate_with_state(snap, req, probe, cache_misses, delay)
         result = self._match(snap.simulation, req, _strategy(snap))
         if result.pair is None:
             return self._miss(result, req, probe if cache_misses else None)
+        changes = cache.changes
         self._remember(result, req, probe)
-        return self._serve(snap, result.pair, req, delay, cache_misses)
+        outcome = self._serve(snap, result.pair, req, delay, cache_misses)
+        # kept unless the cache took the result: the next lookup finds it, and keeps the answer then
+        if cache.changes == changes and isinstance(outcome, Wire) and self._settles(snap, result.pair):
+            self._answer_again(snap, req, None, outcome)
+        return outcome
+
+    @staticmethod
+    def _settles(snap: Snapshot, pair: CompiledPair) -> bool:
+        """``_serve``'s answer with ``pair`` in ``snap`` is a function of the request alone: no delay
+        (a log-normal one is rolled each time), no state step, no template but one that prints
+        request fields only (``DirectAnswer``)."""
+        response, sim = pair.pair.response, snap.simulation
+        if response.fixed_delay > 0 or response.log_normal_delay is not None or sim.delays:
+            return False
+        if sim.writes_state and (response.transitions_state or response.removes_state):
+            return False
+        templates = pair.templates
+        if templates is None:
+            return True
+        waits = templates.uses_state or templates.uses_csv or templates.uses_journal
+        return templates.direct is not None and not waits and not sim.simulation.variables
+
+    def _answer_again(self, snap: Snapshot, req: RequestDetails, key: str | None, wire: Wire) -> None:
+        """Keep ``wire`` as the answer to the request object ``req`` (the proxy hands the same object
+        for the same bytes: engine/wire/parse.py ``RequestMemo``) while ``snap`` is the snapshot and
+        the match cache takes no entry and no reset (any of them ends every answer kept); ``key``:
+        the cache entry it came from, which each answer given again makes the most recently used,
+        as a lookup would."""
+        if len(req.body) > MEMO_BYTES or len(wire.body) > ANSWER_BYTES:  # never handed again; not worth it
+            return
+        if self._answered_in is None or self._answered_in() is not snap:
+            self._answered = [None] * SLOTS
+            self._answered_in = weakref.ref(snap)
+        self._answered[slot(req)] = (req, self.runtime.cache.changes, key, wire)
 
     def _match(self, sim: CompiledSimulation, req: RequestDetails, strategy: Strategy) -> MatchResult:
         """``match`` without state, for a request the match cache does not hold (Hoverfly keeps no
@@ -105,15 +170,14 @@ class Simulator:
         the same simulation with the same result: the last few are kept, by the object itself (held
         here, so its ``id`` is not another's), for as long as the simulation is the same."""
         if self._matched_in is None or self._matched_in() is not sim:
-            self._matched = [None] * MATCHED_SLOTS
+            self._matched = [None] * SLOTS
             self._matched_in = weakref.ref(sim)
-        slot = (id(req) >> 4) % MATCHED_SLOTS  # objects are 16-byte aligned
-        known = self._matched[slot]
+        known = self._matched[slot(req)]
         if known is not None and known[0] is req and known[1] == strategy:
             return known[2]
         result = match(sim, req, _NO_STATE, strategy, self.webserver)
         if len(req.body) <= MEMO_BYTES:  # a longer request is never handed again (nor kept here)
-            self._matched[slot] = (req, strategy, result)
+            self._matched[slot(req)] = (req, strategy, result)
         return result
 
     def _remember(

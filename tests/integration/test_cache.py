@@ -171,3 +171,29 @@ def test_a_request_repeated_byte_for_byte_follows_a_new_strategy_and_a_new_simul
     assert sp.admin("PUT", "/api/v2/simulation", simulation(pair("/x", "replaced", headers=key)))[0] == 200
     assert answers() == ["replaced"] * 4
     assert _cache(sp) == []  # none of it was the match cache's doing
+
+
+def test_a_request_repeated_byte_for_byte_is_cached_again_after_the_cache_is_flushed(simproxy: Simproxy) -> None:
+    """The worker answers the same bytes again without a lookup; a flushed cache must still see the
+    next such request, match it, and list it again, as Hoverfly's does."""
+    sp = simproxy
+    globbed = {"request": {"path": [{"matcher": "glob", "value": "/g*"}]}, "response": {"status": 200, "body": "g"}}
+    assert sp.admin("PUT", "/api/v2/simulation", simulation(globbed))[0] == 200
+    strongest = {"mode": "simulate", "arguments": {"matchingStrategy": "strongest"}}  # the one that caches
+    assert sp.admin("PUT", "/api/v2/hoverfly/mode", strongest)[0] == 200
+    conn = http.client.HTTPConnection("127.0.0.1", sp.proxy_port, timeout=10)
+
+    def answers(count: int) -> list[bytes]:
+        bodies = []
+        for _ in range(count):  # one connection, the same bytes each time
+            conn.request("GET", "http://api.test/go")
+            bodies.append(conn.getresponse().read())
+        return bodies
+
+    assert answers(4) == [b"g"] * 4
+    (entry,) = _cache(sp)
+    assert sp.admin("DELETE", "/api/v2/cache")[0] == 200
+    assert _cache(sp) == []
+    assert answers(3) == [b"g"] * 3
+    assert [e["key"] for e in _cache(sp)] == [entry["key"]]
+    conn.close()

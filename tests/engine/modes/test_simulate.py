@@ -12,7 +12,7 @@ from typing import Any
 from engine.fleet.config import ModeArguments
 from engine.matching.cache import preload_entries
 from engine.matching.scoring import compile_simulation
-from engine.modes.simulator import Simulator
+from engine.modes.simulator import Simulator, slot
 from engine.simulation.codec import decode_simulation
 from engine.wire.response import Wire
 from tests.engine.modes.conftest import FakeUpstream, World, pair, real, request
@@ -183,3 +183,74 @@ def test_a_replaced_simulation_is_not_kept_alive_by_the_requests_matched_against
         assert old() is None
 
     world(scenario, {"request": keyed, "response": {"body": "stateless"}})
+
+
+def _apart(make: Any, count: int) -> list[Any]:
+    """``count`` requests from ``make(i)`` in distinct slots of the worker's tables (by object id)."""
+    chosen: list[Any] = []
+    held = []  # the rejected ones stay alive, so their ids are not handed out again
+    while len(chosen) < count:
+        one = make(len(chosen))
+        held.append(one)
+        if all(slot(one) != slot(other) for other in chosen):
+            chosen.append(one)
+    return chosen
+
+
+def test_an_answer_given_again_keeps_its_cache_entry_the_most_recently_used(world: Any) -> None:
+    """The proxy hands the same request object for the same bytes, and the worker answers it again
+    without a lookup; the match cache must still see the use, or it evicts the wrong entry."""
+    globbed = [{"request": {"path": [{"matcher": "glob", "value": f"/{n}*"}]}, "response": {"body": n}} for n in "abc"]
+
+    async def scenario(w: World) -> None:
+        cache = w.runtime.cache
+        cache.capacity = 2
+        a, b, c = _apart(lambda i: request("/" + "abc"[i]), 3)
+        lookups = 0
+        lookup = cache.lookup
+
+        def counted(*args: Any) -> Any:
+            nonlocal lookups
+            lookups += 1
+            return lookup(*args)
+
+        cache.lookup = counted  # type: ignore[method-assign]
+        for req in (a, b, a, b):  # matched and cached, then found in the cache (and kept by the worker)
+            assert (await w.answer(req)).raw_body == req.path[1:].encode()
+        assert lookups == 4
+        assert (await w.answer(a)).raw_body == b"a"
+        assert lookups == 4  # answered again, with no lookup
+        assert (await w.answer(c)).raw_body == b"c"  # the cache is full: the least recently used goes
+        assert [e.pair.pair.response.body for e in cache.entries() if e.pair] == [b"a", b"c"]
+
+    world(scenario, *globbed)
+
+
+def test_answers_that_change_each_time_are_never_given_again(world: Any) -> None:
+    """The same request object, answered twice: a random template renders twice, and a state step
+    is taken twice (the state was set back in between)."""
+    random_body = pair("/r", "{{ randomUuid }}", templated=True)
+    stepping = pair("/s", "stepped", transitionsState={"n": "1"})
+
+    async def scenario(w: World) -> None:
+        r, s = request("/r"), request("/s")
+        assert len({(await w.answer(r)).raw_body for _ in range(3)}) == 3
+        for _ in range(3):
+            await w.store.state_replace({"n": "0"})
+            assert (await w.answer(s)).raw_body == b"stepped"
+            assert await w.store.state_get() == {"n": "1"}
+
+    world(scenario, random_body, stepping)
+
+
+def test_a_replaced_snapshot_is_not_kept_alive_by_the_answers_given_again(world: Any) -> None:
+    async def scenario(w: World) -> None:
+        a = request("/a")
+        for _ in range(3):
+            assert (await w.answer(a)).raw_body == b"simulated"
+        old = weakref.ref(w.runtime.snapshot)
+        await w.runtime.write_config(w.runtime.snapshot.config.with_mode("capture", ModeArguments()), None, wait=False)
+        gc.collect()
+        assert old() is None
+
+    world(scenario, pair("/a"))
