@@ -108,10 +108,11 @@ class MiddlewareSpec:
     binary: str = ""
     script: str = ""
     remote: str = ""
+    enabled: bool = field(init=False, repr=False, compare=False)
+    """Either set: read on every request, so worked out once."""
 
-    @property
-    def enabled(self) -> bool:
-        return bool(self.remote or self.binary)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "enabled", bool(self.remote or self.binary))
 
     def to_json(self) -> dict[str, str]:
         return {"binary": self.binary, "script": self.script, "remote": self.remote}

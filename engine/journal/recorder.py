@@ -131,7 +131,12 @@ class Recorder:
             return 0
         sequence = next(self._sequence)
         limit = self.body_limit
-        whole = not limit or self._within_limit(limit, req, wire, raw)
+        # the common case first, inline: the read holds the request, the wire's body is its content
+        whole = (
+            not limit
+            or (raw is not None and len(raw) <= limit and wire.content is None and len(wire.body) <= limit)
+            or self._within_limit(limit, req, wire, raw)
+        )
         if raw is not None and self._packs and whole and wire.journal is not None:
             self._packable.append(
                 (self._prefix, sequence, raw, arrival, wire.journal, wire.status, received, latency_ms, mode)

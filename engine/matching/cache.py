@@ -127,8 +127,10 @@ class MatchCache:
 
     def touch(self, key: str) -> None:
         """Make the entry of ``key``, if kept, the most recently used."""
-        if key in self._entries:
+        try:
             self._entries.move_to_end(key)
+        except KeyError:  # evicted: nothing to make recent
+            return
 
     def unkept(self, fast: FastKey) -> None:
         """The request of ``fast`` found nothing and its result was not kept (Hoverfly does not cache
