@@ -38,36 +38,55 @@ class MetricsBatch:
 class MetricsBuffer:
     """Increments not yet added to the store, keyed by flat field names (see ``field`` names below).
 
-    Requests are tallied by (mode, outcome, latency bucket, pair) and turned into field names only
-    when taken, once per distinct tally rather than four string formats per request.
+    Requests are tallied by (mode, outcome, pair), a count per latency bucket and the latencies'
+    sum, and turned into field names only when taken, once per distinct tally rather than four
+    string formats per request. Consecutive requests mostly share their tally (one endpoint under
+    load): the last one is found again by the identity of its three strings, without a lookup.
     """
 
     def __init__(self) -> None:
         self.pending: dict[str, float] = {}
         self.totals: dict[str, float] = {}
         """Everything taken so far: this worker's share of the instance's totals."""
-        self._requests: dict[tuple[str, str, int, str], int] = {}
-        self._latency: dict[str, float] = {}
+        self._tallies: dict[tuple[str, str, str], list[float]] = {}
+        """(mode, outcome, pair) -> a count per bucket of LATENCY_BUCKETS (+Inf last), then the
+        latencies' sum in seconds."""
+        self._last: tuple[str, str, str] | None = None
+        """The (mode, outcome, pair) objects ``_last_tally`` was last found for; None after a take."""
+        self._last_tally: list[float] = []
         self._pairs: set[str] = set()
         self._shown: dict[str, float] = {}
         self._timings: dict[str, float] = {}
         """How long the flushes took: sent with the next batch, never a reason for one."""
 
     def __bool__(self) -> bool:
-        return bool(self.pending or self._requests)
+        return bool(self.pending or self._tallies)
 
     def _add(self, field: str, amount: float = 1) -> None:
         self.pending[field] = self.pending.get(field, 0) + amount
 
     def request(self, mode: str, outcome: str, seconds: float, pair: str) -> None:
+        last = self._last
+        if last is not None and last[0] is mode and last[1] is outcome and last[2] is pair:
+            tally = self._last_tally
+        else:
+            tally = self._tally(mode, outcome, pair)
+        tally[bisect_left(LATENCY_BUCKETS, seconds)] += 1
+        tally[-1] += seconds
+
+    def _tally(self, mode: str, outcome: str, pair: str) -> list[float]:
+        named = pair
         if pair and pair not in self._pairs:
             if len(self._pairs) >= MAX_PAIRS:
-                pair = "other"
+                named = "other"
             else:
                 self._pairs.add(pair)
-        tally = (mode, outcome, bisect_left(LATENCY_BUCKETS, seconds), pair)
-        self._requests[tally] = self._requests.get(tally, 0) + 1
-        self._latency[mode] = self._latency.get(mode, 0.0) + seconds
+        key = (mode, outcome, named)
+        tally = self._tallies.get(key)
+        if tally is None:
+            tally = self._tallies[key] = [0.0] * (len(LATENCY_BUCKETS) + 2)
+        self._last, self._last_tally = (mode, outcome, pair), tally
+        return tally
 
     def dropped(self, kind: str, count: int) -> None:
         """Records of ``kind`` given up while the store was away (their buffers are bounded)."""
@@ -86,13 +105,18 @@ class MetricsBuffer:
         self._add("store_errors", count)
 
     def take(self) -> dict[str, float]:
-        requests, self._requests = self._requests, {}
-        for (mode, outcome, bucket, pair), count in requests.items():
+        tallies, self._tallies, self._last = self._tallies, {}, None
+        latency: dict[str, float] = {}
+        for (mode, outcome, pair), tally in tallies.items():
+            *buckets, seconds = tally
+            count = int(sum(buckets))
             self._add(f"{REQUESTS}{mode}|{outcome}", count)
-            self._add(f"latency_bucket|{mode}|{bucket}", count)
+            for bucket, n in enumerate(buckets):
+                if n:
+                    self._add(f"latency_bucket|{mode}|{bucket}", int(n))
             if pair:
                 self._add(f"pair_hits|{pair}", count)
-        latency, self._latency = self._latency, {}
+            latency[mode] = latency.get(mode, 0.0) + seconds
         for mode, seconds in latency.items():
             self._add(f"latency_sum|{mode}", seconds)
         timings, self._timings = self._timings, {}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.fleet.metrics import MetricsBuffer
+from engine.fleet.metrics import MAX_PAIRS, MetricsBuffer
 
 
 def test_a_flushs_own_timing_never_makes_another_flush() -> None:
@@ -17,3 +17,41 @@ def test_a_flushs_own_timing_never_makes_another_flush() -> None:
     assert taken is not None
     assert taken.increments["store_sum"] == 0.002  # the timing went with the next real batch
     assert sum(n for field, n in taken.increments.items() if field.startswith("store_bucket|")) == 1
+
+
+def test_requests_are_tallied_by_mode_outcome_bucket_and_pair_and_each_batch_has_its_own() -> None:
+    buffer = MetricsBuffer()
+    buffer.request("spy", "miss", 20.0, "")
+    buffer.request("simulate", "hit", 0.0001, "".join(["p", "1"]))  # the same name as below, another object
+    for seconds in (0.0001, 0.0001, 0.003, 0.0001):
+        buffer.request("simulate", "hit", seconds, "p1")
+    taken = buffer.batch(1)
+    assert taken is not None
+    counted = {field: n for field, n in taken.increments.items() if not field.startswith("latency_sum")}
+    assert counted == {
+        "requests|simulate|hit": 5,
+        "latency_bucket|simulate|0": 4,
+        "latency_bucket|simulate|3": 1,  # 3 ms: within 5 ms
+        "pair_hits|p1": 5,
+        "requests|spy|miss": 1,
+        "latency_bucket|spy|14": 1,  # beyond the last bound: +Inf
+    }
+    assert abs(taken.increments["latency_sum|simulate"] - 0.0034) < 1e-12
+    assert taken.increments["latency_sum|spy"] == 20.0
+
+    buffer.request("simulate", "hit", 0.0001, "p1")  # the tally taken above is not counted into again
+    again = buffer.batch(2)
+    assert again is not None and again.increments["requests|simulate|hit"] == 1
+    assert buffer.totals["requests|simulate|hit"] == 6
+
+
+def test_pair_names_beyond_the_cap_are_counted_as_other() -> None:
+    buffer = MetricsBuffer()
+    for n in range(MAX_PAIRS + 3):
+        buffer.request("simulate", "hit", 0.001, f"pair-{n}")
+    buffer.request("simulate", "hit", 0.001, "pair-0")  # named before the cap: still its own
+    taken = buffer.batch(1)
+    assert taken is not None
+    hits = {field: n for field, n in taken.increments.items() if field.startswith("pair_hits|")}
+    assert len(hits) == MAX_PAIRS + 1
+    assert hits["pair_hits|other"] == 3 and hits["pair_hits|pair-0"] == 2
