@@ -26,23 +26,41 @@ RESERVED_DESCRIPTORS = 256
 store's, the real services' (capture, spy), files, the PAC child."""
 DRAIN_GRACE = 8.0
 """Seconds a stopping worker waits for the answers of requests in flight."""
+RENEW_AFTER = 0.001
+"""How long after a second starts the ``Date`` value is renewed: a timer that fired a little early
+finds the old second and waits again, rather than spin until the new one."""
 
 
 class HttpDate:
-    """The ``Date`` header value, formatted at most once a second."""
+    """The ``Date`` header value. While ``keep`` runs (a task of the proxy server) it is renewed as
+    each second starts and a request reads it as it is; otherwise it is made at most once a second."""
 
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
         self._second = -1
         self._value = b""
+        self._kept = False
 
     def value(self) -> bytes:
+        return self._value if self._kept else self._renewed()
+
+    def _renewed(self) -> bytes:
         now = self._clock()
         second = int(now)
         if second != self._second:
             self._second = second
             self._value = formatdate(now, usegmt=True).encode("ascii")
         return self._value
+
+    async def keep(self) -> None:
+        """Renew the value just after each second starts, for as long as this runs."""
+        try:
+            while True:
+                self._renewed()
+                self._kept = True
+                await asyncio.sleep(self._second + 1 + RENEW_AFTER - self._clock())
+        finally:
+            self._kept = False
 
 
 class ProxyServer:
@@ -89,6 +107,7 @@ class ProxyServer:
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(lambda: ProxyProtocol(self), sock=sock, backlog=BACKLOG)
         self.tasks.spawn(self._sweep(), name="proxy-timeouts")
+        self.tasks.spawn(self.date.keep(), name="date-header")
 
     def stop_accepting(self) -> None:
         """Close the listening socket now: new connections are refused, those accepted go on."""
