@@ -46,7 +46,8 @@ SLOTS = 17
 bytes for a request), which would leave most of a power of two's slots unused."""
 ANSWER_BYTES = 64 * 1024
 """The longest answer body kept there: the table outlives the snapshot it answered for (until the
-next request is answered), and beside a long body's write the work saved is nothing."""
+next answer is kept, which may be never after a switch to a mode that does not simulate: at most
+``SLOTS`` such answers stay alive), and beside a long body's write the work saved is nothing."""
 Answered = tuple[RequestDetails, int, str | None, Wire]
 """(request, the match cache's ``changes`` then, the md5 key of the cache entry served from, answer)."""
 
