@@ -173,12 +173,13 @@ class Simulator:
         if self._matched_in is None or self._matched_in() is not sim:
             self._matched = [None] * SLOTS
             self._matched_in = weakref.ref(sim)
-        known = self._matched[slot(req)]
+        place = slot(req)
+        known = self._matched[place]
         if known is not None and known[0] is req and known[1] == strategy:
             return known[2]
         result = match(sim, req, _NO_STATE, strategy, self.webserver)
         if len(req.body) <= MEMO_BYTES:  # a longer request is never handed again (nor kept here)
-            self._matched[slot(req)] = (req, strategy, result)
+            self._matched[place] = (req, strategy, result)
         return result
 
     def _remember(
