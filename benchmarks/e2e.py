@@ -57,7 +57,8 @@ CEILING = {"W1": 216_000.0, "W2": 209_000.0, "W3": 203_000.0}
 class Request:
     method: str
     path: str
-    """May hold ``{n}``: a counter, so that every request is new to any cache."""
+    """May hold ``{n}``: the run's own number and a counter, so that every request is new to any
+    cache, also in the next run against the same server (a round of ``--rounds``)."""
     headers: tuple[tuple[str, str], ...] = ()
     body: str = ""
     host: str = HOST
@@ -323,19 +324,21 @@ def request_text(req: Request, n: int | None = None) -> str:
 
 
 def lua_script(workload: Workload) -> str:
-    """wrk's script: the workload's request, or one of them at random, ``{n}`` a counter."""
+    """wrk's script: the workload's request, or one of them at random, ``{n}`` the run's number (its
+    start second: rounds are seconds apart) and a counter."""
 
     def one(req: Request) -> str:
         headers = ", ".join(f'["{k}"] = "{v}"' for k, v in (("Host", req.host), *req.headers))
         body = json.dumps(req.body) if req.body else "nil"
-        path = json.dumps(req.target(req.path)).replace("{n}", '" .. counter .. "')
+        path = json.dumps(req.target(req.path)).replace("{n}", '" .. run .. "." .. counter .. "')
         return f'wrk.format("{req.method}", {path}, {{{headers}}}, {body})'
 
     if not workload.random_pick and "{n}" not in workload.requests[0].path:
         return f"request = function() return {one(workload.requests[0])} end\n"
     cases = "\n".join(f"  if i == {i} then return {one(r)} end" for i, r in enumerate(workload.requests))
     pick = f"math.random(0, {len(workload.requests) - 1})" if workload.random_pick else "0"
-    return f"counter = 0\nrequest = function()\n  counter = counter + 1\n  local i = {pick}\n{cases}\nend\n"
+    head = "run = os.time() % 1000000\ncounter = 0\n"
+    return f"{head}request = function()\n  counter = counter + 1\n  local i = {pick}\n{cases}\nend\n"
 
 
 @dataclass(frozen=True)

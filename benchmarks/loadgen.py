@@ -7,7 +7,8 @@ given seconds. Run in its own process so it never shares an interpreter with the
     python -m benchmarks.loadgen PORT SECONDS CONNECTIONS REQUESTS.json
 
 ``REQUESTS.json`` is a list of request texts (latin-1); they are sent in turn, and ``{n}`` in a
-request is replaced by a counter (a query value no cache has seen). Prints one JSON line:
+request is replaced by the run's number and a counter (a value no cache has seen, also in an
+earlier run against the same server). Prints one JSON line:
 ``{"requests", "seconds", "p50_ms", "p99_ms", "errors"}``.
 """
 
@@ -24,11 +25,12 @@ from pathlib import Path
 async def _connection(
     port: int, deadline: float, requests: list[str], counter: count[int], latencies: list[float], errors: list[int]
 ) -> None:
+    run = time.time_ns() // 1_000_000  # the run's number: its start, in ms
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
         while time.perf_counter() < deadline:
             n = next(counter)
-            text = requests[n % len(requests)].replace("{n}", str(n))
+            text = requests[n % len(requests)].replace("{n}", f"{run}.{n}")
             started = time.perf_counter()
             writer.write(text.encode("latin-1"))
             head = await reader.readuntil(b"\r\n\r\n")
