@@ -23,9 +23,14 @@ from pathlib import Path
 
 
 async def _connection(
-    port: int, deadline: float, requests: list[str], counter: count[int], latencies: list[float], errors: list[int]
+    port: int,
+    deadline: float,
+    requests: list[str],
+    numbers: tuple[int, count[int]],
+    latencies: list[float],
+    errors: list[int],
 ) -> None:
-    run = time.time_ns() // 1_000_000  # the run's number: its start, in ms
+    run, counter = numbers
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
         while time.perf_counter() < deadline:
@@ -50,11 +55,11 @@ async def _connection(
 async def run(port: int, seconds: float, connections: int, requests: list[str]) -> dict[str, float]:
     latencies: list[float] = []
     errors = [0]
-    counter = count()
+    numbers = (time.time_ns() // 1_000_000, count())  # the run's own number (its start, in ms), the counter
     started = time.perf_counter()
     deadline = started + seconds
     await asyncio.gather(
-        *(_connection(port, deadline, requests, counter, latencies, errors) for _ in range(connections))
+        *(_connection(port, deadline, requests, numbers, latencies, errors) for _ in range(connections))
     )
     elapsed = time.perf_counter() - started
     latencies.sort()

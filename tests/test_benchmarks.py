@@ -162,3 +162,42 @@ def test_redis_cost_counts_what_each_mode_asks_of_redis(capsys: pytest.CaptureFi
         if name == "capture":  # every captured pair is stored: Redis is asked something for each request
             assert int(commands) > 0 and top
     assert "Idle (subtracted):" in out
+
+
+def test_load_generator_sends_requests_no_earlier_run_sent() -> None:
+    """``{n}`` is new in every request of a run and in every later run against the same server:
+    a round of ``--rounds`` that replayed the round before found its misses cached (Hoverfly's)."""
+    import asyncio
+
+    from benchmarks import loadgen
+
+    targets: list[list[bytes]] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while head := await reader.readuntil(b"\r\n\r\n"):
+                targets[-1].append(head.split(b" ", 2)[1])
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                await writer.drain()
+        except asyncio.IncompleteReadError:
+            pass  # the generator closed the connection at its deadline
+        finally:
+            writer.close()
+
+    async def two_runs() -> list[dict[str, float]]:
+        server = await asyncio.start_server(answer, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        request = "GET /item/{n}/absent HTTP/1.1\r\nHost: api.bench.test\r\n\r\n"
+        results = []
+        async with server:
+            for _ in range(2):
+                targets.append([])
+                results.append(await loadgen.run(port, 0.3, 3, [request]))
+        return results
+
+    results = asyncio.run(two_runs())
+    assert [r["requests"] for r in results] == [len(t) for t in targets]
+    assert all(r["errors"] == 0 for r in results)
+    first, second = (set(t) for t in targets)
+    assert len(first) == len(targets[0]) > 10 and len(second) == len(targets[1]) > 10
+    assert not first & second
