@@ -217,13 +217,14 @@ def _error_of(exc: Exception) -> tuple[str, int]:
 async def _start_worker(app: Sanic[Any, Any]) -> None:
     settings: Settings = app.ctx.settings
     registry = MatcherRegistry()
+    store = open_store(settings.redis_url, settings.redis_prefix)
     recorder = Recorder(
         journal_size=settings.journal_size,
         logs_size=settings.logs_size,
         body_limit=settings.journal_body_size_limit or None,
+        repeats=not store.shared,  # the in-process store keeps a run of repeated entries as one object
     )
     app.ctx.log_sinks = install_logging(settings, recorder)
-    store = open_store(settings.redis_url, settings.redis_prefix)
     runtime = Runtime(
         store,
         registry,

@@ -39,7 +39,7 @@ made from it, so every key of one simulation lives in one slot and Lua/MULTI wor
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -56,6 +56,30 @@ DOCUMENTS = ("simulation", "config", "csv", "ca", "auth", "startup")
 JournalRecord = bytes | tuple[object, ...]
 """A stored journal entry: bytes, or, in a store that is not ``shared``, a tuple of immutable
 values, kept as given (the engine's unpacked form of an entry, which never leaves the process)."""
+
+
+class JournalRun(Protocol):
+    """Consecutive entries of one exchange served again and again (the same request, answer and
+    mode; only the times differ), which a store that is not ``shared`` keeps as one object: each
+    entry's record and id are made when read (the engine's ``RepeatedEntries``)."""
+
+    def __len__(self) -> int: ...
+
+    def entry_id(self, position: int) -> str: ...
+
+    def record(self, position: int) -> JournalRecord: ...
+
+    def records(self) -> Iterator[JournalRecord]: ...
+
+    def position(self, entry_id: str) -> int | None:
+        """Where the entry of ``entry_id`` is in the run; None when it is not one of its entries."""
+
+    def part(self, start: int, stop: int) -> JournalRun:
+        """The entries from ``start`` to before ``stop`` (at least one), as a run of their own."""
+
+
+JournalItem = tuple[str, JournalRecord] | JournalRun
+"""What ``journal_append`` takes: an (id, entry) pair, or, for a store that is not ``shared``, a run."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,12 +114,12 @@ class BatchWriter(Protocol):
         """Add or refresh entries, then drop the least recently put ones beyond ``capacity``."""
 
     async def journal_append(
-        self, entries: Sequence[tuple[str, JournalRecord]], index_keys: Mapping[str, Mapping[str, str]], limit: int
+        self, entries: Sequence[JournalItem], index_keys: Mapping[str, Mapping[str, str]], limit: int
     ) -> None:
-        """Append (id, entry) pairs in order, point each index's keys at their entries, and drop the
-        oldest entries beyond ``limit`` (one atomic step). A ``shared`` store takes bytes only. An
-        in-process store keeps the entries as given: bytes should be exact-size copies
-        (``orjson.dumps`` hands back 4 KB buffers)."""
+        """Append (id, entry) pairs and runs in order, point each index's keys at their entries, and
+        drop the oldest entries beyond ``limit`` (one atomic step). A ``shared`` store takes pairs
+        with bytes only. An in-process store keeps the entries as given: bytes should be exact-size
+        copies (``orjson.dumps`` hands back 4 KB buffers)."""
 
     async def logs_append(self, records: Sequence[bytes], limit: int) -> None: ...
 

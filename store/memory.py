@@ -8,13 +8,19 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Mapping, Sequence
-from operator import itemgetter
 
-from store.base import DOCUMENTS, NO_EFFECTS, TRAFFIC_KEEP_S, JournalRecord, Versions, WriteEffects
+from store.base import (
+    DOCUMENTS,
+    NO_EFFECTS,
+    TRAFFIC_KEEP_S,
+    JournalItem,
+    JournalRecord,
+    JournalRun,
+    Versions,
+    WriteEffects,
+)
 from store.batches import BatchId
 from store.errors import SimulationChanged
-
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 class MemoryStore:
@@ -32,11 +38,13 @@ class MemoryStore:
         self._state_version = 0
         self._diff: dict[str, list[bytes]] = {}  # insertion order: groups in first-seen order
         self._cache: OrderedDict[str, bytes] = OrderedDict()
-        self._journal: deque[JournalRecord] = deque()
-        """Entries, oldest first, at most the last ``limit`` appended: deques bounded in C (the
-        journal takes one entry per request and drops one as well), the ids beside the entries
-        rather than paired with them (a pair would be one more object kept per entry)."""
-        self._journal_ids: deque[str] = deque()
+        self._journal: deque[JournalRecord | JournalRun] = deque()
+        """Entries and runs of entries (``JournalRun``), oldest first, holding the last ``limit``
+        entries appended; the ids beside them rather than paired with them (a pair would be one
+        more object kept per entry), a run standing for its own ids."""
+        self._journal_ids: deque[str | JournalRun] = deque()
+        self._journal_extra = 0
+        """How many more entries the journal holds than items: the length of each run, less one."""
         self._indexes: dict[str, dict[str, str]] = {}
         self._login_failures = (0, 0)  # (count, ms of the last)
         self._revoked: dict[str, int] = {}  # digest -> until (ms)
@@ -172,40 +180,101 @@ class MemoryStore:
         self._cache.clear()
 
     async def journal_append(
-        self, entries: Sequence[tuple[str, JournalRecord]], index_keys: Mapping[str, Mapping[str, str]], limit: int
+        self, entries: Sequence[JournalItem], index_keys: Mapping[str, Mapping[str, str]], limit: int
     ) -> None:
-        if self._journal.maxlen != limit:
-            self._journal = deque(self._journal, maxlen=max(limit, 0))
-            self._journal_ids = deque(self._journal_ids, maxlen=max(limit, 0))
-        self._journal_ids.extend(map(_FIRST, entries))
-        self._journal.extend(map(_SECOND, entries))
+        ids, journal = self._journal_ids, self._journal
+        for item in entries:
+            if isinstance(item, tuple):
+                ids.append(item[0])
+                journal.append(item[1])
+            else:
+                ids.append(item)
+                journal.append(item)
+                self._journal_extra += len(item) - 1
+        self._trim(len(journal) + self._journal_extra - max(limit, 0))
         for index, keys in index_keys.items():
             self._indexes.setdefault(index, {}).update(keys)
 
-    def _find(self, entry_id: str) -> int | None:
-        """The position of an entry, searched from the newest (what is amended or looked up is recent)."""
+    def _trim(self, excess: int) -> None:
+        """Drop the ``excess`` oldest entries, the oldest run cut when only part of it goes."""
+        ids, journal = self._journal_ids, self._journal
+        while excess > 0:
+            oldest = journal[0]
+            if isinstance(oldest, bytes | tuple):
+                ids.popleft()
+                journal.popleft()
+                excess -= 1
+                continue
+            size = len(oldest)
+            if size <= excess:
+                ids.popleft()
+                journal.popleft()
+                self._journal_extra -= size - 1
+                excess -= size
+            else:
+                kept = oldest.part(excess, size)
+                ids[0] = journal[0] = kept
+                self._journal_extra -= excess
+                excess = 0
+
+    def _find(self, entry_id: str) -> tuple[int, int] | None:
+        """(item, position in its run or 0) of an entry, searched from the newest (what is amended
+        or looked up is recent)."""
         ids = self._journal_ids
-        for position in range(len(ids) - 1, -1, -1):
-            if ids[position] == entry_id:
-                return position
+        for item in range(len(ids) - 1, -1, -1):
+            known = ids[item]
+            if isinstance(known, str):
+                if known == entry_id:
+                    return item, 0
+            elif (position := known.position(entry_id)) is not None:
+                return item, position
         return None
 
+    def _record(self, found: tuple[int, int]) -> JournalRecord:
+        kept = self._journal[found[0]]
+        return kept if isinstance(kept, bytes | tuple) else kept.record(found[1])
+
     async def journal_amend(self, entry_id: str, entry: bytes) -> bool:
-        position = self._find(entry_id)
-        if position is None:
+        found = self._find(entry_id)
+        if found is None:
             return False
-        self._journal[position] = entry
+        item, position = found
+        run = self._journal[item]
+        if isinstance(run, bytes | tuple):
+            self._journal[item] = entry
+            return True
+        # the run is split around the amended entry: what comes before, the entry, what comes after
+        parts: list[tuple[str | JournalRun, JournalRecord | JournalRun]] = []
+        if position:
+            parts.append((before := run.part(0, position), before))
+        parts.append((entry_id, entry))
+        if position + 1 < len(run):
+            parts.append((after := run.part(position + 1, len(run)), after))
+        del self._journal_ids[item]
+        del self._journal[item]
+        for offset, (known, kept) in enumerate(parts):
+            self._journal_ids.insert(item + offset, known)
+            self._journal.insert(item + offset, kept)
+        self._journal_extra -= len(run) - len(parts)
         return True
 
     async def journal_entries(self) -> list[JournalRecord]:
-        return list(self._journal)
+        if not self._journal_extra:
+            return list(self._journal)  # type: ignore[arg-type]  # no run among them
+        out: list[JournalRecord] = []
+        for kept in self._journal:
+            if isinstance(kept, bytes | tuple):
+                out.append(kept)
+            else:
+                out += kept.records()
+        return out
 
     async def journal_lookup(self, index: str, keys: Sequence[str]) -> list[JournalRecord | None]:
         ids = self._indexes.get(index, {})
         found: list[JournalRecord | None] = []
         for key in keys:
-            position = self._find(ids[key]) if key in ids else None
-            found.append(None if position is None else self._journal[position])
+            at = self._find(ids[key]) if key in ids else None
+            found.append(None if at is None else self._record(at))
         return found
 
     async def journal_set_index(self, index: str, keys: Mapping[str, str]) -> None:
@@ -217,6 +286,7 @@ class MemoryStore:
     async def journal_clear(self, indexes: Sequence[str]) -> None:
         self._journal.clear()
         self._journal_ids.clear()
+        self._journal_extra = 0
         for index in indexes:
             self._indexes.pop(index, None)
 
@@ -268,7 +338,7 @@ class MemoryStore:
         return dict(self._metrics.get(instance, {}))
 
     async def sizes(self) -> tuple[int, int]:
-        return len(self._journal), len(self._cache)
+        return len(self._journal) + self._journal_extra, len(self._cache)
 
     async def login_locked(self, now_ms: int, window_ms: int, limit: int) -> bool:
         count, last = self._login_failures

@@ -29,7 +29,7 @@ from store.base import (
     METRICS_KEEP_S,
     NO_EFFECTS,
     TRAFFIC_KEEP_S,
-    JournalRecord,
+    JournalItem,
     Versions,
     WriteEffects,
 )
@@ -406,7 +406,7 @@ class RedisStore:
     @_translate
     async def journal_append(
         self,
-        entries: Sequence[tuple[str, JournalRecord]],
+        entries: Sequence[JournalItem],
         index_keys: Mapping[str, Mapping[str, str]],
         limit: int,
         batch: BatchId | None = None,
@@ -415,7 +415,10 @@ class RedisStore:
             return
         lengths: list[str] = []
         parts: list[bytes] = []
-        for entry_id, body in entries:
+        for item in entries:
+            if not isinstance(item, tuple):
+                raise TypeError(f"a shared store keeps journal entries as bytes, not {type(item).__name__}")
+            entry_id, body = item
             if not isinstance(body, bytes):
                 raise TypeError(f"a shared store keeps journal entries as bytes, not {type(body).__name__}")
             raw_id = entry_id.encode()

@@ -19,7 +19,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from store.base import JournalRecord
+from store.base import JournalItem
 from store.batches import BatchId
 from store.errors import WriteUnconfirmed
 
@@ -117,7 +117,7 @@ class RedisBatch:
         await self.store.cache_put(entries, capacity, self.id)
 
     async def journal_append(
-        self, entries: Sequence[tuple[str, JournalRecord]], index_keys: Mapping[str, Mapping[str, str]], limit: int
+        self, entries: Sequence[JournalItem], index_keys: Mapping[str, Mapping[str, str]], limit: int
     ) -> None:
         await self.store.journal_append(entries, index_keys, limit, self.id)
 

@@ -13,8 +13,11 @@ indexes, an entry rewritten after its post-serve action.)
 from __future__ import annotations
 
 import struct
+from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import repeat
 
 import orjson
 
@@ -38,6 +41,62 @@ the mode, the arrival, the request's bytes, the response part (in that order aft
 
 def entry_id(entry: Packable) -> str:
     return f"{entry[0]}{entry[1]:x}"
+
+
+@dataclass(frozen=True, slots=True)
+class RepeatedEntries:
+    """Consecutive entries of one exchange served again and again: the same request bytes (the
+    request memo hands the same object for the same bytes), the same answer and the same mode; only
+    the time received and the latency differ. The first entry is kept whole (``head``), the others
+    as two columns of floats, so a request served again costs the journal no object at all. The
+    in-process store keeps the run as it is (``store.JournalRun``): each entry's ``Packable`` is
+    made when read."""
+
+    head: Packable
+    times: array[float]
+    """The time received of each entry after the head, in epoch seconds."""
+    latencies: array[float]
+    """The latency of each entry after the head, in seconds (the head's, as in ``Packable``, in ms)."""
+
+    def __len__(self) -> int:
+        return len(self.times) + 1
+
+    def entry_id(self, position: int) -> str:
+        return f"{self.head[0]}{self.head[1] + position:x}"
+
+    def record(self, position: int) -> Packable:
+        if position == 0:
+            return self.head
+        prefix, sequence, request, arrival, response, status, _, _, mode = self.head
+        at = position - 1
+        return (
+            prefix, sequence + position, request, arrival, response, status,
+            self.times[at], self.latencies[at] * 1000, mode,
+        )  # fmt: skip
+
+    def records(self) -> Iterator[Packable]:
+        yield self.head
+        prefix, sequence, request, arrival, response, status, _, _, mode = self.head
+        count = len(self.times)
+        yield from zip(
+            repeat(prefix, count), range(sequence + 1, sequence + 1 + count), repeat(request, count),
+            repeat(arrival, count), repeat(response, count), repeat(status, count),
+            self.times, (latency * 1000 for latency in self.latencies), repeat(mode, count),
+            strict=True,
+        )  # fmt: skip
+
+    def position(self, entry_id: str) -> int | None:
+        prefix, first = self.head[0], self.head[1]
+        if not entry_id.startswith(prefix):
+            return None
+        try:
+            at = int(entry_id[len(prefix) :], 16) - first
+        except ValueError:
+            return None
+        return at if 0 <= at < len(self) and self.entry_id(at) == entry_id else None
+
+    def part(self, start: int, stop: int) -> RepeatedEntries:
+        return RepeatedEntries(self.record(start), self.times[start : stop - 1], self.latencies[start : stop - 1])
 
 
 def pack_entry(entry: Packable) -> bytes:

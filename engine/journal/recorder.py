@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import secrets
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
@@ -25,14 +26,16 @@ from engine.journal.entries import (
     encode_record,
     record_entry,
 )
-from engine.journal.packed import Packable, pack_entry
+from engine.journal.packed import Packable, RepeatedEntries, pack_entry
 from engine.templating import TemplateEngine
 from engine.wire.request import RequestDetails
 from engine.wire.response import Wire, compact
-from store import Batch, BatchIds, JournalRecord, Outbox, Store
+from store import Batch, BatchIds, JournalItem, JournalRecord, Outbox, Store
 
 T = TypeVar("T")
 _SEQUENCE = itemgetter(1)
+_NONE_SAME: tuple[bytes | None, Wire | None, str] = (None, None, "")
+"""``Recorder._same`` when the last entry is not one a request served again may repeat."""
 
 JOURNAL_BATCH_BYTES = 8 << 20
 """A shared store's journal batch carries at most this many bytes of entries (one entry at least):
@@ -41,29 +44,46 @@ one batch (``-journal-body-size-limit=``, whole bodies) held it for seconds."""
 
 Pending = tuple[str, RequestDetails, Wire, float, float, str]
 """(entry id, request, response, wall-clock time received, latency in ms, mode)."""
+Served = tuple[RequestDetails, float, float, bytes | None, bytes]
+"""What the proxy tells of a request it answered (``engine.modes.base.Received``): the request, the
+wall-clock time received, the ``perf_counter`` then, the read that held exactly it, its arrival."""
 
 
 @dataclass(frozen=True, slots=True)
 class JournalBatch:
     """Entries as ``journal_append`` takes them, and the index keys that point at them."""
 
-    entries: Sequence[tuple[str, JournalRecord]]
+    entries: Sequence[JournalItem]
     index_keys: Mapping[str, Mapping[str, str]]
 
 
 class Recorder:
-    def __init__(self, *, journal_size: int, logs_size: int, body_limit: int | None = None) -> None:
+    def __init__(
+        self, *, journal_size: int, logs_size: int, body_limit: int | None = None, repeats: bool = False
+    ) -> None:
         self.journal_size = journal_size
         self.logs_size = logs_size
         self.body_limit = body_limit
         self._buffered_max = 2 * journal_size
         """Entries buffered at most (the store being away), per buffer."""
-        self._packable: list[Packable] = []
+        self._packable: list[Packable | RepeatedEntries] = []
+        self.repeats = repeats
+        """A request served again as the entry before it (``served``) is kept as one more time and
+        latency of that entry's run (``RepeatedEntries``): for a store that keeps runs as given, the
+        in-process one."""
+        self._times: array[float] = array("d")
+        """The times received of the entries that repeat the last of ``_packable`` (then ``_same``)."""
+        self._latencies: array[float] = array("d")
+        self._same = _NONE_SAME
+        """(read, wire, mode) of the last entry when it may be repeated, else the wire is None."""
+        self._runs = False
+        """``_packable`` holds a run."""
+        self._last_sequence = 0
         self._encoded: list[tuple[int, bytes]] = []
         """(sequence number, JSON form) of entries whose bytes the proxy could not keep."""
         self._journal: list[Pending] = []
         """Entries waiting for the flush with their request, to be indexed or cut to the body limit."""
-        self._ready: list[tuple[str, JournalRecord]] = []
+        self._ready: list[JournalItem] = []
         """Entries in their stored form that did not fit in the last batch (JOURNAL_BATCH_BYTES)."""
         self._ready_keys: dict[str, dict[str, str]] = {}
         self._logs: list[bytes] = []
@@ -96,7 +116,8 @@ class Recorder:
     @property
     def pending(self) -> bool:
         return bool(
-            self._packable
+            self._times
+            or self._packable
             or self._encoded
             or self._journal
             or self._ready
@@ -104,6 +125,36 @@ class Recorder:
             or self._journal_out
             or self._logs_out
         )
+
+    @property
+    def last_sequence(self) -> int:
+        """The number of the entry made for the request ``served`` was last told about (0: none)."""
+        if self._times:
+            head = self._packable[-1]  # the entries since repeat it
+            return (head.head if isinstance(head, RepeatedEntries) else head)[1] + len(self._times)
+        return self._last_sequence
+
+    def served(self, wire: Wire, received: Served, seconds: float, mode: str) -> None:
+        """The journal's observer (``engine.modes.observers``): the entry of a request answered."""
+        read, same_wire, same_mode = self._same
+        if wire is same_wire and received[3] is read and mode is same_mode:  # served again: two floats
+            self._times.append(received[1])
+            self._latencies.append(seconds)
+            return
+        if self.journal_size:
+            req, received_at, _, raw, arrival = received
+            self._last_sequence = self.record(req, wire, received_at, seconds * 1000, mode, raw, arrival)
+        else:
+            self._last_sequence = 0
+
+    def _close_run(self) -> None:
+        """The entries repeating the last of ``_packable`` become its run; numbering goes on after them."""
+        head = self._packable[-1]
+        assert not isinstance(head, RepeatedEntries)
+        self._packable[-1] = RepeatedEntries(head, self._times, self._latencies)
+        self._sequence = itertools.count(head[1] + len(self._times) + 1)
+        self._times, self._latencies = array("d"), array("d")
+        self._runs = True
 
     def entry_id(self, sequence: int) -> str:
         """The id of the entry ``record`` numbered ``sequence``."""
@@ -129,6 +180,8 @@ class Recorder:
         held with its request after all."""
         if not self.journal_size:
             return 0
+        if self._times:
+            self._close_run()
         sequence = next(self._sequence)
         limit = self.body_limit
         # the common case first, inline: the read holds the request, the wire's body is its content
@@ -143,7 +196,10 @@ class Recorder:
             )
             if len(self._packable) > self._buffered_max:  # the store is away: keep the newest
                 self._packable = self._keep("journal", self._packable, self.journal_size)
-        elif not (self._packs and whole):
+            self._same = (raw, wire, mode) if self.repeats else _NONE_SAME
+            return sequence
+        self._same = _NONE_SAME
+        if not (self._packs and whole):
             self._journal.append((self.entry_id(sequence), req, wire, received, latency_ms, mode))
             if len(self._journal) > self._buffered_max:
                 self._journal = self._keep("journal", self._journal, self.journal_size)
@@ -182,11 +238,13 @@ class Recorder:
         for name in [n for n in self._indexes if n not in names]:
             del self._indexes[name]
         self._packs = not self._indexes
+        self._same = _NONE_SAME  # an entry indexed is not repeated
 
     def index(self, name: str) -> IndexExpression:
         if name not in self._indexes:
             self._indexes[name] = compile_index(name, self._templates)
             self._packs = False
+            self._same = _NONE_SAME
         return self._indexes[name]
 
     def entry(self, pending: Pending) -> JournalEntry:
@@ -226,8 +284,8 @@ class Recorder:
         cut = len(self._ready)
         if pack:
             size, cut = 0, 0
-            for _, body in self._ready:
-                size += len(body)
+            for item in self._ready:
+                size += len(item[1]) if isinstance(item, tuple) else 0  # a shared store gets no runs
                 if cut and size > JOURNAL_BATCH_BYTES:
                     break
                 cut += 1
@@ -240,20 +298,34 @@ class Recorder:
         logs, self._logs = self._logs, []
         return logs[-self.logs_size :] or None
 
-    def _take_recorded(self, pack: bool) -> list[tuple[str, JournalRecord]]:
-        """The packable and the encoded entries as (id, stored form), in the order they came; the
-        packable ones packed for a shared store, kept as tuples for the in-process one."""
+    def _take_recorded(self, pack: bool) -> list[JournalItem]:
+        """The packable and the encoded entries as (id, stored form), in the order they came, and the
+        runs as they are; the packable ones packed for a shared store, kept as tuples for the
+        in-process one."""
+        if self._times:
+            self._close_run()
+        self._same = _NONE_SAME  # the next entry is the first of the next buffer
         packable, encoded, self._packable, self._encoded = self._packable, self._encoded, [], []
-        # one pass in C for the common case, with no Python code run per entry
-        ids = map(self._id_of, map(_SEQUENCE, packable))
-        kept: Iterable[JournalRecord] = map(pack_entry, packable) if pack else packable
-        stored: list[tuple[str, JournalRecord]] = list(zip(ids, kept, strict=True))
+        runs, self._runs = self._runs, False
+        if not runs and not encoded:
+            # one pass in C for the common case, with no Python code run per entry
+            plain: list[Packable] = packable  # type: ignore[assignment]  # no run among them
+            ids = map(self._id_of, map(_SEQUENCE, plain))
+            kept: Iterable[JournalRecord] = map(pack_entry, plain) if pack else plain
+            return list(zip(ids, kept, strict=True))
+        numbered: list[tuple[int, JournalItem]] = []
+        for item in packable:
+            if not isinstance(item, RepeatedEntries):
+                numbered.append((item[1], (self._id_of(item[1]), pack_entry(item) if pack else item)))
+            elif pack:  # a shared store keeps every entry on its own
+                first = item.head[1]
+                numbered += ((first + i, (item.entry_id(i), pack_entry(e))) for i, e in enumerate(item.records()))
+            else:
+                numbered.append((item.head[1], item))
         if encoded:
-            numbered = [(p[1], entry) for p, entry in zip(packable, stored, strict=True)]
             numbered += ((sequence, (self.entry_id(sequence), body)) for sequence, body in encoded)
             numbered.sort(key=itemgetter(0))
-            stored = [entry for _, entry in numbered]
-        return stored
+        return [entry for _, entry in numbered]
 
     def _keep(self, kind: str, records: list[T], limit: int) -> list[T]:
         if len(records) > limit:

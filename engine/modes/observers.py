@@ -5,7 +5,7 @@ after it). None of them can delay or change the answer: it is already out."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Set
+from collections.abc import Callable, Set
 from typing import TYPE_CHECKING
 
 import orjson
@@ -25,27 +25,28 @@ log = logging.getLogger(__name__)
 
 
 class JournalObserver:
-    """Appends the journal entry (when the journal is on) and keeps its number for the observers after."""
+    """Appends the journal entry (when the journal is on): ``served`` is the recorder's own, which the
+    dispatcher then calls with no step between, unless each entry is also logged."""
 
     def __init__(self, records: Recorder) -> None:
         self.records = records
-        self.last_sequence = 0
-        """The number of the entry of the request being told about (0: not journaled)."""
         self.debug = log.isEnabledFor(logging.DEBUG)
         """At ``-log-level debug`` each entry is logged too, as Hoverfly logs it ("journal entry")."""
+        self.served: Callable[[Wire, Received, float, str], None] = self._logged if self.debug else records.served
 
-    def served(self, wire: Wire, received: Received, seconds: float, mode: str) -> None:
+    @property
+    def last_sequence(self) -> int:
+        """The number of the entry of the request being told about (0: not journaled)."""
+        return self.records.last_sequence
+
+    def _logged(self, wire: Wire, received: Received, seconds: float, mode: str) -> None:
         records = self.records
-        if records.journal_size:
-            req, received_at, _, raw, arrival = received
-            self.last_sequence = records.record(req, wire, received_at, seconds * 1000, mode, raw, arrival)
-        else:
-            self.last_sequence = 0
-        if self.debug:
-            entry_id = records.entry_id(self.last_sequence) if self.last_sequence else ""
-            entry = record_entry(entry_id, received[0], wire, mode, received[1], seconds * 1000)
-            text = orjson.dumps(entry_view(entry)).decode() + "\n"
-            log.debug("journal entry", extra={"fields": {"json": text}})
+        records.served(wire, received, seconds, mode)
+        sequence = records.last_sequence
+        entry_id = records.entry_id(sequence) if sequence else ""
+        entry = record_entry(entry_id, received[0], wire, mode, received[1], seconds * 1000)
+        text = orjson.dumps(entry_view(entry)).decode() + "\n"
+        log.debug("journal entry", extra={"fields": {"json": text}})
 
 
 class MetricsObserver:

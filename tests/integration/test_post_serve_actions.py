@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import time
 from collections.abc import Callable
@@ -121,6 +122,37 @@ def test_five_hundred_remote_actions_all_run_and_none_delays_its_response(sp: Si
     records = [e["postServeAction"] for e in journal]
     assert {r["correlationId"] for r in records} == correlation
     assert {(r["name"], r["status"]) for r in records} == {("hook", 200)}
+
+
+def test_a_request_sent_again_byte_for_byte_gets_an_entry_and_an_action_record_each(
+    sp: Simproxy, upstream: Upstream
+) -> None:
+    """The journal keeps a request served again as a run of entries; each entry is still its own,
+    and the action's record written into one entry of the run leaves the others as they were."""
+    hook = upstream.url("/callback")
+    assert sp.admin_json("PUT", ACTIONS, {"actionName": "hook", "remote": hook})[0] == 200
+    assert sp.admin("PUT", "/api/v2/simulation", simulation(with_action("hook")))[0] == 200
+    conn = http.client.HTTPConnection("127.0.0.1", sp.proxy_port, timeout=10)
+    for _ in range(8):  # one connection, the same bytes each time
+        conn.request("GET", "http://svc.test/again")
+        assert conn.getresponse().read() == b"served"
+    conn.close()
+
+    def all_recorded() -> bool:
+        journal = sp.admin_json("GET", "/api/v2/journal")[1]["journal"]
+        return len(journal) == 8 and all(e["postServeAction"] is not None for e in journal)
+
+    wait_for(all_recorded)
+    journal = sp.admin_json("GET", "/api/v2/journal")[1]["journal"]
+    assert len({e["id"] for e in journal}) == 8
+    started = [e["timeStarted"] for e in journal]
+    assert started == sorted(started)
+    assert {e["request"]["path"] for e in journal} == {"/again"}
+    correlation = [e["postServeAction"]["correlationId"] for e in journal]
+    assert len(set(correlation)) == 8
+    callbacks = [r for r in list(upstream.requests) if r.path == "/callback"]  # the upstream is shared
+    called = [r.headers["X-CORRELATION-ID"] for r in callbacks if json.loads(r.body)["request"]["path"] == "/again"]
+    assert sorted(called) == sorted(correlation)
 
 
 def test_spy_hits_do_not_run_actions(sp: Simproxy, upstream: Upstream) -> None:
