@@ -44,7 +44,8 @@ class MemoryStore:
         more object kept per entry), a run standing for its own ids."""
         self._journal_ids: deque[str | JournalRun] = deque()
         self._journal_extra = 0
-        """How many more entries the journal holds than items: the length of each run, less one."""
+        """How many more entries the journal holds than items: the length of each run, less one. A
+        run is kept only with two entries or more (``_kept``), so 0 means there is no run."""
         self._indexes: dict[str, dict[str, str]] = {}
         self._login_failures = (0, 0)  # (count, ms of the last)
         self._revoked: dict[str, int] = {}  # digest -> until (ms)
@@ -184,13 +185,9 @@ class MemoryStore:
     ) -> None:
         ids, journal = self._journal_ids, self._journal
         for item in entries:
-            if isinstance(item, tuple):
-                ids.append(item[0])
-                journal.append(item[1])
-            else:
-                ids.append(item)
-                journal.append(item)
-                self._journal_extra += len(item) - 1
+            known, kept = item if isinstance(item, tuple) else self._kept(item)
+            ids.append(known)
+            journal.append(kept)
         self._trim(len(journal) + self._journal_extra - max(limit, 0))
         for index, keys in index_keys.items():
             self._indexes.setdefault(index, {}).update(keys)
@@ -212,10 +209,17 @@ class MemoryStore:
                 self._journal_extra -= size - 1
                 excess -= size
             else:
-                kept = oldest.part(excess, size)
-                ids[0] = journal[0] = kept
-                self._journal_extra -= excess
+                ids[0], journal[0] = self._kept(oldest.part(excess, size))
+                self._journal_extra -= size - 1
                 excess = 0
+
+    def _kept(self, run: JournalRun) -> tuple[str | JournalRun, JournalRecord | JournalRun]:
+        """(id, item) to keep for ``run``: the run itself, counted in ``_journal_extra``, or, for a
+        run of one entry, that entry alone."""
+        if len(run) == 1:
+            return run.entry_id(0), run.record(0)
+        self._journal_extra += len(run) - 1
+        return run, run
 
     def _find(self, entry_id: str) -> tuple[int, int] | None:
         """(item, position in its run or 0) of an entry, searched from the newest (what is amended
@@ -244,18 +248,18 @@ class MemoryStore:
             self._journal[item] = entry
             return True
         # the run is split around the amended entry: what comes before, the entry, what comes after
+        self._journal_extra -= len(run) - 1
         parts: list[tuple[str | JournalRun, JournalRecord | JournalRun]] = []
         if position:
-            parts.append((before := run.part(0, position), before))
+            parts.append(self._kept(run.part(0, position)))
         parts.append((entry_id, entry))
         if position + 1 < len(run):
-            parts.append((after := run.part(position + 1, len(run)), after))
+            parts.append(self._kept(run.part(position + 1, len(run))))
         del self._journal_ids[item]
         del self._journal[item]
         for offset, (known, kept) in enumerate(parts):
             self._journal_ids.insert(item + offset, known)
             self._journal.insert(item + offset, kept)
-        self._journal_extra -= len(run) - len(parts)
         return True
 
     async def journal_entries(self) -> list[JournalRecord]:

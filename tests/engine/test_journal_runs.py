@@ -161,3 +161,45 @@ def test_a_run_finds_only_its_own_entries() -> None:
     part = run.part(1, 3)
     assert [part.entry_id(i) for i in range(len(part))] == ["ab12cd3411", "ab12cd3412"]
     assert [(r[6], r[7]) for r in part.records()] == [(11.0, 1.0), (12.0, 1.0)]  # latency in ms
+
+
+def test_the_count_of_entries_stays_right_through_amends_and_trims_of_runs() -> None:
+    async def scenario() -> None:
+        store = MemoryStore()
+        await store.journal_append([_run(1, 8)], {}, 100)
+        for n in range(1, 9):  # every entry of the run amended: the run is split each time
+            assert await store.journal_amend(f"ab12cd34{n:x}", b"amended %d" % n)
+        assert (await store.sizes())[0] == 8
+        assert await store.journal_entries() == [b"amended %d" % n for n in range(1, 9)]
+        await store.journal_append([_run(9, 10)], {}, 10)
+        assert (await store.sizes())[0] == 10
+        assert _ids(await store.journal_entries()) == [f"ab12cd34{n:x}" for n in range(9, 19)]
+
+        store = MemoryStore()
+        await store.journal_append([_run(1, 3)], {}, 4)
+        assert await store.journal_amend("ab12cd342", b"amended")  # the middle one
+        assert (await store.sizes())[0] == 3
+        single: Packable = ("ab12cd34", 4, _read("/s"), ARRIVAL, _wire(b"s").journal or b"", 200, 9.0, 1.0, "simulate")
+        await store.journal_append([("ab12cd344", single)], {}, 4)
+        await store.journal_append([("ab12cd345", single)], {}, 4)
+        stored = await store.journal_entries()
+        assert (await store.sizes())[0] == len(stored) == 4 and stored[0] == b"amended"
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("limit", [1, 2])
+def test_a_run_cut_to_its_last_entries_reads_back_as_entries(limit: int) -> None:
+    async def scenario() -> None:
+        store = MemoryStore()
+        await store.journal_append([_run(1, 4)], {}, limit)
+        stored = await store.journal_entries()
+        assert all(isinstance(r, tuple) for r in stored)
+        assert _ids(stored) == [f"ab12cd34{n:x}" for n in range(5 - limit, 5)]
+        assert (await store.sizes())[0] == limit
+        await store.journal_append([_run(5, 3)], {}, 3)  # a run of 3 then cut by an amend into ones
+        assert await store.journal_amend("ab12cd346", b"amended")
+        stored = await store.journal_entries()
+        assert all(isinstance(r, tuple | bytes) for r in stored) and len(stored) == 3
+
+    asyncio.run(scenario())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import http.client
 import socket
 import time
 from collections import Counter
@@ -175,6 +176,28 @@ def _text_logs(sp: Simproxy) -> tuple[int, dict[str, str], bytes]:
         conn.request("GET", "/api/v2/logs", headers={"Accept": "text/plain"})
         resp = conn.getresponse()
         return resp.status, dict(resp.getheaders()), resp.read()
+
+
+@pytest.mark.parametrize("size", [1, 2, 3])
+def test_a_small_journal_of_requests_sent_again_keeps_the_newest_each_readable(
+    simproxy_factory: Any, size: int
+) -> None:
+    """The same bytes again make a run of entries; a journal smaller than the run keeps its newest
+    entries, each read on its own (a run cut down to one entry was once returned as the run)."""
+    sp: Simproxy = simproxy_factory("-journal-size", str(size))
+    assert sp.admin_json("PUT", "/api/v2/simulation", simulation(pair("/a", "A"), pair("/b", "B")))[0] == 200
+    conn = http.client.HTTPConnection("127.0.0.1", sp.proxy_port, timeout=10)
+    sent = ["/a"] * 5 + ["/b", "/a", "/a", "/a"]
+    for path in sent:  # one connection, the same bytes for the same path, no read in between
+        conn.request("GET", f"http://h.test{path}")
+        assert conn.getresponse().read() == path[1:].upper().encode()
+    conn.close()
+    journal = _journal(sp)
+    assert journal["total"] == size
+    entries = journal["journal"]
+    assert [e["request"]["path"] for e in entries] == sent[-size:]
+    assert len({e["id"] for e in entries}) == size
+    assert [e["timeStarted"] for e in entries] == sorted(e["timeStarted"] for e in entries)
 
 
 def test_disabled_journal_and_logs(simproxy_factory: Any) -> None:

@@ -153,6 +153,8 @@ def test_a_request_sent_again_byte_for_byte_gets_an_entry_and_an_action_record_e
     callbacks = [r for r in list(upstream.requests) if r.path == "/callback"]  # the upstream is shared
     called = [r.headers["X-CORRELATION-ID"] for r in callbacks if json.loads(r.body)["request"]["path"] == "/again"]
     assert sorted(called) == sorted(correlation)
+    metrics = sp.admin("GET", "/metrics")[2].decode()
+    assert "\nsimproxy_journal_entries 8.0\n" in metrics  # each amend split the run, and the count held
 
 
 def test_spy_hits_do_not_run_actions(sp: Simproxy, upstream: Upstream) -> None:
