@@ -8,6 +8,8 @@ import asyncio
 from array import array
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.journal.entries import decode_entry
 from engine.journal.packed import Packable, RepeatedEntries
@@ -15,7 +17,7 @@ from engine.journal.recorder import Recorder, Served
 from engine.simulation.model import Response
 from engine.wire.parse import Arrival, read_request
 from engine.wire.response import Wire, render_response
-from store import MemoryStore
+from store import JournalItem, MemoryStore
 
 ARRIVAL = Arrival().encode()
 
@@ -201,5 +203,53 @@ def test_a_run_cut_to_its_last_entries_reads_back_as_entries(limit: int) -> None
         assert await store.journal_amend("ab12cd346", b"amended")
         stored = await store.journal_entries()
         assert all(isinstance(r, tuple | bytes) for r in stored) and len(stored) == 3
+
+    asyncio.run(scenario())
+
+
+# a journal step: ("append", [run lengths; 1 is a single entry], limit) or ("amend", which entry)
+Step = tuple[str, list[int], int]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(st.just("append"), st.lists(st.integers(1, 6), min_size=1, max_size=4), st.integers(0, 12)),
+            st.tuples(st.just("amend"), st.just([]), st.integers(0, 40)),
+        ),
+        max_size=25,
+    )
+)
+def test_the_in_process_journal_reads_as_a_plain_list_of_its_entries(steps: list[Step]) -> None:
+    """Whatever appends (entries and runs), trims and amends come, the store reads back exactly what
+    a plain list of entries would hold."""
+
+    async def scenario() -> None:
+        store, model = MemoryStore(), []  # model: (id, amended bytes or None), oldest first
+        sequence = 1
+        for kind, lengths, number in steps:
+            if kind == "append":
+                items: list[JournalItem] = []
+                for length in lengths:
+                    if length == 1:
+                        single = _run(sequence, 1).head
+                        items.append((f"ab12cd34{sequence:x}", single))
+                    else:
+                        items.append(_run(sequence, length))
+                    model += [(f"ab12cd34{n:x}", None) for n in range(sequence, sequence + length)]
+                    sequence += length
+                await store.journal_append(items, {}, number)
+                model = model[max(len(model) - number, 0) :] if number else []
+            else:
+                entry_id = f"ab12cd34{number + 1:x}"
+                position = next((i for i, (known, _) in enumerate(model) if known == entry_id), None)
+                assert await store.journal_amend(entry_id, b"amended " + entry_id.encode()) == (position is not None)
+                if position is not None:
+                    model[position] = (entry_id, b"amended " + entry_id.encode())
+            stored = await store.journal_entries()
+            assert (await store.sizes())[0] == len(stored) == len(model)
+            for record, (entry_id, amended) in zip(stored, model, strict=True):
+                assert record == amended if amended else decode_entry(record).id == entry_id
 
     asyncio.run(scenario())
