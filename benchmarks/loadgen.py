@@ -26,11 +26,11 @@ async def _connection(
     port: int,
     deadline: float,
     requests: list[str],
-    numbers: tuple[int, count[int]],
+    run: int,
+    counter: count[int],
     latencies: list[float],
     errors: list[int],
 ) -> None:
-    run, counter = numbers
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
         while time.perf_counter() < deadline:
@@ -55,11 +55,11 @@ async def _connection(
 async def run(port: int, seconds: float, connections: int, requests: list[str]) -> dict[str, float]:
     latencies: list[float] = []
     errors = [0]
-    numbers = (time.time_ns() // 1_000_000, count())  # the run's own number (its start, in ms), the counter
+    run, counter = time.time_ns() // 1_000_000, count()  # the run's own number (its start, in ms)
     started = time.perf_counter()
     deadline = started + seconds
     await asyncio.gather(
-        *(_connection(port, deadline, requests, numbers, latencies, errors) for _ in range(connections))
+        *(_connection(port, deadline, requests, run, counter, latencies, errors) for _ in range(connections))
     )
     elapsed = time.perf_counter() - started
     latencies.sort()

@@ -17,7 +17,6 @@ from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import repeat
 
 import orjson
 
@@ -75,15 +74,7 @@ class RepeatedEntries:
         )  # fmt: skip
 
     def records(self) -> Iterator[Packable]:
-        yield self.head
-        prefix, sequence, request, arrival, response, status, _, _, mode = self.head
-        count = len(self.times)
-        yield from zip(
-            repeat(prefix, count), range(sequence + 1, sequence + 1 + count), repeat(request, count),
-            repeat(arrival, count), repeat(response, count), repeat(status, count),
-            self.times, (latency * 1000 for latency in self.latencies), repeat(mode, count),
-            strict=True,
-        )  # fmt: skip
+        return map(self.record, range(len(self)))
 
     def position(self, entry_id: str) -> int | None:
         prefix, first = self.head[0], self.head[1]

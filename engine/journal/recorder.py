@@ -28,7 +28,7 @@ from engine.journal.entries import (
 )
 from engine.journal.packed import Packable, RepeatedEntries, pack_entry
 from engine.templating import TemplateEngine
-from engine.wire.request import RequestDetails
+from engine.wire.request import Received, RequestDetails
 from engine.wire.response import Wire, compact
 from store import Batch, BatchIds, JournalItem, JournalRecord, Outbox, Store
 
@@ -44,9 +44,6 @@ one batch (``-journal-body-size-limit=``, whole bodies) held it for seconds."""
 
 Pending = tuple[str, RequestDetails, Wire, float, float, str]
 """(entry id, request, response, wall-clock time received, latency in ms, mode)."""
-Served = tuple[RequestDetails, float, float, bytes | None, bytes]
-"""What the proxy tells of a request it answered (``engine.modes.base.Received``): the request, the
-wall-clock time received, the ``perf_counter`` then, the read that held exactly it, its arrival."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,11 +127,10 @@ class Recorder:
     def last_sequence(self) -> int:
         """The number of the entry made for the request ``served`` was last told about (0: none)."""
         if self._times:
-            head = self._packable[-1]  # the entries since repeat it
-            return (head.head if isinstance(head, RepeatedEntries) else head)[1] + len(self._times)
+            return self._repeated()[1] + len(self._times)
         return self._last_sequence
 
-    def served(self, wire: Wire, received: Served, seconds: float, mode: str) -> None:
+    def served(self, wire: Wire, received: Received, seconds: float, mode: str) -> None:
         """The journal's observer (``engine.modes.observers``): the entry of a request answered."""
         read, same_wire, same_mode = self._same
         if wire is same_wire and received[3] is read and mode is same_mode:  # served again: two floats
@@ -147,10 +143,16 @@ class Recorder:
         else:
             self._last_sequence = 0
 
-    def _close_run(self) -> None:
-        """The entries repeating the last of ``_packable`` become its run; numbering goes on after them."""
+    def _repeated(self) -> Packable:
+        """The entry the ones in ``_times`` repeat: the last of ``_packable`` (``_same`` is set only
+        as it is appended, and a run is made of it only when ``_times`` is emptied)."""
         head = self._packable[-1]
         assert not isinstance(head, RepeatedEntries)
+        return head
+
+    def _close_run(self) -> None:
+        """The entries repeating the last of ``_packable`` become its run; numbering goes on after them."""
+        head = self._repeated()
         self._packable[-1] = RepeatedEntries(head, self._times, self._latencies)
         self._sequence = itertools.count(head[1] + len(self._times) + 1)
         self._times, self._latencies = array("d"), array("d")

@@ -18,14 +18,9 @@ if TYPE_CHECKING:
     from engine.modes.capture import Captures
     from engine.modes.forwarding import Forwarder
     from engine.modes.simulator import Simulator
-    from engine.wire.request import RequestDetails
+    from engine.wire.request import Received, RequestDetails
 
 Outcome = Wire | Coroutine[Any, Any, Wire]
-
-Received = tuple["RequestDetails", float, float, bytes | None, bytes]
-"""What the server knows of a request it answers: the request, the wall-clock time it was received,
-``perf_counter`` then, the bytes it came in when they held exactly that request (None otherwise),
-and the encoded ``wire.parse.Arrival`` (how it came: port, tunnel, webserver)."""
 
 
 class ProxyMode(Protocol):

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from engine.fleet.config import DEFAULT_MAX_PAIRS, Mode
 from engine.fleet.runtime import Runtime, Snapshot
 from engine.gocompat.goregex import GoRegex, InvalidPattern, compile_go
-from engine.modes.base import Kit, Observer, Outcome, ProxyMode, Received
+from engine.modes.base import Kit, Observer, Outcome, ProxyMode
 from engine.modes.capture import Captures
 from engine.modes.cors import allow_origin, is_preflight, preflight
 from engine.modes.forwarding import Forwarder
@@ -30,7 +30,7 @@ from engine.outbound.middleware import DEFAULT_TIMEOUT as DEFAULT_MIDDLEWARE_TIM
 from engine.outbound.middleware import MiddlewareRunner
 from engine.outbound.upstream import Upstream
 from engine.simulation.faults import FaultRules, global_fault, rolled
-from engine.wire.request import RequestDetails
+from engine.wire.request import Received, RequestDetails
 from engine.wire.response import Wire
 
 __all__ = ("Dispatcher", "Outcome", "Received")

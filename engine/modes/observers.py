@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import orjson
 
 from engine.journal.entries import entry_view, record_entry
-from engine.modes.base import Received
 from engine.outbound.actions import ActionRunner, Served
+from engine.wire.request import Received
 from engine.wire.response import Wire
 
 if TYPE_CHECKING:

@@ -63,6 +63,11 @@ class RequestDetails:
         )
 
 
+Received = tuple[RequestDetails, float, float, bytes | None, bytes]
+"""What the server knows of a request it answers: the request, the wall-clock time it was received,
+``perf_counter`` then, the bytes it came in when they held exactly that request (None otherwise),
+and the encoded ``wire.parse.Arrival`` (how it came: port, tunnel, webserver)."""
+
 _FORM_METHODS = frozenset({"POST", "PUT", "PATCH"})
 _FORM_TYPE = "application/x-www-form-urlencoded"
 

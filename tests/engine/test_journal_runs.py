@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 
 from engine.journal.entries import decode_entry
 from engine.journal.packed import Packable, RepeatedEntries
-from engine.journal.recorder import Recorder, Served
+from engine.journal.recorder import Recorder
 from engine.simulation.model import Response
 from engine.wire.parse import Arrival, read_request
+from engine.wire.request import Received
 from engine.wire.response import Wire, render_response
 from store import JournalItem, MemoryStore
 
@@ -32,7 +33,7 @@ def _read(path: str) -> bytes:
     return f"GET http://h.test{path} HTTP/1.1\r\nHost: h.test\r\n\r\n".encode()
 
 
-def _served(raw: bytes | None, received: float) -> Served:
+def _served(raw: bytes | None, received: float) -> Received:
     request = read_request(raw or _read("/split"), Arrival())
     return (request, received, 0.0, raw, ARRIVAL)
 
