@@ -5,6 +5,10 @@ makes is also written (buffered) to the store, which is what ``GET /api/v2/cache
 worker loads when the simulation grows by an append (Hoverfly keeps the cache across a POST) or
 when it starts, so all workers hold the same entries. Entries belong to a *generation*: the
 simulation's lineage (new on every replace) and the config's cache epoch (bumped by a flush).
+
+A worker alone on an in-process store mirrors nothing, and holds the entries it makes by their fast
+key: their md5 key is worked out only when the cache is listed. The md5 is a third of what a new
+request costs the cache, and the cache a fifth of what a request that never comes again costs.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -28,6 +33,8 @@ FastKey = tuple[str, str, str, str, str, str | None]
 """What a request's md5 key is made of, before hashing: (destination or "", method, path, raw query,
 body, content type when there is a body). Equal fast keys give equal md5 keys, so a worker can find
 its entries without hashing; entries from other workers are found by md5 once, then by fast key."""
+HeldKey = str | FastKey
+"""What the LRU holds an entry under: its md5 key, or (an entry a lone worker made) its fast key."""
 
 
 @hot_value
@@ -58,6 +65,14 @@ def canonical_query(query: dict[str, list[str]]) -> str:
     return "&".join([f"{name}={value}" for name in sorted(query) for value in sorted(query[name])])
 
 
+def key_of(fast: FastKey) -> str:
+    """The md5 key of the requests whose fast key is ``fast`` (its destination is "" in webserver
+    mode, where the md5 leaves the destination out)."""
+    destination, method, path, raw_query, body, ctype = fast
+    headers = {"Content-Type": [ctype]} if ctype is not None else {}
+    return cache_key(RequestDetails.build(method, "http", destination, path, raw_query, body, headers), False)
+
+
 def fast_key(req: RequestDetails, webserver: bool) -> FastKey:
     ctype = req.headers_lower.get("content-type") if req.body else None
     return (
@@ -78,7 +93,11 @@ class MatchCache:
     """A bounded LRU of match results for one generation; ``pending`` collects what to mirror.
 
     ``mirrored=False`` (a worker alone on an in-process store) collects nothing: there is no other
-    worker to share entries with, and the admin API lists this cache itself (``entries``).
+    worker to share entries with, and the admin API lists this cache itself (``entries``). Such a
+    cache holds the entries it is given without a key (``CacheEntry.key`` "") by their fast key,
+    and finds them by it alone while it holds nothing by md5 key (a preloaded pair's entry). Two
+    requests that differ only in the order of their query (one md5 key, two fast keys) then make
+    two entries, listed as one.
     """
 
     def __init__(self, capacity: int, *, enabled: bool = True, mirrored: bool = True) -> None:
@@ -86,7 +105,12 @@ class MatchCache:
         self.enabled = enabled
         self.mirrored = mirrored
         self.generation: Generation = ("", 0)
-        self._entries: OrderedDict[str, CacheEntry] = OrderedDict()
+        self._entries: OrderedDict[HeldKey, CacheEntry] = OrderedDict()
+        self._by_md5 = 0
+        """How many entries are held by md5 key: while none is, a fast key that finds nothing
+        has nothing more to find."""
+        self._md5_of: dict[FastKey, str] = {}
+        """The md5 keys ``entries`` worked out, for the fast keys held when it last listed."""
         self._aliases: OrderedDict[FastKey, str] = OrderedDict()
         self._unkept: dict[FastKey, None] = {}
         """Fast keys whose lookup found nothing and whose result was not kept (it depends on headers
@@ -101,7 +125,7 @@ class MatchCache:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get(self, key: str) -> CacheEntry | None:
+    def get(self, key: HeldKey) -> CacheEntry | None:
         entry = self._entries.get(key)
         if entry is not None:
             self._entries.move_to_end(key)
@@ -109,8 +133,17 @@ class MatchCache:
 
     def lookup(self, req: RequestDetails, webserver: bool) -> tuple[FastKey, str, CacheEntry | None]:
         """(fast key, md5 key, entry) for a request: the md5 key is "" when the fast key decided (it
-        found the entry, or it is ``unkept`` and nothing was added since)."""
+        found the entry, nothing is held by md5 key, or it is ``unkept`` and nothing was added
+        since). The entry is held under its ``key``, or under the fast key when that is ""."""
         fast = fast_key(req, webserver)
+        if not self.mirrored:
+            entries = self._entries
+            entry = entries.get(fast)
+            if entry is not None:
+                entries.move_to_end(fast)
+                return fast, "", entry
+            if not self._by_md5:
+                return fast, "", None
         known = self._aliases.get(fast)
         if known is not None:
             entry = self._entries.get(known)
@@ -125,8 +158,8 @@ class MatchCache:
             self._alias(fast, key)
         return fast, key, entry
 
-    def touch(self, key: str) -> None:
-        """Make the entry of ``key``, if kept, the most recently used."""
+    def touch(self, key: HeldKey) -> None:
+        """Make the entry held under ``key``, if kept, the most recently used."""
         try:
             self._entries.move_to_end(key)
         except KeyError:  # evicted: nothing to make recent
@@ -136,22 +169,34 @@ class MatchCache:
         """The request of ``fast`` found nothing and its result was not kept (Hoverfly does not cache
         a result that depends on headers or state): until an entry is added, its lookups find nothing.
         Not for a long body: the note would keep it alive, for an md5 that costs little beside it."""
-        if self.enabled and len(fast[4]) <= UNKEPT_BODY:
+        if self.enabled and (self.mirrored or self._by_md5) and len(fast[4]) <= UNKEPT_BODY:
             if len(self._unkept) >= 2 * self.capacity:
                 self._unkept.clear()
             self._unkept[fast] = None
 
     def put(self, entry: CacheEntry, *, mirror: bool = True, fast: FastKey | None = None) -> None:
+        """Hold ``entry`` as the most recently used: under its ``key``, or when that is "" (an
+        unmirrored cache only) under ``fast``."""
         if not self.enabled:
             return
         self.changes += 1
         if self._unkept:
             self._unkept.clear()  # the new entry may be under one of their md5 keys
-        self._entries[entry.key] = entry
-        self._entries.move_to_end(entry.key)
-        while len(self._entries) > self.capacity:
-            self._entries.popitem(last=False)
-        if fast is not None:
+        entries = self._entries
+        held: HeldKey
+        if entry.key:
+            held = entry.key
+            if held not in entries:
+                self._by_md5 += 1
+        else:
+            assert fast is not None and not self.mirrored, "an entry without its md5 key needs its fast key"
+            held = fast
+        entries[held] = entry
+        entries.move_to_end(held)
+        while len(entries) > self.capacity:
+            if isinstance(entries.popitem(last=False)[0], str):
+                self._by_md5 -= 1
+        if fast is not None and entry.key:
             self._alias(fast, entry.key)
         if mirror and self.mirrored:
             self.pending[entry.key] = entry
@@ -167,6 +212,8 @@ class MatchCache:
         self.generation = generation
         self.changes += 1
         self._entries.clear()
+        self._by_md5 = 0
+        self._md5_of.clear()
         self._aliases.clear()
         self._unkept.clear()
         self.pending.clear()
@@ -176,8 +223,20 @@ class MatchCache:
         return dump_entry(entry, self.generation)
 
     def entries(self) -> list[CacheEntry]:
-        """Every entry, least recently used first."""
-        return list(self._entries.values())
+        """Every entry with its md5 key, least recently used first; of entries with one md5 key
+        (held under two fast keys), the most recently used."""
+        known, md5_of = self._md5_of, {}
+        listed: dict[str, CacheEntry] = {}
+        for held, entry in self._entries.items():
+            if isinstance(held, str):
+                key = held
+            else:
+                key = md5_of[held] = known.get(held) or key_of(held)
+                entry = replace(entry, key=key)
+            listed.pop(key, None)
+            listed[key] = entry
+        self._md5_of = md5_of
+        return list(listed.values())
 
     def restore_pending(self, pending: dict[str, CacheEntry]) -> None:
         """Put back entries a failed mirror took (newer ones win), keeping at most ``capacity``;

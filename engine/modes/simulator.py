@@ -19,7 +19,7 @@ from engine.errors import SimulationError
 from engine.fleet.runtime import Runtime, Snapshot
 from engine.journal.logs import log_fields
 from engine.journal.lookup import FetchedJournal
-from engine.matching.cache import CacheEntry, FastKey, cache_key
+from engine.matching.cache import CacheEntry, FastKey, HeldKey, cache_key
 from engine.matching.scoring import CompiledPair, CompiledSimulation, MatchResult, Strategy, match
 from engine.modes.failures import MATCHING_CONTEXT, NO_MATCH, PairTexts, failure_wire, miss_text
 from engine.simulation.model import Response
@@ -48,7 +48,7 @@ ANSWER_BYTES = 64 * 1024
 """The longest answer body kept there: the table outlives the snapshot it answered for (until the
 next answer is kept, which may be never after a switch to a mode that does not simulate: at most
 ``SLOTS`` such answers stay alive), and beside a long body's write the work saved is nothing."""
-Answered = tuple[RequestDetails, int, str | None, Wire]
+Answered = tuple[RequestDetails, int, HeldKey | None, Wire]
 """(request, the match cache's ``changes`` then, the md5 key of the cache entry served from, answer)."""
 
 
@@ -120,7 +120,7 @@ class Simulator:
                     return entry.miss or self.failure(MATCHING_CONTEXT, NO_MATCH, outcome="miss")
                 outcome = self._serve(snap, entry.pair, req, delay, cache_misses)  # a cached pair never requires state
                 if isinstance(outcome, Wire) and self._settles(snap, entry.pair):
-                    self._answer_again(snap, req, entry.key, outcome)
+                    self._answer_again(snap, req, entry.key or fast, outcome)
                 return outcome
         if snap.simulation.writes_state:
             return self._simulate_with_state(snap, req, probe, cache_misses, delay)
@@ -151,12 +151,12 @@ class Simulator:
         waits = templates.uses_state or templates.uses_csv or templates.uses_journal
         return templates.direct is not None and not waits and not sim.simulation.variables
 
-    def _answer_again(self, snap: Snapshot, req: RequestDetails, key: str | None, wire: Wire) -> None:
+    def _answer_again(self, snap: Snapshot, req: RequestDetails, key: HeldKey | None, wire: Wire) -> None:
         """Keep ``wire`` as the answer to the request object ``req`` (the proxy hands the same object
         for the same bytes: engine/wire/parse.py ``RequestMemo``) while ``snap`` is the snapshot and
         the match cache takes no entry and no reset (any of them ends every answer kept); ``key``:
-        the cache entry it came from, which each answer given again makes the most recently used,
-        as a lookup would."""
+        what the cache holds the entry it came from under, which each answer given again makes the
+        most recently used, as a lookup would."""
         if len(req.body) > MEMO_BYTES or len(wire.body) > ANSWER_BYTES:  # never handed again; not worth it
             return
         if self._answered_in is None or self._answered_in() is not snap:
@@ -194,7 +194,9 @@ class Simulator:
         if cache.changes != seen:
             return  # worked out across an await while the cache changed (a new simulation, maybe)
         if result.cacheable:
-            key = key or cache_key(req, self.webserver)  # "": the lookup skipped the md5
+            # unmirrored: held by its fast key, its md5 worked out only if it is listed; else the
+            # md5 the lookup made ("": it skipped the md5)
+            key = (key or cache_key(req, self.webserver)) if cache.mirrored else ""
             cache.put(CacheEntry(key, result.pair, miss, result.closest if miss else None), fast=fast)
         else:
             cache.unkept(fast)

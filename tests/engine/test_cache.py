@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 
 import orjson
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engine.matching.cache import (
     MIRRORED_MISS_LIMIT,
@@ -14,6 +16,7 @@ from engine.matching.cache import (
     canonical_query,
     dump_entry,
     fast_key,
+    key_of,
     listing,
     load_entry,
     preload_entries,
@@ -21,6 +24,7 @@ from engine.matching.cache import (
 from engine.matching.scoring import compile_simulation, match
 from engine.modes.failures import miss_text
 from engine.simulation.codec import encode_pair, encode_response
+from engine.wire.parse import Arrival, build_request
 from engine.wire.response import plain_error
 from tests.engine.conftest import REGISTRY, compiled, exact, glob, m, pair, request, simulation
 
@@ -149,6 +153,86 @@ def test_lookup_finds_entries_by_fast_key_and_by_md5_for_other_workers_entries()
     plain = request("/q", "POST", headers={"Content-Type": ["text/plain"]}, body="a=1")
     assert fast_key(form, False) != fast_key(plain, False)  # their md5 keys differ too (form data)
     assert cache_key(form, False) != cache_key(plain, False)
+
+
+def test_a_lone_workers_cache_holds_its_entries_by_fast_key_and_lists_them_by_md5() -> None:
+    sim = compiled({"path": [exact("/p")]})
+    cache = MatchCache(2, mirrored=False)
+    first, reordered, other = request("/p", query="b=2&a=1"), request("/p", query="a=1&b=2"), request("/q")
+    fast, key, entry = cache.lookup(first, False)
+    assert (key, entry) == ("", None)  # nothing is held by md5 key: no md5 worked out
+    cache.put(CacheEntry("", sim.pairs[0]), fast=fast)
+    found = cache.lookup(first, False)[2]
+    assert found is not None and found.pair is sim.pairs[0]
+    assert cache.lookup(reordered, False)[1:] == ("", None)  # another fast key: matched again
+    cache.put(CacheEntry("", sim.pairs[0]), fast=fast_key(reordered, False))
+    assert [(e.key, e.pair) for e in cache.entries()] == [(cache_key(first, False), sim.pairs[0])]  # one md5 key
+    assert not cache.pending  # nothing to mirror
+    cache.touch(fast)  # as an answer given again does: the first is the most recently used
+    cache.put(CacheEntry("", None), fast=fast_key(other, False))  # the capacity is 2: the reordered goes
+    assert cache.lookup(reordered, False)[2] is None and cache.lookup(first, False)[2] is not None
+    assert [e.key for e in cache.entries()] == [cache_key(other, False), cache_key(first, False)]
+    cache.reset(("lineage", 1))
+    assert cache.entries() == [] and cache.lookup(first, False)[1:] == ("", None)
+
+
+def test_of_two_entries_with_one_md5_key_the_most_recently_used_is_listed_in_its_place() -> None:
+    sim = compiled({"path": [exact("/p")]}, {"path": [exact("/q")]})
+    cache = MatchCache(3, mirrored=False)
+    first, reordered, other = request("/p", query="b=2&a=1"), request("/p", query="a=1&b=2"), request("/q")
+    cache.put(CacheEntry("", sim.pairs[0]), fast=fast_key(first, False))
+    cache.put(CacheEntry("", sim.pairs[1]), fast=fast_key(other, False))
+    cache.put(CacheEntry("", None), fast=fast_key(reordered, False))
+    assert [(e.key, e.pair) for e in cache.entries()] == [
+        (cache_key(other, False), sim.pairs[1]),
+        (cache_key(first, False), None),
+    ]
+
+
+def test_a_lone_workers_cache_finds_entries_held_by_md5_while_it_holds_any() -> None:
+    """A preloaded pair's entry has no request, only its md5 key: a request finds it by md5 once,
+    then by its fast key; once no entry is held by md5 key, a request that finds nothing by its
+    fast key is not hashed."""
+    sim = compiled({"path": [exact("/p")]})
+    cache = MatchCache(2, mirrored=False)
+    preloaded = request("/p")
+    cache.put(CacheEntry(cache_key(preloaded, False), sim.pairs[0]))  # as preload_entries makes it
+    fast, key, found = cache.lookup(preloaded, False)
+    assert key == cache_key(preloaded, False) and found is not None and found.pair is sim.pairs[0]
+    assert cache.lookup(preloaded, False) == (fast, "", found)  # found again by its fast key
+    assert cache.lookup(request("/x"), False)[1] == cache_key(request("/x"), False)  # looked for by md5
+    for path in ("/x", "/y"):
+        cache.put(CacheEntry("", None), fast=fast_key(request(path), False))
+    assert cache.lookup(preloaded, False) == (fast, "", None)  # evicted, and nothing held by md5
+    assert [e.key for e in cache.entries()] == [cache_key(request("/x"), False), cache_key(request("/y"), False)]
+
+
+_CONTENT_TYPES = (
+    None,
+    "application/x-www-form-urlencoded",
+    "Application/X-WWW-Form-Urlencoded; charset=utf-8",
+    "text/plain",
+)
+_TEXT = st.text(alphabet="ab=&%2F+./é?#", max_size=12)
+
+
+@given(
+    method=st.sampled_from(("GET", "POST", "PUT", "PATCH", "DELETE")),
+    path=_TEXT,
+    query=_TEXT,
+    body=_TEXT,
+    content_type=st.sampled_from(_CONTENT_TYPES),
+    host=st.sampled_from(("svc.example.com", "Svc.Example.com:8080")),
+    webserver=st.booleans(),
+)
+def test_the_md5_key_is_a_function_of_the_fast_key(
+    method: str, path: str, query: str, body: str, content_type: str | None, host: str, webserver: bool
+) -> None:
+    """What lets a lone worker's cache list by md5 the entries it holds by fast key."""
+    headers = [(b"Host", host.encode())] + ([(b"Content-Type", content_type.encode())] if content_type else [])
+    url = f"/{path}?{query}".encode()
+    req = build_request(method, url, headers, body.encode(), Arrival(webserver=webserver))
+    assert key_of(fast_key(req, webserver)) == cache_key(req, webserver)
 
 
 def test_a_request_whose_result_was_not_kept_skips_the_md5_until_an_entry_is_added() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import http.client
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -197,3 +198,24 @@ def test_a_request_repeated_byte_for_byte_is_cached_again_after_the_cache_is_flu
     assert answers(3) == [b"g"] * 3
     assert [e["key"] for e in _cache(sp)] == [entry["key"]]
     conn.close()
+
+
+def test_requests_that_differ_only_in_their_query_order_are_one_entry(simproxy: Simproxy) -> None:
+    sp = simproxy
+    sp.admin_json("PUT", "/api/v2/simulation", simulation(pair("/p", "P")))
+    for query in ("b=2&a=1", "a=1&b=2", "b=2&a=1"):
+        assert sp.proxy(f"http://svc.example.com/p?{query}")[2] == b"P"
+    hoverflys_key = hashlib.md5(b"svc.example.com/pGETa=1&b=2").hexdigest()  # destination, path, method, query
+    assert [e["key"] for e in _cache(sp)] == [hoverflys_key]
+    assert "simproxy_cache_entries 1.0" in sp.admin("GET", "/metrics")[2].decode().splitlines()
+
+
+def test_an_answer_given_again_keeps_its_entry_the_most_recently_used(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-cache-size", "2")
+    sp.admin_json("PUT", "/api/v2/simulation", simulation(pair("/a", "A"), pair("/b", "B"), pair("/c", "C")))
+    # the same bytes a third time are answered again without a lookup, until an entry is added:
+    # the last /b is such an answer, after /a looked up its entry again
+    for path in ("/a", "/a", "/a", "/b", "/b", "/b", "/a", "/b", "/c"):
+        assert sp.proxy(f"http://svc.example.com{path}")[2] == path[1:].upper().encode()
+    listed = {e["matchingPair"]["response"]["body"] for e in _cache(sp)}
+    assert listed == {"B", "C"}  # /a was the least recently used
