@@ -363,7 +363,7 @@ def _check(cp: CompiledPair, req: RequestDetails, state: Mapping[str, str], webs
     The same verdict as ``evaluate`` gives (a hit has no missed field; see
     ``_depends_on_headers_or_state``), cheapest and most selective fields first.
     """
-    if not (_all(cp.path, req.path) and _all(cp.method, req.method)):
+    if (cp.path and not _all(cp.path, req.path)) or (cp.method and not _all(cp.method, req.method)):
         return False, False
     if cp.destination and not webserver and not _all(cp.destination, req.destination):
         return False, False
@@ -382,7 +382,11 @@ def _check(cp: CompiledPair, req: RequestDetails, state: Mapping[str, str], webs
 
 
 def _all(matchers: CompiledList, actual: str) -> bool:
-    return all(m.matches(actual) for m in matchers)
+    # a loop, not all() over a generator: this runs for every candidate of every request matched
+    for m in matchers:  # noqa: SIM110
+        if not (m.predicate(actual) if m.then is None else m.matches(actual)):
+            return False
+    return True
 
 
 def _named_all(entries: tuple[tuple[str, CompiledList], ...], actual: dict[str, list[str]]) -> bool:
