@@ -38,23 +38,30 @@ class MetricsBatch:
 class MetricsBuffer:
     """Increments not yet added to the store, keyed by flat field names (see ``field`` names below).
 
-    Requests are tallied by (mode, outcome, pair), a count per latency bucket and the latencies'
-    sum, and turned into field names only when taken, once per distinct tally rather than four
-    string formats per request. Consecutive requests mostly share their tally (one endpoint under
-    load): the last one is found again by the identity of its three strings, without a lookup.
+    Requests are tallied by (mode, outcome), a count per latency bucket and the latencies' sum,
+    and counted by pair; both are turned into field names only when taken, once per distinct tally
+    rather than four string formats per request. Consecutive requests mostly share their tally and
+    pair (one endpoint under load): the last ones are found again by the identity of the three
+    strings, without a lookup.
     """
 
     def __init__(self) -> None:
         self.pending: dict[str, float] = {}
         self.totals: dict[str, float] = {}
         """Everything taken so far: this worker's share of the instance's totals."""
-        self._tallies: dict[tuple[str, str, str], list[float]] = {}
-        """(mode, outcome, pair) -> a count per bucket of LATENCY_BUCKETS (+Inf last), then the
+        self._tallies: dict[tuple[str, str], list[float]] = {}
+        """(mode, outcome) -> a count per bucket of LATENCY_BUCKETS (+Inf last), then the
         latencies' sum in seconds."""
+        self._hits: dict[str, list[int]] = {}
+        """Pair name (at most MAX_PAIRS, then ``other``) -> [requests it answered since the last
+        take]; kept across takes, so that a pair seen before is counted without a new list."""
+        self._unnamed = [0]
+        """Where the requests no pair answered are counted, never taken."""
         self._last: tuple[str, str, str] | None = None
-        """The (mode, outcome, pair) objects ``_last_tally`` was last found for; None after a take."""
+        """The (mode, outcome, pair) objects ``_last_tally`` and ``_last_hits`` were last found for;
+        None after a take."""
         self._last_tally: list[float] = []
-        self._pairs: set[str] = set()
+        self._last_hits: list[int] = self._unnamed
         self._shown: dict[str, float] = {}
         self._timings: dict[str, float] = {}
         """How long the flushes took: sent with the next batch, never a reason for one."""
@@ -68,25 +75,27 @@ class MetricsBuffer:
     def request(self, mode: str, outcome: str, seconds: float, pair: str) -> None:
         last = self._last
         if last is not None and last[0] is mode and last[1] is outcome and last[2] is pair:
-            tally = self._last_tally
+            tally, hits = self._last_tally, self._last_hits
         else:
-            tally = self._tally(mode, outcome, pair)
+            tally, hits = self._tally(mode, outcome, pair)
         tally[bisect_left(LATENCY_BUCKETS, seconds)] += 1
         tally[-1] += seconds
+        hits[0] += 1
 
-    def _tally(self, mode: str, outcome: str, pair: str) -> list[float]:
-        named = pair
-        if pair and pair not in self._pairs:
-            if len(self._pairs) >= MAX_PAIRS:
-                named = "other"
-            else:
-                self._pairs.add(pair)
-        key = (mode, outcome, named)
+    def _tally(self, mode: str, outcome: str, pair: str) -> tuple[list[float], list[int]]:
+        key = (mode, outcome)
         tally = self._tallies.get(key)
         if tally is None:
             tally = self._tallies[key] = [0.0] * (len(LATENCY_BUCKETS) + 2)
-        self._last, self._last_tally = (mode, outcome, pair), tally
-        return tally
+        if pair:
+            hits = self._hits.get(pair)
+            if hits is None:
+                named = pair if len(self._hits) < MAX_PAIRS else "other"
+                hits = self._hits.get(named) or self._hits.setdefault(named, [0])
+        else:
+            hits = self._unnamed
+        self._last, self._last_tally, self._last_hits = (mode, outcome, pair), tally, hits
+        return tally, hits
 
     def dropped(self, kind: str, count: int) -> None:
         """Records of ``kind`` given up while the store was away (their buffers are bounded)."""
@@ -107,16 +116,18 @@ class MetricsBuffer:
     def take(self) -> dict[str, float]:
         tallies, self._tallies, self._last = self._tallies, {}, None
         latency: dict[str, float] = {}
-        for (mode, outcome, pair), tally in tallies.items():
+        for (mode, outcome), tally in tallies.items():
             *buckets, seconds = tally
-            count = int(sum(buckets))
-            self._add(f"{REQUESTS}{mode}|{outcome}", count)
+            self._add(f"{REQUESTS}{mode}|{outcome}", int(sum(buckets)))
             for bucket, n in enumerate(buckets):
                 if n:
                     self._add(f"latency_bucket|{mode}|{bucket}", int(n))
-            if pair:
-                self._add(f"pair_hits|{pair}", count)
             latency[mode] = latency.get(mode, 0.0) + seconds
+        for pair, hits in self._hits.items():
+            if hits[0]:
+                self._add(f"pair_hits|{pair}", hits[0])
+                hits[0] = 0
+        self._unnamed[0] = 0
         for mode, seconds in latency.items():
             self._add(f"latency_sum|{mode}", seconds)
         timings, self._timings = self._timings, {}

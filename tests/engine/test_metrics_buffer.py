@@ -42,7 +42,9 @@ def test_requests_are_tallied_by_mode_outcome_bucket_and_pair_and_each_batch_has
     buffer.request("simulate", "hit", 0.0001, "p1")  # the tally taken above is not counted into again
     again = buffer.batch(2)
     assert again is not None and again.increments["requests|simulate|hit"] == 1
-    assert buffer.totals["requests|simulate|hit"] == 6
+    assert again.increments["pair_hits|p1"] == 1 and "requests|spy|miss" not in again.increments
+    assert buffer.totals["requests|simulate|hit"] == 6 and buffer.totals["pair_hits|p1"] == 6
+    assert buffer.batch(3) is None  # nothing came since: nothing to flush
 
 
 def test_pair_names_beyond_the_cap_are_counted_as_other() -> None:
