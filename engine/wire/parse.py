@@ -108,13 +108,13 @@ def build_request(
     if encoding.strip().lower() == "gzip" and body:
         body = _gunzip(body)
     return RequestDetails.build(
-        method=method,
-        scheme="http" if arrival.webserver else scheme,
-        destination=authority,
-        path=request_path(raw_path.decode("utf-8", "surrogateescape")),
-        raw_query=raw_query.decode("utf-8", "surrogateescape"),
-        body=body.decode("utf-8", "surrogateescape"),
-        headers=headers,
+        method,
+        "http" if arrival.webserver else scheme,
+        authority,
+        request_path(raw_path.decode("utf-8", "surrogateescape")),
+        raw_query.decode("utf-8", "surrogateescape"),
+        body.decode("utf-8", "surrogateescape"),
+        headers,
     )
 
 

@@ -48,18 +48,19 @@ class RequestDetails:
         form: dict[str, list[str]] = {}
         if method in _FORM_METHODS and _media_type(headers.get("Content-Type")) == _FORM_TYPE:
             form = parse_form(body)
+        # positional, in field order: keywords cost a name lookup each, on every request built
         return cls(
-            method=method,
-            scheme=scheme,
-            destination=destination.lower(),
-            path=path,
-            query=query,
-            body=body,
-            headers=headers,
-            headers_lower=lower_keys(headers),
-            query_lower=lower_keys(query),
-            form=form,
-            raw_query=raw_query,
+            method,
+            scheme,
+            destination.lower(),
+            path,
+            query,
+            body,
+            headers,
+            lower_keys(headers) if headers else {},
+            lower_keys(query) if query else {},
+            form,
+            raw_query,
         )
 
 
@@ -122,8 +123,9 @@ def parse_query(raw: str) -> dict[str, list[str]]:
         key = unquote_plus(name, errors="surrogateescape")
         query.setdefault(key, []).append(unquote_plus(value, errors="surrogateescape"))
     # Hoverfly's legacy quirk: a "./name" parameter is renamed to "name", replacing its values
-    for key in [k for k in query if k.startswith("./")]:
-        query[key[2:]] = query.pop(key)
+    if "./" in raw or "%" in raw:  # an escaped "./" counts too
+        for key in [k for k in query if k.startswith("./")]:
+            query[key[2:]] = query.pop(key)
     return query
 
 

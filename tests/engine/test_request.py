@@ -87,6 +87,8 @@ def test_request_path(raw: str, path: str) -> None:
         ("./a=1", {"a": ["1"]}),
         ("./a=1&./a=2", {"a": ["1", "2"]}),
         ("b/./a=1", {"b/./a": ["1"]}),
+        ("%2E%2Fa=1", {"a": ["1"]}),  # escaped, as it is once decoded
+        (".%2Fa=1&b=2", {"a": ["1"], "b": ["2"]}),
     ],
 )
 def test_parse_query(raw: str, query: dict[str, list[str]]) -> None:
