@@ -111,6 +111,9 @@ class MatchCache:
         has nothing more to find."""
         self._md5_of: dict[FastKey, str] = {}
         """The md5 keys ``entries`` worked out, for the fast keys held when it last listed."""
+        self._recent: HeldKey | None = None
+        """The key last made the most recently used, as the object it was given as: touching it
+        again changes nothing, and is not looked up (a tuple's lookup hashes six fields)."""
         self._aliases: OrderedDict[FastKey, str] = OrderedDict()
         self._unkept: dict[FastKey, None] = {}
         """Fast keys whose lookup found nothing and whose result was not kept (it depends on headers
@@ -129,6 +132,7 @@ class MatchCache:
         entry = self._entries.get(key)
         if entry is not None:
             self._entries.move_to_end(key)
+            self._recent = key
         return entry
 
     def lookup(self, req: RequestDetails, webserver: bool) -> tuple[FastKey, str, CacheEntry | None]:
@@ -141,6 +145,7 @@ class MatchCache:
             entry = entries.get(fast)
             if entry is not None:
                 entries.move_to_end(fast)
+                self._recent = fast
                 return fast, "", entry
             if not self._by_md5:
                 return fast, "", None
@@ -149,6 +154,7 @@ class MatchCache:
             entry = self._entries.get(known)
             if entry is not None:
                 self._entries.move_to_end(known)
+                self._recent = known
                 return fast, "", entry
         if fast in self._unkept:
             return fast, "", None
@@ -160,10 +166,13 @@ class MatchCache:
 
     def touch(self, key: HeldKey) -> None:
         """Make the entry held under ``key``, if kept, the most recently used."""
+        if key is self._recent:
+            return
         try:
             self._entries.move_to_end(key)
         except KeyError:  # evicted: nothing to make recent
             return
+        self._recent = key
 
     def unkept(self, fast: FastKey) -> None:
         """The request of ``fast`` found nothing and its result was not kept (Hoverfly does not cache
@@ -193,6 +202,7 @@ class MatchCache:
             held = fast
         entries[held] = entry
         entries.move_to_end(held)
+        self._recent = held
         while len(entries) > self.capacity:
             if isinstance(entries.popitem(last=False)[0], str):
                 self._by_md5 -= 1
@@ -212,6 +222,7 @@ class MatchCache:
         self.generation = generation
         self.changes += 1
         self._entries.clear()
+        self._recent = None
         self._by_md5 = 0
         self._md5_of.clear()
         self._aliases.clear()
