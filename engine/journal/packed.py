@@ -13,7 +13,6 @@ indexes, an entry rewritten after its post-serve action.)
 from __future__ import annotations
 
 import struct
-from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -47,14 +46,14 @@ class RepeatedEntries:
     """Consecutive entries of one exchange served again and again: the same request bytes (the
     request memo hands the same object for the same bytes), the same answer and the same mode; only
     the time received and the latency differ. The first entry is kept whole (``head``), the others
-    as two columns of floats, so a request served again costs the journal no object at all. The
-    in-process store keeps the run as it is (``store.JournalRun``): each entry's ``Packable`` is
-    made when read."""
+    as two columns of floats (the float objects the request made anyway), so a request served again
+    costs the journal two list items. The in-process store keeps the run as it is
+    (``store.JournalRun``): each entry's ``Packable`` is made when read."""
 
     head: Packable
-    times: array[float]
+    times: list[float]
     """The time received of each entry after the head, in epoch seconds."""
-    latencies: array[float]
+    latencies: list[float]
     """The latency of each entry after the head, in seconds (the head's, as in ``Packable``, in ms)."""
 
     def __len__(self) -> int:

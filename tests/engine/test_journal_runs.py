@@ -5,7 +5,6 @@ they are, and every entry still reads back, is numbered, trimmed, amended and fo
 from __future__ import annotations
 
 import asyncio
-from array import array
 
 import pytest
 from hypothesis import given, settings
@@ -116,8 +115,8 @@ def test_without_repeats_every_entry_is_kept_on_its_own() -> None:
 
 def _run(first: int, count: int, path: str = "/r") -> RepeatedEntries:
     head: Packable = ("ab12cd34", first, _read(path), ARRIVAL, _wire(b"r").journal or b"", 200, 10.0, 1.0, "simulate")
-    times = array("d", [10.0 + i for i in range(1, count)])
-    return RepeatedEntries(head, times, array("d", [0.001] * (count - 1)))
+    times = [10.0 + i for i in range(1, count)]
+    return RepeatedEntries(head, times, [0.001] * (count - 1))
 
 
 def _ids(records: list[object]) -> list[str]:
