@@ -222,7 +222,8 @@ class Simulator:
         Synchronous when nothing needs the store or a timer (the common case).
         """
         response = pair.pair.response
-        delay = self._delay(snap, response, req) if delayed else 0.0
+        delays = snap.simulation.delays
+        delay = delays.for_response(response, req.destination, req.path, req.method, self.rng) if delayed else 0.0
         step = snap.simulation.writes_state and bool(response.transitions_state or response.removes_state)
         templates = pair.templates
         waits = templates is not None and (templates.uses_state or templates.uses_csv or templates.uses_journal)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engine.errors import ImportFailure
 from engine.gocompat.goregex import GoRegex, InvalidPattern, compile_go
@@ -33,6 +33,11 @@ class GlobalDelay:
 class Delays:
     fixed: tuple[GlobalDelay, ...] = ()
     log_normal: tuple[GlobalDelay, ...] = ()
+    any: bool = field(init=False, compare=False)
+    """Some global delay is set: without one, a response's own delay decides (every request asks)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "any", bool(self.fixed or self.log_normal))
 
     @classmethod
     def compile(cls, sim: Simulation) -> Delays:
@@ -45,7 +50,7 @@ class Delays:
         )
 
     def __bool__(self) -> bool:
-        return bool(self.fixed or self.log_normal)
+        return self.any
 
     def for_response(self, response: Response, destination: str, path: str, method: str, rng: random.Random) -> float:
         """Seconds to wait before sending ``response`` (Hoverfly's precedence, §7.4)."""
@@ -54,7 +59,7 @@ class Delays:
             if response.log_normal_delay is not None:
                 ms += sample_log_normal(response.log_normal_delay, rng)
             return ms / 1000
-        if not self:
+        if not self.any:
             return 0.0
         target = destination + path
         ms = 0
