@@ -376,7 +376,7 @@ def _check(cp: CompiledPair, req: RequestDetails, state: Mapping[str, str], webs
     elif cp.body and not _all(cp.body, req.body):
         return False, False
     headers_ok = not cp.headers or _named_all(cp.headers, req.headers_lower)
-    state_ok = all(state.get(key) == value for key, value in cp.requires_state)
+    state_ok = not cp.requires_state or all(state.get(key) == value for key, value in cp.requires_state)
     blocks = (bool(cp.headers) and state_ok) or (bool(cp.requires_state) and headers_ok)
     return headers_ok and state_ok, blocks
 
