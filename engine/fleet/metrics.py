@@ -74,8 +74,10 @@ class MetricsBuffer:
 
     def request(self, mode: str, outcome: str, seconds: float, pair: str) -> None:
         last = self._last
-        if last is not None and last[0] is mode and last[1] is outcome and last[2] is pair:
-            tally, hits = self._last_tally, self._last_hits
+        if last is not None and last[0] is mode and last[1] is outcome:
+            tally = self._last_tally
+            # another pair (a simulation of many, each asked in turn): its counter alone is looked up
+            hits = self._last_hits if last[2] is pair else self._hits.get(pair) or self._pair_hits(mode, outcome, pair)
         else:
             tally, hits = self._tally(mode, outcome, pair)
         tally[bisect_left(LATENCY_BUCKETS, seconds)] += 1
@@ -87,6 +89,11 @@ class MetricsBuffer:
         tally = self._tallies.get(key)
         if tally is None:
             tally = self._tallies[key] = [0.0] * (len(LATENCY_BUCKETS) + 2)
+        self._last_tally = tally
+        return tally, self._pair_hits(mode, outcome, pair)
+
+    def _pair_hits(self, mode: str, outcome: str, pair: str) -> list[int]:
+        """The counter of ``pair`` (MAX_PAIRS names at most, then ``other``), now the last found."""
         if pair:
             hits = self._hits.get(pair)
             if hits is None:
@@ -94,8 +101,8 @@ class MetricsBuffer:
                 hits = self._hits.get(named) or self._hits.setdefault(named, [0])
         else:
             hits = self._unnamed
-        self._last, self._last_tally, self._last_hits = (mode, outcome, pair), tally, hits
-        return tally, hits
+        self._last, self._last_hits = (mode, outcome, pair), hits
+        return hits
 
     def dropped(self, kind: str, count: int) -> None:
         """Records of ``kind`` given up while the store was away (their buffers are bounded)."""

@@ -57,3 +57,20 @@ def test_pair_names_beyond_the_cap_are_counted_as_other() -> None:
     hits = {field: n for field, n in taken.increments.items() if field.startswith("pair_hits|")}
     assert len(hits) == MAX_PAIRS + 1
     assert hits["pair_hits|other"] == 3 and hits["pair_hits|pair-0"] == 2
+
+
+def test_pairs_asked_in_turn_are_each_counted() -> None:
+    buffer = MetricsBuffer()
+    for pair in ("p1", "p2", "p1", "", "p2", "p3"):
+        buffer.request("simulate", "hit" if pair else "miss", 0.001, pair)
+    buffer.request("simulate", "hit", 0.001, "p3")
+    taken = buffer.batch(1)
+    assert taken is not None
+    counted = {field: n for field, n in taken.increments.items() if field.split("|")[0] in ("pair_hits", "requests")}
+    assert counted == {
+        "pair_hits|p1": 2,
+        "pair_hits|p2": 2,
+        "pair_hits|p3": 2,
+        "requests|simulate|hit": 6,
+        "requests|simulate|miss": 1,
+    }
