@@ -86,7 +86,7 @@ def build_request(
                 if len(names) < NAMES_KEPT and len(name) <= NAME_KEPT_LENGTH:
                     names[name] = canonical
             headers.setdefault(canonical, []).append(value)
-    if url[:7].lower() == b"http://" or url[:8].lower() == b"https://":
+    if url[:1] != b"/" and (url[:7].lower() == b"http://" or url[:8].lower() == b"https://"):
         parsed = httptools.parse_url(url)
         scheme = parsed.schema.decode("latin-1").lower()
         authority = parsed.host.decode("ascii" if parsed.host.isascii() else "utf-8")
@@ -105,7 +105,7 @@ def build_request(
         scheme, authority = "http", host
         raw_path, _, raw_query = url.partition(b"?")
         raw_query = raw_query.partition(b"#")[0]
-    if encoding.strip().lower() == "gzip" and body:
+    if body and encoding and encoding.strip().lower() == "gzip":
         body = _gunzip(body)
     return RequestDetails.build(
         method,
