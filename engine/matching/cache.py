@@ -21,10 +21,11 @@ from typing import Any
 
 import orjson
 
+from engine.gocompat.gojson import go_text, marshal
 from engine.matching.scoring import ClosestMiss, CompiledPair, CompiledSimulation
 from engine.simulation.codec import encode_pair, encode_request, encode_response
 from engine.wire.hot import hot_value
-from engine.wire.request import RequestDetails
+from engine.wire.request import RequestDetails, parse_query
 from engine.wire.response import Wire, plain_error
 
 Generation = tuple[str, int]
@@ -50,10 +51,16 @@ class CacheEntry:
 def cache_key(req: RequestDetails, webserver: bool) -> str:
     """Hoverfly's key: md5 of destination (not in webserver mode), form JSON, path, method, query, body."""
     destination = "" if webserver else req.destination
-    form = orjson.dumps(dict(sorted(req.form.items()))).decode() if req.form else ""
+    form = _form_json(req.form) if req.form else ""
     query = canonical_query(req.query) if req.query else ""
     text = f"{destination}{form}{req.path}{req.method}{query}{req.body}"
     return hashlib.md5(text.encode("utf-8", "surrogateescape"), usedforsecurity=False).hexdigest()
+
+
+def _form_json(form: dict[str, list[str]]) -> str:
+    """The form as Hoverfly hashes it: Go's ``json.Marshal`` (names sorted, ``<>&`` escaped), each
+    byte that was not UTF-8 already a U+FFFD (checked against Hoverfly v1.12.10's cache keys)."""
+    return marshal({go_text(name): [go_text(v) for v in values] for name, values in form.items()}) or ""
 
 
 def canonical_query(query: dict[str, list[str]]) -> str:
@@ -71,6 +78,23 @@ def key_of(fast: FastKey) -> str:
     destination, method, path, raw_query, body, ctype = fast
     headers = {"Content-Type": [ctype]} if ctype is not None else {}
     return cache_key(RequestDetails.build(method, "http", destination, path, raw_query, body, headers), False)
+
+
+def plain(req: RequestDetails) -> bool:
+    """Whether no other request has ``req``'s md5 key but under another fast key: no body (whose
+    content type is in the fast key, not in the md5), and a query that is its own canonical form and
+    that no other query string parses into (no ``&``, no escape, no ``+``, no bare name, no ``./``).
+    Two plain requests share an md5 key only if they share their fast key."""
+    if req.body:
+        return False
+    raw = req.raw_query
+    return not raw or ("=" in raw and "&" not in raw and "%" not in raw and "+" not in raw and raw[:2] != "./")
+
+
+def _one_value(raw_query: str) -> bool:
+    """The query parses to one name with one value: a plain query may be written another way."""
+    query = parse_query(raw_query)
+    return len(query) == 1 and len(next(iter(query.values()))) == 1
 
 
 def fast_key(req: RequestDetails, webserver: bool) -> FastKey:
@@ -94,10 +118,11 @@ class MatchCache:
 
     ``mirrored=False`` (a worker alone on an in-process store) collects nothing: there is no other
     worker to share entries with, and the admin API lists this cache itself (``entries``). Such a
-    cache holds the entries it is given without a key (``CacheEntry.key`` "") by their fast key,
-    and finds them by it alone while it holds nothing by md5 key (a preloaded pair's entry). Two
-    requests that differ only in the order of their query (one md5 key, two fast keys) then make
-    two entries, listed as one.
+    cache holds the entries of ``plain`` requests by their fast key, without working their md5 key
+    out (``CacheEntry.key`` ""), and finds them by it: such a request shares its md5 key with no
+    other fast key. A plain request looks further only while the cache holds entries by md5 key
+    (other requests', a preloaded pair's); any other request looks by md5 key, among those and
+    among the plain entries, whose md5 keys it works out then, once each (``_plain_with``).
     """
 
     def __init__(self, capacity: int, *, enabled: bool = True, mirrored: bool = True) -> None:
@@ -106,15 +131,21 @@ class MatchCache:
         self.mirrored = mirrored
         self.generation: Generation = ("", 0)
         self._entries: OrderedDict[HeldKey, CacheEntry] = OrderedDict()
-        self._by_md5 = 0
-        """How many entries are held by md5 key: while none is, a fast key that finds nothing
-        has nothing more to find."""
+        self._plain_may_share: set[str] = set()
+        """The md5 keys held whose entry a plain request may share (a preloaded or loaded entry's,
+        or a request's whose query parses to one value and who has no body): while there is none,
+        a plain request that its fast key finds nothing for has nothing more to find."""
         self._md5_of: dict[FastKey, str] = {}
-        """The md5 keys ``entries`` worked out, for the fast keys held when it last listed."""
+        """The md5 keys worked out for plain entries (by ``entries`` and ``_plain_with``)."""
+        self._plain_by_md5: dict[str, FastKey] = {}
+        """md5 key -> the plain entry's fast key, for the plain entries held when last asked."""
+        self._unindexed: list[FastKey] = []
+        """Plain entries held since ``_plain_by_md5`` was last brought up to date."""
         self._recent: HeldKey | None = None
         """The key last made the most recently used, as the object it was given as: touching it
         again changes nothing, and is not looked up (a tuple's lookup hashes six fields)."""
-        self._aliases: OrderedDict[FastKey, str] = OrderedDict()
+        self._aliases: OrderedDict[FastKey, HeldKey] = OrderedDict()
+        """Fast key -> what the entry a lookup found by md5 key for it is held under."""
         self._unkept: dict[FastKey, None] = {}
         """Fast keys whose lookup found nothing and whose result was not kept (it depends on headers
         or state): nothing has been added since, so their next lookup can skip the md5."""
@@ -137,17 +168,19 @@ class MatchCache:
 
     def lookup(self, req: RequestDetails, webserver: bool) -> tuple[FastKey, str, CacheEntry | None]:
         """(fast key, md5 key, entry) for a request: the md5 key is "" when the fast key decided (it
-        found the entry, nothing is held by md5 key, or it is ``unkept`` and nothing was added
-        since). The entry is held under its ``key``, or under the fast key when that is ""."""
+        found the entry, a plain request found nothing while nothing is held by md5 key, or it is
+        ``unkept`` and nothing was added since). ``recent`` is then what the entry found is held
+        under."""
         fast = fast_key(req, webserver)
-        if not self.mirrored:
+        alone = not self.mirrored and plain(req)
+        if alone:
             entries = self._entries
             entry = entries.get(fast)
             if entry is not None:
                 entries.move_to_end(fast)
                 self._recent = fast
                 return fast, "", entry
-            if not self._by_md5:
+            if not self._plain_may_share:
                 return fast, "", None
         known = self._aliases.get(fast)
         if known is not None:
@@ -162,7 +195,33 @@ class MatchCache:
         entry = self.get(key)
         if entry is not None:
             self._alias(fast, key)
+        elif not self.mirrored and not alone:
+            held = self._plain_with(key)
+            if held is not None:
+                entry = self.get(held)
+                self._alias(fast, held)
         return fast, key, entry
+
+    @property
+    def recent(self) -> HeldKey | None:
+        """What the entry last found, put or touched is held under (``touch`` takes it)."""
+        return self._recent
+
+    def _plain_with(self, key: str) -> FastKey | None:
+        """The fast key of the plain entry held whose md5 key is ``key``, if any; the plain entries
+        held since the last call get their md5 key worked out first (once each)."""
+        index, entries = self._plain_by_md5, self._entries
+        if self._unindexed:
+            known = self._md5_of
+            for fast in self._unindexed:
+                if fast in entries:
+                    index[known.get(fast) or known.setdefault(fast, key_of(fast))] = fast
+            self._unindexed = []
+            if len(index) > 2 * self.capacity:  # keep only what is still held
+                self._plain_by_md5 = index = {k: f for k, f in index.items() if f in entries}
+                self._md5_of = {f: k for k, f in index.items()}
+        found = index.get(key)
+        return found if found is not None and found in entries else None
 
     def touch(self, key: HeldKey) -> None:
         """Make the entry held under ``key``, if kept, the most recently used."""
@@ -178,14 +237,15 @@ class MatchCache:
         """The request of ``fast`` found nothing and its result was not kept (Hoverfly does not cache
         a result that depends on headers or state): until an entry is added, its lookups find nothing.
         Not for a long body: the note would keep it alive, for an md5 that costs little beside it."""
-        if self.enabled and (self.mirrored or self._by_md5) and len(fast[4]) <= UNKEPT_BODY:
+        if self.enabled and len(fast[4]) <= UNKEPT_BODY:
             if len(self._unkept) >= 2 * self.capacity:
                 self._unkept.clear()
             self._unkept[fast] = None
 
     def put(self, entry: CacheEntry, *, mirror: bool = True, fast: FastKey | None = None) -> None:
         """Hold ``entry`` as the most recently used: under its ``key``, or when that is "" (an
-        unmirrored cache only) under ``fast``."""
+        unmirrored cache, a plain request) under ``fast``. A preloaded pair's entry, put by its md5
+        key, takes the place of a plain entry with that key, as Hoverfly's overwrites."""
         if not self.enabled:
             return
         self.changes += 1
@@ -195,25 +255,33 @@ class MatchCache:
         held: HeldKey
         if entry.key:
             held = entry.key
-            if held not in entries:
-                self._by_md5 += 1
+            if fast is None or (not fast[4] and _one_value(fast[3])):
+                self._plain_may_share.add(held)
+            if not self.mirrored and fast is None and held not in entries:
+                replaced = self._plain_with(held)
+                if replaced is not None:
+                    del entries[replaced]
         else:
             assert fast is not None and not self.mirrored, "an entry without its md5 key needs its fast key"
             held = fast
+            self._unindexed.append(fast)
+            if len(self._unindexed) > 2 * self.capacity:  # no request looked by md5 for a while
+                self._unindexed = [k for k in entries if not isinstance(k, str)]
         entries[held] = entry
         entries.move_to_end(held)
         self._recent = held
         while len(entries) > self.capacity:
-            if isinstance(entries.popitem(last=False)[0], str):
-                self._by_md5 -= 1
+            evicted = entries.popitem(last=False)[0]
+            if isinstance(evicted, str):
+                self._plain_may_share.discard(evicted)
         if fast is not None and entry.key:
-            self._alias(fast, entry.key)
+            self._alias(fast, held)
         if mirror and self.mirrored:
             self.pending[entry.key] = entry
             if len(self.pending) > 2 * self.capacity:  # the store is away: mirror the newest only
                 self.restore_pending({})
 
-    def _alias(self, fast: FastKey, key: str) -> None:
+    def _alias(self, fast: FastKey, key: HeldKey) -> None:
         self._aliases[fast] = key
         while len(self._aliases) > 2 * self.capacity:  # an alias of an evicted entry finds nothing
             self._aliases.popitem(last=False)
@@ -223,8 +291,10 @@ class MatchCache:
         self.changes += 1
         self._entries.clear()
         self._recent = None
-        self._by_md5 = 0
+        self._plain_may_share.clear()
         self._md5_of.clear()
+        self._plain_by_md5.clear()
+        self._unindexed = []
         self._aliases.clear()
         self._unkept.clear()
         self.pending.clear()

@@ -120,7 +120,7 @@ class Simulator:
                     return entry.miss or self.failure(MATCHING_CONTEXT, NO_MATCH, outcome="miss")
                 outcome = self._serve(snap, entry.pair, req, delay, cache_misses)  # a cached pair never requires state
                 if isinstance(outcome, Wire) and self._settles(snap, entry.pair):
-                    self._answer_again(snap, req, entry.key or fast, outcome)
+                    self._answer_again(snap, req, cache.recent, outcome)
                 return outcome
         if snap.simulation.writes_state:
             return self._simulate_with_state(snap, req, probe, cache_misses, delay)
@@ -194,9 +194,9 @@ class Simulator:
         if cache.changes != seen:
             return  # worked out across an await while the cache changed (a new simulation, maybe)
         if result.cacheable:
-            # unmirrored: held by its fast key, its md5 worked out only if it is listed; else the
-            # md5 the lookup made ("": it skipped the md5)
-            key = (key or cache_key(req, self.webserver)) if cache.mirrored else ""
+            # the md5 the lookup made, if any: a lone worker holds a plain request's entry without
+            # one (by its fast key; its md5 worked out if it is listed), a mirrored cache never
+            key = (key or cache_key(req, self.webserver)) if cache.mirrored else key
             cache.put(CacheEntry(key, result.pair, miss, result.closest if miss else None), fast=fast)
         else:
             cache.unkept(fast)

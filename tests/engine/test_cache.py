@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import orjson
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -19,6 +20,7 @@ from engine.matching.cache import (
     key_of,
     listing,
     load_entry,
+    plain,
     preload_entries,
 )
 from engine.matching.scoring import compile_simulation, match
@@ -51,6 +53,22 @@ def test_form_data_is_part_of_the_key() -> None:
     form = request("/f", "POST", headers={"Content-Type": ["application/x-www-form-urlencoded"]}, body="b=2&a=1")
     expected = hashlib.md5(b'example.com{"a":["1"],"b":["2"]}/fPOSTb=2&a=1').hexdigest()
     assert cache_key(form, False) == expected
+
+
+@pytest.mark.parametrize(
+    ("body", "hoverflys_key"),
+    [  # keys Hoverfly v1.12.10 listed for POST http://example.com/f with these form bodies
+        ("b=2&a=1", "dfd0177a7e5db9650beb784c309d4f7b"),
+        ("a=%3C", "a86f958a160713cd7876d0e7d6880af7"),  # Go's json.Marshal escapes < > &
+        ("a=%F2", "28c2a88d2099ab9a6e32a4613a4c5e52"),  # a byte that is not UTF-8: U+FFFD
+        ("a=%3C%26%F2&b=x", "a21b0ec8c16cb79b7d8698887df27ef4"),
+        ("%F2x=1&%E2%80%A8=%3E", "c9bdf7f2492f3bcc1405a3d1295b5d3d"),
+    ],
+)
+def test_the_key_of_a_form_is_hoverflys(body: str, hoverflys_key: str) -> None:
+    headers = [(b"Host", b"example.com"), (b"Content-Type", b"application/x-www-form-urlencoded")]
+    req = build_request("POST", b"http://example.com/f", headers, body.encode(), Arrival())
+    assert cache_key(req, False) == hoverflys_key
 
 
 def test_canonical_query_sorts_names_then_values() -> None:
@@ -155,25 +173,69 @@ def test_lookup_finds_entries_by_fast_key_and_by_md5_for_other_workers_entries()
     assert cache_key(form, False) != cache_key(plain, False)
 
 
-def test_a_lone_workers_cache_holds_its_entries_by_fast_key_and_lists_them_by_md5() -> None:
+def test_a_lone_workers_cache_holds_plain_requests_entries_by_fast_key_and_lists_them_by_md5() -> None:
     sim = compiled({"path": [exact("/p")]})
     cache = MatchCache(2, mirrored=False)
-    first, reordered, other = request("/p", query="b=2&a=1"), request("/p", query="a=1&b=2"), request("/q")
+    first, second, other = request("/p", query="a=1"), request("/p", query="a=2"), request("/q")
+    assert all(plain(r) for r in (first, second, other))
     fast, key, entry = cache.lookup(first, False)
     assert (key, entry) == ("", None)  # nothing is held by md5 key: no md5 worked out
     cache.put(CacheEntry("", sim.pairs[0]), fast=fast)
     found = cache.lookup(first, False)[2]
-    assert found is not None and found.pair is sim.pairs[0]
-    assert cache.lookup(reordered, False)[1:] == ("", None)  # another fast key: matched again
-    cache.put(CacheEntry("", sim.pairs[0]), fast=fast_key(reordered, False))
-    assert [(e.key, e.pair) for e in cache.entries()] == [(cache_key(first, False), sim.pairs[0])]  # one md5 key
+    assert found is not None and found.pair is sim.pairs[0] and cache.recent == fast
+    assert cache.lookup(second, False)[1:] == ("", None)
+    cache.put(CacheEntry("", sim.pairs[0]), fast=fast_key(second, False))
+    assert [e.key for e in cache.entries()] == [cache_key(first, False), cache_key(second, False)]
     assert not cache.pending  # nothing to mirror
     cache.touch(fast)  # as an answer given again does: the first is the most recently used
-    cache.put(CacheEntry("", None), fast=fast_key(other, False))  # the capacity is 2: the reordered goes
-    assert cache.lookup(reordered, False)[2] is None and cache.lookup(first, False)[2] is not None
+    cache.put(CacheEntry("", None), fast=fast_key(other, False))  # the capacity is 2: the second goes
+    assert cache.lookup(second, False)[2] is None and cache.lookup(first, False)[2] is not None
     assert [e.key for e in cache.entries()] == [cache_key(other, False), cache_key(first, False)]
     cache.reset(("lineage", 1))
     assert cache.entries() == [] and cache.lookup(first, False)[1:] == ("", None)
+
+
+@pytest.mark.parametrize(
+    ("held", "other"),
+    [
+        ("a=1", "%61=1"),  # an escaped name
+        ("a=", "a"),  # a bare name
+        ("a=1", "./a=1"),  # Hoverfly's legacy ./ prefix
+        ("a=1&a=2", "a=2&a=1"),  # values in another order (Hoverfly's md5 sorts them)
+        ("a=1&b=2", "b=2&a=1"),
+    ],
+)
+def test_a_request_with_another_fast_key_but_the_same_md5_shares_the_entry(held: str, other: str) -> None:
+    """As in Hoverfly, whose cache is keyed by md5 alone: the result kept for one is the other's,
+    even where matching the other would have given another (values in another order)."""
+    sim = compiled({"path": [exact("/p")]})
+    cache = MatchCache(10, mirrored=False)
+    first, second = request("/p", query=held), request("/p", query=other)
+    assert cache_key(first, False) == cache_key(second, False) and fast_key(first, False) != fast_key(second, False)
+    fast, key, _ = cache.lookup(first, False)
+    cache.put(CacheEntry(key, sim.pairs[0]), fast=fast)
+    cache.put(CacheEntry("", None), fast=fast_key(request("/z"), False))  # another, plain, after it
+    second_fast, md5, found = cache.lookup(second, False)
+    assert md5 == cache_key(second, False) and found is not None and found.pair is sim.pairs[0]
+    assert cache.lookup(second, False) == (second_fast, "", found)  # then by its fast key
+    assert len(cache.entries()) == 2
+
+
+def test_a_preloaded_entry_takes_the_place_of_a_plain_one_with_its_md5() -> None:
+    """Hoverfly's preload overwrites what its cache held under the pair's md5 key."""
+    sim = compiled({"path": [exact("/x")]})
+    cache = MatchCache(10, mirrored=False)
+    req = request("/x")
+    fast, _, _ = cache.lookup(req, False)
+    cache.put(CacheEntry("", None), fast=fast)  # a miss, kept before the pair came
+    cache.put(CacheEntry("", None), fast=fast_key(request("/y"), False))
+    cache.put(CacheEntry(cache_key(req, False), sim.pairs[0]))  # as preload_entries makes it
+    found = cache.lookup(req, False)[2]
+    assert found is not None and found.pair is sim.pairs[0]
+    assert [(e.key, e.pair) for e in cache.entries()] == [
+        (cache_key(request("/y"), False), None),
+        (cache_key(req, False), sim.pairs[0]),
+    ]
 
 
 def test_of_two_entries_with_one_md5_key_the_most_recently_used_is_listed_in_its_place() -> None:
@@ -228,11 +290,16 @@ _TEXT = st.text(alphabet="ab=&%2F+./é?#", max_size=12)
 def test_the_md5_key_is_a_function_of_the_fast_key(
     method: str, path: str, query: str, body: str, content_type: str | None, host: str, webserver: bool
 ) -> None:
-    """What lets a lone worker's cache list by md5 the entries it holds by fast key."""
+    """What lets a lone worker's cache list by md5 the entries it holds by fast key; and, for a
+    plain request, the fast key holds exactly what its md5 is made of (so no other plain request,
+    one with a method as HTTP spells them, has its md5 under another fast key)."""
     headers = [(b"Host", host.encode())] + ([(b"Content-Type", content_type.encode())] if content_type else [])
     url = f"/{path}?{query}".encode()
     req = build_request(method, url, headers, body.encode(), Arrival(webserver=webserver))
-    assert key_of(fast_key(req, webserver)) == cache_key(req, webserver)
+    fast = fast_key(req, webserver)
+    assert key_of(fast) == cache_key(req, webserver)
+    if plain(req):
+        assert fast[3] == (canonical_query(req.query) if req.query else "") and fast[4:] == ("", None)
 
 
 def test_a_request_whose_result_was_not_kept_skips_the_md5_until_an_entry_is_added() -> None:

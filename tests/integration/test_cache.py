@@ -219,3 +219,28 @@ def test_an_answer_given_again_keeps_its_entry_the_most_recently_used(simproxy_f
         assert sp.proxy(f"http://svc.example.com{path}")[2] == path[1:].upper().encode()
     listed = {e["matchingPair"]["response"]["body"] for e in _cache(sp)}
     assert listed == {"B", "C"}  # /a was the least recently used
+
+
+def test_a_query_in_another_order_is_answered_from_the_entry_of_the_first(simproxy: Simproxy) -> None:
+    """Hoverfly's cache key sorts a query's values: the second request is answered with the pair
+    the first matched, though matching it alone finds none (its values joined in its own order)."""
+    sp = simproxy
+    query = {"a": [{"matcher": "exact", "value": "1;2"}]}
+    sp.admin_json("PUT", "/api/v2/simulation", simulation(pair("/p", "P", query=query)))
+    assert sp.proxy("http://svc.example.com/p?a=1&a=2")[::2] == (200, b"P")
+    assert sp.proxy("http://svc.example.com/p?a=2&a=1")[::2] == (200, b"P")
+    sp.admin_json("DELETE", "/api/v2/cache")
+    assert sp.proxy("http://svc.example.com/p?a=2&a=1")[0] == 502
+
+
+def test_switching_to_simulate_preloads_over_a_miss_kept_for_the_same_request(simproxy: Simproxy) -> None:
+    sp = simproxy
+    sp.admin_json("PUT", "/api/v2/simulation", simulation(pair("/other", "o")))
+    assert sp.proxy("http://svc.example.com/preloaded")[0] == 502  # kept as a miss
+    exact_pair = {"request": FULL_EXACT, "response": {"status": 200, "body": "p"}}
+    sp.admin_json("POST", "/api/v2/simulation", simulation(exact_pair))  # an append keeps the cache
+    assert sp.proxy("http://svc.example.com/preloaded")[0] == 502  # as in Hoverfly: the miss kept
+    sp.admin_json("PUT", "/api/v2/service/mode", {"mode": "simulate"})  # preloads the exact pair
+    assert sp.proxy("http://svc.example.com/preloaded")[::2] == (200, b"p")
+    bodies = [e["matchingPair"]["response"]["body"] for e in _cache(sp) if "matchingPair" in e]
+    assert bodies == ["p"] and len(_cache(sp)) == 1
