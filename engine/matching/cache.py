@@ -139,8 +139,9 @@ class MatchCache:
         """The md5 keys worked out for plain entries (by ``entries`` and ``_plain_with``)."""
         self._plain_by_md5: dict[str, FastKey] = {}
         """md5 key -> the plain entry's fast key, for the plain entries held when last asked."""
-        self._unindexed: list[FastKey] = []
-        """Plain entries held since ``_plain_by_md5`` was last brought up to date."""
+        self._unindexed: list[FastKey] | None = None
+        """Plain entries held since ``_plain_by_md5`` was last brought up to date; None until a
+        request first looks among them by md5 key (a load of plain requests keeps no list)."""
         self._recent: HeldKey | None = None
         """The key last made the most recently used, as the object it was given as: touching it
         again changes nothing, and is not looked up (a tuple's lookup hashes six fields)."""
@@ -211,12 +212,15 @@ class MatchCache:
         """The fast key of the plain entry held whose md5 key is ``key``, if any; the plain entries
         held since the last call get their md5 key worked out first (once each)."""
         index, entries = self._plain_by_md5, self._entries
-        if self._unindexed:
+        unindexed = self._unindexed
+        if unindexed is None:  # the first time: every plain entry held
+            unindexed = [k for k in entries if not isinstance(k, str)]
+        self._unindexed = []
+        if unindexed:
             known = self._md5_of
-            for fast in self._unindexed:
+            for fast in unindexed:
                 if fast in entries:
                     index[known.get(fast) or known.setdefault(fast, key_of(fast))] = fast
-            self._unindexed = []
             if len(index) > 2 * self.capacity:  # keep only what is still held
                 self._plain_by_md5 = index = {k: f for k, f in index.items() if f in entries}
                 self._md5_of = {f: k for k, f in index.items()}
@@ -264,9 +268,10 @@ class MatchCache:
         else:
             assert fast is not None and not self.mirrored, "an entry without its md5 key needs its fast key"
             held = fast
-            self._unindexed.append(fast)
-            if len(self._unindexed) > 2 * self.capacity:  # no request looked by md5 for a while
-                self._unindexed = [k for k in entries if not isinstance(k, str)]
+            if self._unindexed is not None:
+                self._unindexed.append(fast)
+                if len(self._unindexed) > 2 * self.capacity:  # no request looked by md5 for a while
+                    self._unindexed = None  # all of them again, next time
         entries[held] = entry
         entries.move_to_end(held)
         self._recent = held
@@ -294,7 +299,7 @@ class MatchCache:
         self._plain_may_share.clear()
         self._md5_of.clear()
         self._plain_by_md5.clear()
-        self._unindexed = []
+        self._unindexed = None
         self._aliases.clear()
         self._unkept.clear()
         self.pending.clear()

@@ -221,6 +221,17 @@ def test_a_request_with_another_fast_key_but_the_same_md5_shares_the_entry(held:
     assert len(cache.entries()) == 2
 
 
+def test_plain_entries_held_after_a_look_by_md5_are_found_by_the_next() -> None:
+    sim = compiled({"path": [exact("/p")]})
+    cache = MatchCache(3, mirrored=False)
+    for value in range(1, 10):  # more plain entries than the capacity, between two looks by md5
+        cache.put(CacheEntry("", sim.pairs[0]), fast=fast_key(request("/p", query=f"a={value}"), False))
+        escaped = request("/p", query=f"%61={value}")
+        assert cache.lookup(escaped, False)[2] is not None  # the entry of a={value}
+        assert cache.lookup(request("/p", query=f"%61={value - 3}"), False)[2] is None  # evicted
+    assert [e.key for e in cache.entries()] == [cache_key(request("/p", query=f"a={v}"), False) for v in (7, 8, 9)]
+
+
 def test_a_preloaded_entry_takes_the_place_of_a_plain_one_with_its_md5() -> None:
     """Hoverfly's preload overwrites what its cache held under the pair's md5 key."""
     sim = compiled({"path": [exact("/x")]})
