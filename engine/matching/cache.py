@@ -25,7 +25,7 @@ from engine.gocompat.gojson import go_text, marshal
 from engine.matching.scoring import ClosestMiss, CompiledPair, CompiledSimulation
 from engine.simulation.codec import encode_pair, encode_request, encode_response
 from engine.wire.hot import hot_value
-from engine.wire.request import RequestDetails, parse_query
+from engine.wire.request import RequestDetails
 from engine.wire.response import Wire, plain_error
 
 Generation = tuple[str, int]
@@ -80,21 +80,24 @@ def key_of(fast: FastKey) -> str:
     return cache_key(RequestDetails.build(method, "http", destination, path, raw_query, body, headers), False)
 
 
+_PLAIN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"})
+"""Methods no other method starts or ends with."""
+
+
 def plain(req: RequestDetails) -> bool:
-    """Whether no other request has ``req``'s md5 key but under another fast key: no body (whose
-    content type is in the fast key, not in the md5), and a query that is its own canonical form and
-    that no other query string parses into (no ``&``, no escape, no ``+``, no bare name, no ``./``).
-    Two plain requests share an md5 key only if they share their fast key."""
-    if req.body:
+    """Whether the fields Hoverfly's md5 runs together (destination, path, method, query, body: no
+    separator between them) can be told apart again in ``req``'s, so that no request of another
+    fast key has its md5 key: no body (which could spell a query, and whose content type is in the
+    fast key only); a destination without ``/`` and a path without capitals (so the first ``/`` and
+    the method's first capital end them); one of the common methods (none of which another method
+    starts or ends with); a query that is its own canonical form and that no other query string
+    parses into (no ``&``, no escape, no ``+``, no bare name, no ``./``)."""
+    if req.body or req.method not in _PLAIN_METHODS or "/" in req.destination:
         return False
-    raw = req.raw_query
+    path, raw = req.path, req.raw_query
+    if path.lower() != path:
+        return False
     return not raw or ("=" in raw and "&" not in raw and "%" not in raw and "+" not in raw and raw[:2] != "./")
-
-
-def _one_value(raw_query: str) -> bool:
-    """The query parses to one name with one value: a plain query may be written another way."""
-    query = parse_query(raw_query)
-    return len(query) == 1 and len(next(iter(query.values()))) == 1
 
 
 def fast_key(req: RequestDetails, webserver: bool) -> FastKey:
@@ -132,9 +135,8 @@ class MatchCache:
         self.generation: Generation = ("", 0)
         self._entries: OrderedDict[HeldKey, CacheEntry] = OrderedDict()
         self._plain_may_share: set[str] = set()
-        """The md5 keys held whose entry a plain request may share (a preloaded or loaded entry's,
-        or a request's whose query parses to one value and who has no body): while there is none,
-        a plain request that its fast key finds nothing for has nothing more to find."""
+        """The md5 keys held (a request's that is not plain, a preloaded or a loaded entry's): while
+        there is none, a plain request that its fast key finds nothing for has nothing more to find."""
         self._md5_of: dict[FastKey, str] = {}
         """The md5 keys worked out for plain entries (by ``entries`` and ``_plain_with``)."""
         self._plain_by_md5: dict[str, FastKey] = {}
@@ -259,8 +261,7 @@ class MatchCache:
         held: HeldKey
         if entry.key:
             held = entry.key
-            if fast is None or (not fast[4] and _one_value(fast[3])):
-                self._plain_may_share.add(held)
+            self._plain_may_share.add(held)
             if not self.mirrored and fast is None and held not in entries:
                 replaced = self._plain_with(held)
                 if replaced is not None:

@@ -27,6 +27,7 @@ from engine.matching.scoring import compile_simulation, match
 from engine.modes.failures import miss_text
 from engine.simulation.codec import encode_pair, encode_response
 from engine.wire.parse import Arrival, build_request
+from engine.wire.request import RequestDetails
 from engine.wire.response import plain_error
 from tests.engine.conftest import REGISTRY, compiled, exact, glob, m, pair, request, simulation
 
@@ -230,6 +231,47 @@ def test_plain_entries_held_after_a_look_by_md5_are_found_by_the_next() -> None:
         assert cache.lookup(escaped, False)[2] is not None  # the entry of a={value}
         assert cache.lookup(request("/p", query=f"%61={value - 3}"), False)[2] is None  # evicted
     assert [e.key for e in cache.entries()] == [cache_key(request("/p", query=f"a={v}"), False) for v in (7, 8, 9)]
+
+
+_TEXT_PLAIN = {"Content-Type": ["text/plain"]}
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [  # Hoverfly's md5 runs destination, path, method, query and body together
+        (request("/p", "POST", query="x=1"), request("/p", "POST", headers=_TEXT_PLAIN, body="x=1")),
+        (request("/p", query="x=GET"), request("/pGETx=")),
+        (request("/x", "UNLOCK"), request("/xUN", "LOCK")),
+        (request("/x", "PROPPATCH"), request("/xPROP", "PATCH")),
+    ],
+)
+def test_requests_whose_fields_run_together_into_one_md5_share_the_entry(
+    first: RequestDetails, second: RequestDetails
+) -> None:
+    """The cache holds a request's entry by fast key only where no other fast key has its md5."""
+    assert cache_key(first, False) == cache_key(second, False) and fast_key(first, False) != fast_key(second, False)
+    for one, other in ((first, second), (second, first)):
+        cache = MatchCache(10, mirrored=False)
+        fast, key, _ = cache.lookup(one, False)
+        cache.put(CacheEntry("" if plain(one) else key or cache_key(one, False), None), fast=fast)  # as _remember
+        assert cache.lookup(other, False)[2] is not None
+        assert len(cache.entries()) == 1
+
+
+def test_what_a_plain_request_is() -> None:
+    assert all(plain(r) for r in (request("/item/1", query="u=1.2"), request("/"), request("/a", "DELETE", query="=")))
+    not_plain = (
+        request("/p", "POST", body="x"),  # a body
+        request("/Item"),  # a capital in the path
+        request("/p", "LOCK"),  # a method another ends with
+        request("/p", destination="h/x"),  # a destination with /
+        request("/p", query="a=1&b=2"),
+        request("/p", query="a"),
+        request("/p", query="a=%41"),
+        request("/p", query="a=b+c"),
+        request("/p", query="./a=1"),
+    )
+    assert not any(plain(r) for r in not_plain)
 
 
 def test_a_preloaded_entry_takes_the_place_of_a_plain_one_with_its_md5() -> None:

@@ -23,6 +23,7 @@ from engine.fleet.config import MiddlewareSpec, ModeArguments
 from engine.fleet.runtime import Runtime
 from engine.journal.entries import JournalEntry, decode_entry
 from engine.journal.recorder import Recorder
+from engine.matching.cache import MatchCache
 from engine.matching.registry import MatcherRegistry
 from engine.matching.scoring import compile_simulation
 from engine.modes.dispatch import Dispatcher
@@ -109,6 +110,7 @@ class World:
             records=Recorder(journal_size=100, logs_size=10),
             registry_settle_ms=0,
             webserver=webserver,
+            cache=MatchCache(1000, mirrored=False),  # as admin/api.py makes it for the in-process store
         )
         self.upstream = upstream
         self.dispatcher = Dispatcher(

@@ -254,3 +254,21 @@ def test_a_replaced_snapshot_is_not_kept_alive_by_the_answers_given_again(world:
         assert old() is None
 
     world(scenario, pair("/a"))
+
+
+def test_a_result_kept_after_one_not_kept_is_found_by_md5_by_a_request_spelled_otherwise(world: Any) -> None:
+    """A request whose result depended on its header (not kept), then the same request without the
+    header (a miss, kept): the entry is held by md5 key, so ?a=1, which Hoverfly's md5 cannot tell
+    from ?%61=1, is answered from it rather than matched again into a second entry."""
+
+    async def scenario(w: World) -> None:
+        blocked = await w.answer(request("/p", query="%61=1", headers={"X-A": ["1"]}))
+        kept = await w.answer(request("/p", query="%61=1"))
+        assert blocked.status == kept.status == 502 and len(w.runtime.cache) == 1
+        again = await w.answer(request("/p", query="a=1"))
+        assert (again.status, again.raw_body) == (kept.status, kept.raw_body)
+        assert len(w.runtime.cache) == 1 and len(w.runtime.cache.entries()) == 1
+
+    headers = {"X-A": [{"matcher": "exact", "value": "1"}]}
+    stateful = {"path": [{"matcher": "exact", "value": "/p"}], "headers": headers, "requiresState": {"s": "1"}}
+    world(scenario, {"request": stateful, "response": {"status": 200, "body": "A"}})
