@@ -88,14 +88,15 @@ def plain(req: RequestDetails) -> bool:
     """Whether the fields Hoverfly's md5 runs together (destination, path, method, query, body: no
     separator between them) can be told apart again in ``req``'s, so that no request of another
     fast key has its md5 key: no body (which could spell a query, and whose content type is in the
-    fast key only); a destination without ``/`` and a path without capitals (so the first ``/`` and
-    the method's first capital end them); one of the common methods (none of which another method
-    starts or ends with); a query that is its own canonical form and that no other query string
-    parses into (no ``&``, no escape, no ``+``, no bare name, no ``./``)."""
+    fast key only); a destination without ``/`` and a path that starts with ``/`` and has no
+    capitals (so the first ``/`` and the method's first capital end them); one of the common
+    methods (none of which another method starts or ends with); a query that is its own canonical
+    form and that no other query string parses into (no ``&``, no escape, no ``+``, no bare name, no
+    ``./``)."""
     if req.body or req.method not in _PLAIN_METHODS or "/" in req.destination:
         return False
     path, raw = req.path, req.raw_query
-    if path.lower() != path:
+    if path[:1] != "/" or path.lower() != path:  # a target such as * or a://b has a path without /
         return False
     return not raw or ("=" in raw and "&" not in raw and "%" not in raw and "+" not in raw and raw[:2] != "./")
 

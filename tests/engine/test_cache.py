@@ -243,6 +243,7 @@ _TEXT_PLAIN = {"Content-Type": ["text/plain"]}
         (request("/p", query="x=GET"), request("/pGETx=")),
         (request("/x", "UNLOCK"), request("/xUN", "LOCK")),
         (request("/x", "PROPPATCH"), request("/xPROP", "PATCH")),
+        (request("a://b", destination="h"), request("//b", destination="ha:")),  # a target httptools takes
     ],
 )
 def test_requests_whose_fields_run_together_into_one_md5_share_the_entry(
@@ -265,6 +266,7 @@ def test_what_a_plain_request_is() -> None:
         request("/Item"),  # a capital in the path
         request("/p", "LOCK"),  # a method another ends with
         request("/p", destination="h/x"),  # a destination with /
+        request("*x"),  # a path without /
         request("/p", query="a=1&b=2"),
         request("/p", query="a"),
         request("/p", query="a=%41"),
