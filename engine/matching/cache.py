@@ -6,9 +6,10 @@ worker loads when the simulation grows by an append (Hoverfly keeps the cache ac
 when it starts, so all workers hold the same entries. Entries belong to a *generation*: the
 simulation's lineage (new on every replace) and the config's cache epoch (bumped by a flush).
 
-A worker alone on an in-process store mirrors nothing, and holds the entries it makes by their fast
-key: their md5 key is worked out only when the cache is listed. The md5 is a third of what a new
-request costs the cache, and the cache a fifth of what a request that never comes again costs.
+A worker alone on an in-process store mirrors nothing, and holds the entries of ``plain`` requests
+(whose md5 key no other request can have) by their fast key: their md5 key is worked out only when
+the cache is listed or another request looks for it. The md5 is a third of what a new request costs
+the cache, and the cache a fifth of what a request that never comes again costs.
 """
 
 from __future__ import annotations
@@ -96,7 +97,9 @@ def plain(req: RequestDetails) -> bool:
     if req.body or req.method not in _PLAIN_METHODS or "/" in req.destination:
         return False
     path, raw = req.path, req.raw_query
-    if path[:1] != "/" or path.lower() != path:  # a target such as * or a://b has a path without /
+    if path[:1] != "/":  # a target such as * or a://b
+        return False
+    if not path.islower() and path.lower() != path:  # islower: no capital, and no copy made to know
         return False
     return not raw or ("=" in raw and "&" not in raw and "%" not in raw and "+" not in raw and raw[:2] != "./")
 
@@ -145,6 +148,8 @@ class MatchCache:
         self._unindexed: list[FastKey] | None = None
         """Plain entries held since ``_plain_by_md5`` was last brought up to date; None until a
         request first looks among them by md5 key (a load of plain requests keeps no list)."""
+        self._plain_fast: FastKey | None = None
+        """The fast key of the last lookup, when it was a plain request's (``holds_by_fast``)."""
         self._recent: HeldKey | None = None
         """The key last made the most recently used, as the object it was given as: touching it
         again changes nothing, and is not looked up (a tuple's lookup hashes six fields)."""
@@ -177,6 +182,7 @@ class MatchCache:
         under."""
         fast = fast_key(req, webserver)
         alone = not self.mirrored and plain(req)
+        self._plain_fast = fast if alone else None
         if alone:
             entries = self._entries
             entry = entries.get(fast)
@@ -205,6 +211,12 @@ class MatchCache:
                 entry = self.get(held)
                 self._alias(fast, held)
         return fast, key, entry
+
+    def holds_by_fast(self, fast: FastKey, req: RequestDetails) -> bool:
+        """Whether the entry of ``req`` (whose fast key is ``fast``) is held by its fast key: a lone
+        worker's plain request. Known without asking ``plain`` again when ``fast`` is the very key
+        the last lookup made (the result of a request matched without waiting)."""
+        return not self.mirrored and (fast is self._plain_fast or plain(req))
 
     @property
     def recent(self) -> HeldKey | None:

@@ -19,7 +19,7 @@ from engine.errors import SimulationError
 from engine.fleet.runtime import Runtime, Snapshot
 from engine.journal.logs import log_fields
 from engine.journal.lookup import FetchedJournal
-from engine.matching.cache import CacheEntry, FastKey, HeldKey, cache_key, plain
+from engine.matching.cache import CacheEntry, FastKey, HeldKey, cache_key
 from engine.matching.scoring import CompiledPair, CompiledSimulation, MatchResult, Strategy, match
 from engine.modes.failures import MATCHING_CONTEXT, NO_MATCH, PairTexts, failure_wire, miss_text
 from engine.simulation.model import Response
@@ -196,7 +196,7 @@ class Simulator:
         if result.cacheable:
             # a lone worker holds a plain request's entry by its fast key, its md5 worked out only
             # if it is listed; any other entry by its md5 (the lookup's, unless it skipped it)
-            key = "" if not cache.mirrored and plain(req) else key or cache_key(req, self.webserver)
+            key = "" if cache.holds_by_fast(fast, req) else key or cache_key(req, self.webserver)
             cache.put(CacheEntry(key, result.pair, miss, result.closest if miss else None), fast=fast)
         else:
             cache.unkept(fast)
