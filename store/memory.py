@@ -8,6 +8,9 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Mapping, Sequence
+from itertools import repeat, starmap
+from operator import itemgetter
+from typing import Any, cast
 
 from store.base import (
     DOCUMENTS,
@@ -184,11 +187,21 @@ class MemoryStore:
         self, entries: Sequence[JournalItem], index_keys: Mapping[str, Mapping[str, str]], limit: int
     ) -> None:
         ids, journal = self._journal_ids, self._journal
-        for item in entries:
-            known, kept = item if isinstance(item, tuple) else self._kept(item)
-            ids.append(known)
-            journal.append(kept)
-        self._trim(len(journal) + self._journal_extra - max(limit, 0))
+        if not self._journal_extra and all(map(isinstance, entries, repeat(tuple))):
+            # no run held nor given (a journal of distinct requests): every item one entry, in C
+            pairs = cast("Sequence[tuple[str, JournalRecord]]", entries)
+            ids.extend(map(itemgetter(0), pairs))
+            journal.extend(map(itemgetter(1), pairs))
+            excess = len(journal) - max(limit, 0)
+            if excess > 0:
+                _drop_oldest(ids, excess)
+                _drop_oldest(journal, excess)
+        else:
+            for item in entries:
+                known, kept = item if isinstance(item, tuple) else self._kept(item)
+                ids.append(known)
+                journal.append(kept)
+            self._trim(len(journal) + self._journal_extra - max(limit, 0))
         for index, keys in index_keys.items():
             self._indexes.setdefault(index, {}).update(keys)
 
@@ -367,3 +380,11 @@ class MemoryStore:
 
     async def aclose(self) -> None:
         self._closed.set()
+
+
+def _drop_oldest(items: deque[Any], count: int) -> None:
+    """Drop the ``count`` (at most ``len(items)``) oldest of ``items``, in a loop run in C."""
+    if count >= len(items):
+        items.clear()
+    else:
+        deque(starmap(items.popleft, repeat((), count)), maxlen=0)
