@@ -17,6 +17,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 """Upper bounds in seconds of ``simproxy_request_duration_seconds``; +Inf is implied."""
@@ -52,16 +53,17 @@ class MetricsBuffer:
         self._tallies: dict[tuple[str, str], list[float]] = {}
         """(mode, outcome) -> a count per bucket of LATENCY_BUCKETS (+Inf last), then the
         latencies' sum in seconds."""
-        self._hits: dict[str, list[int]] = {}
+        self._hits: dict[str, list[Any]] = {}
         """Pair name (at most MAX_PAIRS, then ``other``) -> [requests it answered since the last
-        take]; kept across takes, so that a pair seen before is counted without a new list."""
-        self._unnamed = [0]
+        take, its field's name]; kept across takes, so that a pair seen before is counted without
+        a new list, and taken without a new name."""
+        self._unnamed: list[Any] = [0, ""]
         """Where the requests no pair answered are counted, never taken."""
         self._last: tuple[str, str, str] | None = None
         """The (mode, outcome, pair) objects ``_last_tally`` and ``_last_hits`` were last found for;
         None after a take."""
         self._last_tally: list[float] = []
-        self._last_hits: list[int] = self._unnamed
+        self._last_hits: list[Any] = self._unnamed
         self._shown: dict[str, float] = {}
         self._timings: dict[str, float] = {}
         """How long the flushes took: sent with the next batch, never a reason for one."""
@@ -84,7 +86,7 @@ class MetricsBuffer:
         tally[-1] += seconds
         hits[0] += 1
 
-    def _tally(self, mode: str, outcome: str, pair: str) -> tuple[list[float], list[int]]:
+    def _tally(self, mode: str, outcome: str, pair: str) -> tuple[list[float], list[Any]]:
         key = (mode, outcome)
         tally = self._tallies.get(key)
         if tally is None:
@@ -92,13 +94,13 @@ class MetricsBuffer:
         self._last_tally = tally
         return tally, self._pair_hits(mode, outcome, pair)
 
-    def _pair_hits(self, mode: str, outcome: str, pair: str) -> list[int]:
+    def _pair_hits(self, mode: str, outcome: str, pair: str) -> list[Any]:
         """The counter of ``pair`` (MAX_PAIRS names at most, then ``other``), now the last found."""
         if pair:
             hits = self._hits.get(pair)
             if hits is None:
                 named = pair if len(self._hits) < MAX_PAIRS else "other"
-                hits = self._hits.get(named) or self._hits.setdefault(named, [0])
+                hits = self._hits.get(named) or self._hits.setdefault(named, [0, f"pair_hits|{named}"])
         else:
             hits = self._unnamed
         self._last, self._last_hits = (mode, outcome, pair), hits
@@ -121,18 +123,30 @@ class MetricsBuffer:
         self._add("store_errors", count)
 
     def take(self) -> dict[str, float]:
+        return self._take()[0]
+
+    def _take(self) -> tuple[dict[str, float], dict[str, float]]:
+        """(the pending increments, taken, and the requests among them as {"<mode>|<outcome>": n})."""
         tallies, self._tallies, self._last = self._tallies, {}, None
+        pending = self.pending
+        get = pending.get
+        requests: dict[str, float] = {}
         latency: dict[str, float] = {}
         for (mode, outcome), tally in tallies.items():
             *buckets, seconds = tally
-            self._add(f"{REQUESTS}{mode}|{outcome}", int(sum(buckets)))
+            tallied = f"{mode}|{outcome}"
+            requests[tallied] = count = int(sum(buckets))
+            field = REQUESTS + tallied
+            pending[field] = get(field, 0) + count
             for bucket, n in enumerate(buckets):
                 if n:
-                    self._add(f"latency_bucket|{mode}|{bucket}", int(n))
+                    field = f"latency_bucket|{mode}|{bucket}"
+                    pending[field] = get(field, 0) + int(n)
             latency[mode] = latency.get(mode, 0.0) + seconds
-        for pair, hits in self._hits.items():
+        for hits in self._hits.values():
             if hits[0]:
-                self._add(f"pair_hits|{pair}", hits[0])
+                field = hits[1]
+                pending[field] = get(field, 0) + hits[0]
                 hits[0] = 0
         self._unnamed[0] = 0
         for mode, seconds in latency.items():
@@ -140,24 +154,18 @@ class MetricsBuffer:
         timings, self._timings = self._timings, {}
         for field, amount in timings.items():
             self._add(field, amount)
-        taken, self.pending = self.pending, {}
+        taken, self.pending = pending, {}
         totals = self.totals
         for field, amount in taken.items():
             totals[field] = totals.get(field, 0) + amount
-        return taken
-
-    @staticmethod
-    def request_counts(taken: Mapping[str, float]) -> dict[str, float]:
-        """The requests among ``taken`` increments, as {"<mode>|<outcome>": count}."""
-        return {field[len(REQUESTS) :]: n for field, n in taken.items() if field.startswith(REQUESTS)}
+        return taken, requests
 
     def batch(self, now_s: int) -> MetricsBatch | None:
         """What to flush, taken (None when nothing is pending), with its requests as the second
         ``now_s``'s traffic (the dashboard's requests per second by mode and outcome)."""
         if not self:
             return None
-        taken = self.take()
-        requests = self.request_counts(taken)
+        taken, requests = self._take()
         return MetricsBatch(taken, (now_s, requests) if requests else None)
 
     def whole(self, batch: MetricsBatch) -> MetricsBatch:
