@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 
 class Mode(StrEnum):
@@ -176,15 +176,16 @@ class RuntimeConfig:
     """Post-serve actions sorted by name, the fallback (empty name) last."""
     pac: str = ""
     """The PAC file that chooses the upstream proxy of forwarded requests (empty: none)."""
+    strategy: Literal["strongest", "first"] = field(init=False, repr=False, compare=False)
+    """The matching strategy used by simulate and spy: ``strongest`` unless simulate says ``first``
+    (worked out once: every request simulated asks for it)."""
+
+    def __post_init__(self) -> None:
+        value = self.args(_SIMULATE).matching_strategy or "strongest"
+        object.__setattr__(self, "strategy", "strongest" if value.lower() == "strongest" else "first")
 
     def args(self, mode: str | None = None) -> ModeArguments:
         return self.arguments.get(mode or self.mode) or ModeArguments()
-
-    @property
-    def strategy(self) -> str:
-        """The matching strategy used by simulate and spy: ``strongest`` unless simulate says ``first``."""
-        value = self.args(_SIMULATE).matching_strategy or "strongest"
-        return "strongest" if value.lower() == "strongest" else "first"
 
     def with_mode(self, mode: str, arguments: ModeArguments) -> RuntimeConfig:
         name = str(mode)  # a plain string (a ``Mode`` is one too, but not to JSON encoders as a key)

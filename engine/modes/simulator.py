@@ -57,10 +57,6 @@ def slot(req: RequestDetails) -> int:
     return id(req) % SLOTS
 
 
-def _strategy(snap: Snapshot) -> Strategy:
-    return "strongest" if snap.config.strategy == "strongest" else "first"
-
-
 class Simulator:
     def __init__(self, runtime: Runtime, *, webserver: bool, rng: random.Random) -> None:
         self.runtime = runtime
@@ -124,7 +120,7 @@ class Simulator:
                 return outcome
         if snap.simulation.writes_state:
             return self._simulate_with_state(snap, req, probe, cache_misses, delay)
-        result = self._match(snap.simulation, req, _strategy(snap))
+        result = self._match(snap.simulation, req, snap.config.strategy)
         if result.pair is None:
             return self._miss(result, req, probe if cache_misses else None)
         changes = cache.changes
@@ -310,7 +306,7 @@ class Simulator:
             version, state = self._state_seen if reads and self._state_seen is not None else (0, {})
             fresh = not reads
             for _ in range(STATE_ATTEMPTS):
-                result = match(sim, req, state, _strategy(snap), self.webserver)
+                result = match(sim, req, state, snap.config.strategy, self.webserver)
                 if result.pair is None:
                     if not fresh:  # our copy may be old: decide a miss on the current state
                         version, state = self._state_seen = await store.state_read()
@@ -357,7 +353,7 @@ class Simulator:
         """The store is away: a request is still answered when the pair it matches, the state left
         out, needs neither the state nor a step; any other gets 502. A pair requiring some state
         cannot match then, so the answer is what the simulation gives a request needing none."""
-        result = match(snap.simulation, req, {}, _strategy(snap), self.webserver)
+        result = match(snap.simulation, req, {}, snap.config.strategy, self.webserver)
         pair = result.pair
         if pair is not None and not pair.requires_state:
             response = pair.pair.response
