@@ -26,6 +26,8 @@ REQUESTS = "requests|"
 """Prefix of the request counters' field names: ``requests|<mode>|<outcome>``."""
 MAX_PAIRS = 200
 """Distinct pair names counted per worker; the rest are counted as ``other`` (bounded cardinality)."""
+COUNTED_NAMES = 8 * MAX_PAIRS
+"""Pair names whose counter ``MetricsBuffer`` remembers; past that it starts again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +59,9 @@ class MetricsBuffer:
         """Pair name (at most MAX_PAIRS, then ``other``) -> [requests it answered since the last
         take, its field's name]; kept across takes, so that a pair seen before is counted without
         a new list, and taken without a new name."""
+        self._counter_of: dict[str, list[Any]] = {}
+        """Pair name -> its counter in ``_hits``, or ``other``'s (at most COUNTED_NAMES names): one
+        lookup finds a pair's counter however many pairs there are."""
         self._unnamed: list[Any] = [0, ""]
         """Where the requests no pair answered are counted, never taken."""
         self._last: tuple[str, str, str] | None = None
@@ -79,7 +84,11 @@ class MetricsBuffer:
         if last is not None and last[0] is mode and last[1] is outcome:
             tally = self._last_tally
             # another pair (a simulation of many, each asked in turn): its counter alone is looked up
-            hits = self._last_hits if last[2] is pair else self._hits.get(pair) or self._pair_hits(mode, outcome, pair)
+            hits = (
+                self._last_hits
+                if last[2] is pair
+                else self._counter_of.get(pair) or self._pair_hits(mode, outcome, pair)
+            )
         else:
             tally, hits = self._tally(mode, outcome, pair)
         tally[bisect_left(LATENCY_BUCKETS, seconds)] += 1
@@ -101,6 +110,9 @@ class MetricsBuffer:
             if hits is None:
                 named = pair if len(self._hits) < MAX_PAIRS else "other"
                 hits = self._hits.get(named) or self._hits.setdefault(named, [0, f"pair_hits|{named}"])
+            if len(self._counter_of) >= COUNTED_NAMES:
+                self._counter_of.clear()
+            self._counter_of[pair] = hits
         else:
             hits = self._unnamed
         self._last, self._last_hits = (mode, outcome, pair), hits

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.fleet.metrics import MAX_PAIRS, MetricsBuffer
+from engine.fleet.metrics import COUNTED_NAMES, MAX_PAIRS, MetricsBuffer
 
 
 def test_a_flushs_own_timing_never_makes_another_flush() -> None:
@@ -57,6 +57,16 @@ def test_pair_names_beyond_the_cap_are_counted_as_other() -> None:
     hits = {field: n for field, n in taken.increments.items() if field.startswith("pair_hits|")}
     assert len(hits) == MAX_PAIRS + 1
     assert hits["pair_hits|other"] == 3 and hits["pair_hits|pair-0"] == 2
+
+    # more names than the buffer remembers the counters of: each still goes to its own or to other
+    for n in range(COUNTED_NAMES + 5):
+        buffer.request("simulate", "hit", 0.001, f"more-{n}")
+        buffer.request("simulate", "hit", 0.001, "pair-1")
+    buffer.request("simulate", "hit", 0.001, "more-0")
+    again = buffer.batch(2)
+    assert again is not None
+    hits = {field: n for field, n in again.increments.items() if field.startswith("pair_hits|")}
+    assert hits == {"pair_hits|other": COUNTED_NAMES + 6, "pair_hits|pair-1": COUNTED_NAMES + 5}
 
 
 def test_pairs_asked_in_turn_are_each_counted() -> None:
