@@ -421,7 +421,11 @@ class Runtime:
         return list((await self.store.cache_entries()).values())
 
     async def traffic(self, seconds: int) -> tuple[int, dict[int, dict[str, float]]]:
-        """(the last second, {second: {"<mode>|<outcome>": requests}}) over the last ``seconds``."""
+        """(the last second, {second: {"<mode>|<outcome>": requests}}) over the last ``seconds``. A
+        worker alone on the in-process store flushes first: its buffers wait LONE_FLUSH_INTERVAL
+        otherwise. A fleet's reads go without a barrier, each worker at most FLUSH_INTERVAL behind."""
+        if not self.store.shared:
+            await self.flush()
         now = self._clock_ms() // 1000
         return now, await self.store.traffic_read(now - seconds + 1, now)
 
