@@ -187,27 +187,27 @@ class MemoryStore:
         self, entries: Sequence[JournalItem], index_keys: Mapping[str, Mapping[str, str]], limit: int
     ) -> None:
         ids, journal = self._journal_ids, self._journal
-        if not self._journal_extra and all(map(isinstance, entries, repeat(tuple))):
-            # no run held nor given (a journal of distinct requests): every item one entry, in C
+        if all(map(isinstance, entries, repeat(tuple))):  # no run given: appended in C
             pairs = cast("Sequence[tuple[str, JournalRecord]]", entries)
             ids.extend(map(itemgetter(0), pairs))
             journal.extend(map(itemgetter(1), pairs))
-            excess = len(journal) - max(limit, 0)
-            if excess > 0:
-                _drop_oldest(ids, excess)
-                _drop_oldest(journal, excess)
         else:
             for item in entries:
                 known, kept = item if isinstance(item, tuple) else self._kept(item)
                 ids.append(known)
                 journal.append(kept)
-            self._trim(len(journal) + self._journal_extra - max(limit, 0))
+        self._trim(len(journal) + self._journal_extra - max(limit, 0))
         for index, keys in index_keys.items():
             self._indexes.setdefault(index, {}).update(keys)
 
     def _trim(self, excess: int) -> None:
         """Drop the ``excess`` oldest entries, the oldest run cut when only part of it goes."""
         ids, journal = self._journal_ids, self._journal
+        if not self._journal_extra:  # no run held: every item is one entry, dropped in C
+            if excess > 0:
+                _drop_oldest(ids, excess)
+                _drop_oldest(journal, excess)
+            return
         while excess > 0:
             oldest = journal[0]
             if isinstance(oldest, bytes | tuple):
