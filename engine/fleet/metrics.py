@@ -140,25 +140,20 @@ class MetricsBuffer:
     def _take(self) -> tuple[dict[str, float], dict[str, float]]:
         """(the pending increments, taken, and the requests among them as {"<mode>|<outcome>": n})."""
         tallies, self._tallies, self._last = self._tallies, {}, None
-        pending = self.pending
-        get = pending.get
         requests: dict[str, float] = {}
         latency: dict[str, float] = {}
         for (mode, outcome), tally in tallies.items():
             *buckets, seconds = tally
             tallied = f"{mode}|{outcome}"
             requests[tallied] = count = int(sum(buckets))
-            field = REQUESTS + tallied
-            pending[field] = get(field, 0) + count
+            self._add(REQUESTS + tallied, count)
             for bucket, n in enumerate(buckets):
                 if n:
-                    field = f"latency_bucket|{mode}|{bucket}"
-                    pending[field] = get(field, 0) + int(n)
+                    self._add(f"latency_bucket|{mode}|{bucket}", int(n))
             latency[mode] = latency.get(mode, 0.0) + seconds
         for hits in self._hits.values():
             if hits[0]:
-                field = hits[1]
-                pending[field] = get(field, 0) + hits[0]
+                self._add(hits[1], hits[0])
                 hits[0] = 0
         self._unnamed[0] = 0
         for mode, seconds in latency.items():
@@ -166,7 +161,7 @@ class MetricsBuffer:
         timings, self._timings = self._timings, {}
         for field, amount in timings.items():
             self._add(field, amount)
-        taken, self.pending = pending, {}
+        taken, self.pending = self.pending, {}
         totals = self.totals
         for field, amount in taken.items():
             totals[field] = totals.get(field, 0) + amount
