@@ -19,7 +19,7 @@ from engine.errors import SimulationError
 from engine.fleet.runtime import Runtime, Snapshot
 from engine.journal.logs import log_fields
 from engine.journal.lookup import FetchedJournal
-from engine.matching.cache import CacheEntry, FastKey, HeldKey, cache_key
+from engine.matching.cache import CacheEntry, FastKey, Generation, HeldKey, cache_key
 from engine.matching.scoring import CompiledPair, CompiledSimulation, MatchResult, Strategy, match
 from engine.modes.failures import MATCHING_CONTEXT, NO_MATCH, PairTexts, failure_wire, miss_text
 from engine.simulation.model import Response
@@ -33,9 +33,9 @@ from store import SimulationChanged, StoreError
 log = logging.getLogger(__name__)
 
 Outcome = Wire | Coroutine[Any, Any, Wire]
-Probe = tuple[FastKey, str, int]
-"""A match-cache lookup that found nothing: (fast key, md5 key, the cache's ``changes`` then), to
-store the result under."""
+Probe = tuple[FastKey, str, int, Generation]
+"""A match-cache lookup that found nothing: (fast key, md5 key, the cache's ``changes`` and
+generation then), to store the result under."""
 STATE_ATTEMPTS = 50
 """Times a state step or a data-source write is tried again when another request changed it first."""
 _NO_STATE: Mapping[str, str] = MappingProxyType({})  # what simulations without requiresState match against
@@ -105,7 +105,7 @@ class Simulator:
             if cache.generation != generation:
                 cache.reset(generation)  # this worker wrote the change itself; sync catches up the rest
             fast, key, entry = cache.lookup(req, self.webserver)
-            probe = (fast, key, cache.changes)
+            probe = (fast, key, cache.changes, generation)
             if entry is not None:
                 if entry.pair is None:
                     log_fields(
@@ -185,10 +185,13 @@ class Simulator:
         else note that the cache has nothing for this request (its next lookup skips the md5)."""
         if probe is None:
             return
-        fast, key, seen = probe
+        fast, key, seen, generation = probe
         cache = self.runtime.cache
-        if cache.changes != seen:
-            return  # worked out across an await while the cache changed (a new simulation, maybe)
+        if cache.changes != seen and (not result.cacheable or cache.generation != generation):
+            # worked out across an await while the cache changed: a result is stale only in another
+            # generation (Hoverfly keeps every result, whatever else was kept meanwhile); a note
+            # that nothing is held may be wrong once anything was added
+            return
         if result.cacheable:
             # a lone worker holds a plain request's entry by its fast key, its md5 worked out only
             # if it is listed; any other entry by its md5 (the lookup's, unless it skipped it)

@@ -272,3 +272,21 @@ def test_a_result_kept_after_one_not_kept_is_found_by_md5_by_a_request_spelled_o
     headers = {"X-A": [{"matcher": "exact", "value": "1"}]}
     stateful = {"path": [{"matcher": "exact", "value": "/p"}], "headers": headers, "requiresState": {"s": "1"}}
     world(scenario, {"request": stateful, "response": {"status": 200, "body": "A"}})
+
+
+def test_requests_answered_at_once_in_a_stateful_simulation_are_all_cached(world: Any) -> None:
+    """Requests for pairs that need no state, in a simulation that has state, wait for their turn;
+    each one's result is kept, as Hoverfly keeps it, however many entries the others added
+    meanwhile (only a new simulation or a cache flush makes a result worked out before it stale)."""
+
+    async def scenario(w: World) -> None:
+        _slow_state(w)
+        paths = ["/a", "/b", "/c"]
+        answers = await asyncio.gather(*(w.answer(request(p)) for p in paths))
+        assert [(one.status, one.raw_body) for one in answers] == [(200, p.encode()) for p in paths]
+        assert len(w.runtime.cache) == 3
+        listed = w.runtime.cache.entries()
+        assert sorted(e.pair.pair.response.body for e in listed if e.pair is not None) == [p.encode() for p in paths]
+
+    stateful = {"request": {"path": [{"matcher": "exact", "value": "/x"}], "requiresState": {"s": "1"}}}
+    world(scenario, {**stateful, "response": {"status": 200, "body": "x"}}, *(pair(p, p) for p in ("/a", "/b", "/c")))
