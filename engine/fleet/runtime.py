@@ -436,7 +436,7 @@ class Runtime:
     async def sizes(self) -> tuple[int, int]:
         """(journal entries, match cache entries), fleet-wide."""
         journal, cache = await self.store.sizes()
-        return journal, cache if self.cache.mirrored else len(self.cache.entries())
+        return journal, cache if self.cache.mirrored else self.cache.listed()
 
     async def _barrier(self, generation: int, size: int = 0) -> None:
         """Wait until every live worker has applied ``generation`` (a document of ``size`` bytes)."""

@@ -338,6 +338,14 @@ class MatchCache:
         self._md5_of = md5_of
         return list(listed.values())
 
+    def listed(self) -> int:
+        """How many entries ``entries`` lists. Entries of one md5 key can be held twice only by a
+        plain request's fast key beside an md5 key: while the cache holds keys of one kind, each
+        entry is listed, and no md5 key is worked out to count them."""
+        held = len(self._entries)
+        md5_held = len(self._plain_may_share)  # every key held that is an md5 key
+        return held if md5_held in (0, held) else len(self.entries())
+
     def restore_pending(self, pending: dict[str, CacheEntry]) -> None:
         """Put back entries a failed mirror took (newer ones win), keeping at most ``capacity``;
         what is given up is counted in ``dropped``."""

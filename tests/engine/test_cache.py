@@ -437,3 +437,34 @@ def test_an_entry_naming_a_pair_the_simulation_lacks_is_ignored() -> None:
     one = compiled({"path": [exact("/a")]})
     raw = dump_entry(CacheEntry("k", two.pairs[1]), ("L", 0))
     assert load_entry(raw, one, ("L", 0)) is None and listing([raw], one, ("L", 0)) == []
+
+
+_LISTED_REQUESTS = (
+    request("/p"),
+    request("/p", query="a=1"),
+    request("/p", query="b=2&a=1"),
+    request("/p", query="a=1&b=2"),
+    request("/P"),
+    request("/q", method="POST", body="x=1"),
+    request("/q", method="POST", query="x=1"),
+)
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(_LISTED_REQUESTS), st.sampled_from(("fast", "md5", "lookup"))), max_size=30),
+    st.integers(1, 4),
+)
+def test_the_count_of_a_lone_workers_cache_is_the_length_of_its_listing(
+    steps: list[tuple[RequestDetails, str]], capacity: int
+) -> None:
+    """``/metrics`` counts the entries ``GET /api/v2/cache`` lists, however they are held: by fast
+    key, by md5 key (a preload's, a request that is not plain), or both for one md5 key."""
+    cache = MatchCache(capacity, mirrored=False)
+    for req, how in steps:
+        if how == "lookup":
+            cache.lookup(req, False)  # touches what it finds, as a request does
+        elif how == "md5" or not plain(req):
+            cache.put(CacheEntry(cache_key(req, False), None), fast=None if how == "md5" else fast_key(req, False))
+        else:
+            cache.put(CacheEntry("", None), fast=fast_key(req, False))
+        assert cache.listed() == len(cache.entries())
