@@ -167,13 +167,13 @@ class MetricsBuffer:
             totals[field] = totals.get(field, 0) + amount
         return taken, requests
 
-    def batch(self, now_s: int) -> MetricsBatch | None:
-        """What to flush, taken (None when nothing is pending), with its requests as the second
-        ``now_s``'s traffic (the dashboard's requests per second by mode and outcome)."""
+    def batch(self, second: int) -> MetricsBatch | None:
+        """What to flush, taken (None when nothing is pending), with its requests as the traffic of
+        ``second`` (the dashboard's requests per second by mode and outcome)."""
         if not self:
             return None
         taken, requests = self._take()
-        return MetricsBatch(taken, (now_s, requests) if requests else None)
+        return MetricsBatch(taken, (second, requests) if requests else None)
 
     def whole(self, batch: MetricsBatch) -> MetricsBatch:
         """``batch`` with this worker's whole totals (the batch's own among them) for increments."""

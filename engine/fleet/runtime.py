@@ -50,8 +50,10 @@ by side against 20 ms, W1, W2r and W7 alike)."""
 LONE_FLUSH_INTERVAL = 0.1
 """The same for a worker alone on the in-process store, whose every read flushes first anyway. A
 flush of 20 ms of one stub's traffic took 0.3 ms; flushing every 100 ms instead measured W1 1.07x,
-W2r 1.05x, W3 1.04x and W7 1.02x side by side (stop 33). Still well within the second by which
-the traffic counts go."""
+W2r 1.05x, W3 1.04x and W7 1.02x side by side (stop 33). Both intervals divide a second: the
+traffic counts go by second (``until_tick``)."""
+TICK_LATE_MS = 2
+"""How long after its mark on the clock a flush is timed: a timer may fire up to a millisecond early."""
 HEARTBEAT_INTERVAL = 1.0
 ALIVE_WINDOW_MS = 3_000
 BARRIER_TIMEOUT = 3.0
@@ -66,6 +68,25 @@ REGISTRY_SETTLE_MS = 1_500
 """A registry younger than this (a Redis that restarted empty) may still miss live workers. A store
 private to one instance starts with its registry complete (every worker registers before the
 admin port opens) and is never restarted: its workers are given 0."""
+
+
+def until_tick(now_ms: int, interval: float) -> float:
+    """Seconds from ``now_ms`` to the next flush: flushes fall on the wall clock's multiples of
+    ``interval`` (which divides a second), so one falls just after each second starts and a batch
+    of traffic lies within one second (``traffic_second``)."""
+    step = max(round(interval * 1000), 1)
+    return (step - now_ms % step + TICK_LATE_MS) / 1000
+
+
+def traffic_second(since_ms: int, now_ms: int) -> int:
+    """The second a batch of requests counted from ``since_ms`` to ``now_ms`` is shown in: the one
+    that holds most of that time (a flush that fired just before its mark, a read's flush between
+    two marks); the last one when ``since_ms`` is unknown (0) or more than a second back."""
+    last = now_ms // 1000
+    if since_ms <= 0 or now_ms - since_ms > 1000 or since_ms // 1000 == last:
+        return last
+    started = last * 1000
+    return last - 1 if started - since_ms > now_ms - started else last
 
 
 def new_lineage() -> str:
@@ -132,6 +153,9 @@ class Runtime:
         self._cache_out: Outbox[dict[str, bytes]] = Outbox(ids)
         self._metrics_out: Outbox[MetricsBatch] = Outbox(ids)
         self._metrics_resumed = False
+        self._metrics_since = 0
+        """When (epoch ms) the requests in the metrics buffer began to be counted: its last take, or
+        a flush tick that found it empty; 0 before either."""
         """A metrics batch of this worker was applied: the store holds its share of the totals."""
         self._errors_seen = 0
         self.prepare: Callable[[Snapshot], Awaitable[None]] | None = None
@@ -331,7 +355,9 @@ class Runtime:
         loop = asyncio.get_running_loop()
         interval = FLUSH_INTERVAL if self.store.shared else LONE_FLUSH_INTERVAL
         while True:
-            await asyncio.sleep(interval)
+            await asyncio.sleep(until_tick(self._clock_ms(), interval))
+            if not self.metrics:
+                self._metrics_since = self._clock_ms()
             try:
                 if failing or loop.time() - last_beat >= HEARTBEAT_INTERVAL:
                     last_beat = loop.time()
@@ -532,7 +558,10 @@ class Runtime:
         await self.store.batch(batch.id).cache_put(batch.items, self.cache.capacity)
 
     def _take_metrics(self) -> MetricsBatch | None:
-        return self.metrics.batch(self._clock_ms() // 1000)
+        now = self._clock_ms()
+        second = traffic_second(self._metrics_since, now)
+        self._metrics_since = now
+        return self.metrics.batch(second)
 
     async def _write_metrics(self, batch: Batch[MetricsBatch]) -> None:
         writer, metrics = self.store.batch(batch.id), batch.items
