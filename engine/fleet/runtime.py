@@ -18,6 +18,7 @@ import os
 import secrets
 import socket
 import time
+import zlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -70,12 +71,12 @@ private to one instance starts with its registry complete (every worker register
 admin port opens) and is never restarted: its workers are given 0."""
 
 
-def until_tick(now_ms: int, interval: float) -> float:
-    """Seconds from ``now_ms`` to the next flush: flushes fall on the wall clock's multiples of
-    ``interval`` (which divides a second), so one falls just after each second starts and a batch
-    of traffic lies within one second (``traffic_second``)."""
+def until_tick(now_ms: int, interval: float, phase_ms: int = 0) -> float:
+    """Seconds from ``now_ms`` to the next flush: flushes fall ``phase_ms`` after the wall clock's
+    multiples of ``interval`` (which divides a second). With no phase, one falls just after each
+    second starts, and a batch of traffic lies within one second (``traffic_second``)."""
     step = max(round(interval * 1000), 1)
-    return (step - now_ms % step + TICK_LATE_MS) / 1000
+    return (step - (now_ms - phase_ms) % step + TICK_LATE_MS) / 1000
 
 
 def traffic_second(since_ms: int, now_ms: int) -> int:
@@ -353,9 +354,15 @@ class Runtime:
         last_beat = 0.0
         failing = False
         loop = asyncio.get_running_loop()
-        interval = FLUSH_INTERVAL if self.store.shared else LONE_FLUSH_INTERVAL
+        if self.store.shared:
+            # each worker at its own phase: a fleet's flushes all at once would queue behind one
+            # another in Redis, and the requests that wait on it with them; a batch then strays
+            # from its second by less than half an interval (``traffic_second``)
+            interval, phase = FLUSH_INTERVAL, zlib.crc32(self.worker_id.encode()) % round(FLUSH_INTERVAL * 1000)
+        else:
+            interval, phase = LONE_FLUSH_INTERVAL, 0
         while True:
-            await asyncio.sleep(until_tick(self._clock_ms(), interval))
+            await asyncio.sleep(until_tick(self._clock_ms(), interval, phase))
             if not self.metrics:
                 self._metrics_since = self._clock_ms()
             try:

@@ -27,6 +27,14 @@ def test_flushes_fall_just_after_the_clocks_marks_and_one_just_after_each_second
         assert S * 1000 + 1000 < next(m for m in marks if m > S * 1000 + 1000) <= S * 1000 + 1002
 
 
+def test_a_fleets_workers_flush_each_at_its_own_phase() -> None:
+    """So that a fleet's flushes do not all reach Redis in the same millisecond."""
+    now = S * 1000 + 937
+    for phase in (0, 7, 19):
+        first = now + round(until_tick(now, 0.02, phase) * 1000)
+        assert (first - phase) % 20 == 2 and first - now <= 22
+
+
 def test_a_batch_goes_to_the_second_that_holds_most_of_its_time() -> None:
     start = S * 1000
     assert traffic_second(start + 900, start + 1002) == S  # the flush just after S+1 began
