@@ -19,7 +19,7 @@ from engine.errors import SimulationError
 from engine.fleet.runtime import Runtime, Snapshot
 from engine.journal.logs import log_fields
 from engine.journal.lookup import FetchedJournal
-from engine.matching.cache import CacheEntry, FastKey, Generation, HeldKey, cache_key
+from engine.matching.cache import CacheEntry, FastKey, HeldKey, cache_key
 from engine.matching.scoring import CompiledPair, CompiledSimulation, MatchResult, Strategy, match
 from engine.modes.failures import MATCHING_CONTEXT, NO_MATCH, PairTexts, failure_wire, miss_text
 from engine.simulation.model import Response
@@ -33,9 +33,9 @@ from store import SimulationChanged, StoreError
 log = logging.getLogger(__name__)
 
 Outcome = Wire | Coroutine[Any, Any, Wire]
-Probe = tuple[FastKey, str, int, Generation]
-"""A match-cache lookup that found nothing: (fast key, md5 key, the cache's ``changes`` and
-generation then), to store the result under."""
+Probe = tuple[FastKey, str, int, Snapshot]
+"""A match-cache lookup that found nothing: (fast key, md5 key, the cache's ``changes`` then, the
+snapshot the request is answered on), to store the result under."""
 STATE_ATTEMPTS = 50
 """Times a state step or a data-source write is tried again when another request changed it first."""
 _NO_STATE: Mapping[str, str] = MappingProxyType({})  # what simulations without requiresState match against
@@ -105,7 +105,7 @@ class Simulator:
             if cache.generation != generation:
                 cache.reset(generation)  # this worker wrote the change itself; sync catches up the rest
             fast, key, entry = cache.lookup(req, self.webserver)
-            probe = (fast, key, cache.changes, generation)
+            probe = (fast, key, cache.changes, snap)
             if entry is not None:
                 if entry.pair is None:
                     log_fields(
@@ -185,12 +185,13 @@ class Simulator:
         else note that the cache has nothing for this request (its next lookup skips the md5)."""
         if probe is None:
             return
-        fast, key, seen, generation = probe
+        fast, key, seen, snap = probe
+        if self.runtime.snapshot is not snap and not self._still_current(snap):
+            return  # worked out across an await on a simulation since appended to, or replaced
         cache = self.runtime.cache
-        if cache.changes != seen and (not result.cacheable or cache.generation != generation):
-            # worked out across an await while the cache changed: a result is stale only in another
-            # generation (Hoverfly keeps every result, whatever else was kept meanwhile); a note
-            # that nothing is held may be wrong once anything was added
+        if cache.changes != seen:  # worked out across an await, while entries came
+            if result.cacheable:  # a note that nothing is held may be wrong now
+                self._remember_late(result, req, fast, miss)
             return
         if result.cacheable:
             # a lone worker holds a plain request's entry by its fast key, its md5 worked out only
@@ -199,6 +200,34 @@ class Simulator:
             cache.put(CacheEntry(key, result.pair, miss, result.closest if miss else None), fast=fast)
         else:
             cache.unkept(fast)
+
+    def _still_current(self, snap: Snapshot) -> bool:
+        """Whether a result worked out on ``snap`` is the one a request would get now: the same
+        simulation (not appended to), strategy and cache generation (not flushed)."""
+        now = self.runtime.snapshot
+        return (
+            now.simulation is snap.simulation
+            and now.config.strategy == snap.config.strategy
+            and self.runtime.cache.generation == (snap.lineage, snap.config.cache_epoch)
+        )
+
+    def _remember_late(self, result: MatchResult, req: RequestDetails, fast: FastKey, miss: Wire | None) -> None:
+        """Keep a result worked out while entries came (Hoverfly keeps each, whatever was kept
+        meanwhile). Its save overwrites what the request's key finds now: a preloaded pair's entry,
+        or that of a request of the same key that came and went while this one waited."""
+        cache = self.runtime.cache
+        _, key, found = cache.lookup(req, self.webserver)
+        closest = result.closest if miss else None
+        if found is None:
+            key = "" if cache.holds_by_fast(fast, req) else key or cache_key(req, self.webserver)
+            cache.put(CacheEntry(key, result.pair, miss, closest), fast=fast)
+            return
+        held = cache.recent  # what the entry found is held under
+        assert held is not None
+        if isinstance(held, str):
+            cache.put(CacheEntry(held, result.pair, miss, closest), fast=fast)
+        else:  # a plain request's fast key: this one's, or that of one spelled otherwise
+            cache.put(CacheEntry("", result.pair, miss, closest), fast=held)
 
     def _miss(self, result: MatchResult, req: RequestDetails, probe: Probe | None) -> Wire:
         """The 502 of a miss, logged as Hoverfly logs it and remembered in the cache."""

@@ -290,3 +290,47 @@ def test_requests_answered_at_once_in_a_stateful_simulation_are_all_cached(world
 
     stateful = {"request": {"path": [{"matcher": "exact", "value": "/x"}], "requiresState": {"s": "1"}}}
     world(scenario, {**stateful, "response": {"status": 200, "body": "x"}}, *(pair(p, p) for p in ("/a", "/b", "/c")))
+
+
+def test_a_stateful_miss_in_flight_across_an_append_is_not_cached_for_the_grown_simulation(world: Any) -> None:
+    """An append keeps the cache (as in Hoverfly) but not what was worked out on the simulation
+    before it: the request that missed while the pair was being added is not answered from then on
+    with that miss."""
+
+    async def scenario(w: World) -> None:
+        _slow_state(w)
+        in_flight = asyncio.ensure_future(w.answer(request("/new")))
+        await asyncio.sleep(0.01)
+        grown = decode_simulation({"pairs": [stateful, pair("/other"), pair("/new", "new")]})
+        runtime = w.runtime
+        compiled = compile_simulation(grown, runtime.registry)
+        await runtime.write_simulation(grown, compiled, None, lineage=runtime.snapshot.lineage, wait=False)
+        assert (await in_flight).status == 502
+        again = await w.answer(request("/new"))
+        assert (again.status, again.raw_body) == (200, b"new")
+
+    stateful = {"request": {"path": [{"matcher": "exact", "value": "/x"}], "requiresState": {"s": "1"}}}
+    stateful["response"] = {"status": 200, "body": "x"}
+    world(scenario, stateful, pair("/other"))
+
+
+def test_a_result_worked_out_while_its_pair_was_preloaded_takes_the_preloaded_entrys_place(world: Any) -> None:
+    """Hoverfly's save overwrites the entry its key finds: the cache holds one entry for the request,
+    not the preloaded one and another beside it."""
+
+    async def scenario(w: World) -> None:
+        _slow_state(w)
+        in_flight = asyncio.ensure_future(w.answer(request("/a")))
+        await asyncio.sleep(0.01)
+        runtime = w.runtime
+        await runtime.write_config(runtime.snapshot.config.preloading(runtime.snapshot.lineage), None, wait=False)
+        assert len(runtime.cache) == 1  # the preloaded pair
+        assert (await in_flight).raw_body == b"A"
+        assert len(runtime.cache) == 1 and len(runtime.cache.entries()) == 1
+        again = await w.answer(request("/a"))
+        assert (again.status, again.raw_body) == (200, b"A") and len(runtime.cache) == 1
+
+    fields = (("path", "/a"), ("method", "GET"), ("destination", "api.test"), ("body", ""), ("scheme", "http"))
+    exact = {name: [{"matcher": "exact", "value": value}] for name, value in fields}
+    stateful = {"request": {"path": [{"matcher": "exact", "value": "/x"}], "requiresState": {"s": "1"}}}
+    world(scenario, {**stateful, "response": {"body": "x"}}, {"request": exact, "response": {"body": "A"}})
