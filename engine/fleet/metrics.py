@@ -76,6 +76,11 @@ class MetricsBuffer:
     def __bool__(self) -> bool:
         return bool(self.pending or self._tallies)
 
+    @property
+    def requests(self) -> bool:
+        """Requests were tallied since the last take."""
+        return bool(self._tallies)
+
     def _add(self, field: str, amount: float = 1) -> None:
         self.pending[field] = self.pending.get(field, 0) + amount
 

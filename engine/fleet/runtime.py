@@ -156,7 +156,7 @@ class Runtime:
         self._metrics_resumed = False
         self._metrics_since = 0
         """When (epoch ms) the requests in the metrics buffer began to be counted: its last take, or
-        a flush tick that found it empty; 0 before either."""
+        a flush tick that found none; 0 before either."""
         """A metrics batch of this worker was applied: the store holds its share of the totals."""
         self._errors_seen = 0
         self.prepare: Callable[[Snapshot], Awaitable[None]] | None = None
@@ -363,7 +363,7 @@ class Runtime:
             interval, phase = LONE_FLUSH_INTERVAL, 0
         while True:
             await asyncio.sleep(until_tick(self._clock_ms(), interval, phase))
-            if not self.metrics:
+            if not self.metrics.requests:
                 self._metrics_since = self._clock_ms()
             try:
                 if failing or loop.time() - last_beat >= HEARTBEAT_INTERVAL:

@@ -84,3 +84,16 @@ def test_pairs_asked_in_turn_are_each_counted() -> None:
         "requests|simulate|hit": 6,
         "requests|simulate|miss": 1,
     }
+
+
+def test_a_buffer_says_whether_it_holds_requests_apart_from_other_counts() -> None:
+    """The traffic's second is timed from when requests began to be counted: counts of records
+    given up while the store is away are no requests."""
+    buffer = MetricsBuffer()
+    buffer.dropped("journal", 3)
+    buffer.store_errors(1)
+    assert buffer and not buffer.requests
+    buffer.request("simulate", "hit", 0.001, "")
+    assert buffer.requests
+    buffer.batch(1)
+    assert not buffer and not buffer.requests
