@@ -25,6 +25,7 @@ from engine.journal.entries import (
     build_index,
     decode_entry,
     entry_view,
+    in_completion_order,
     index_key,
     index_view,
     page_of,
@@ -43,7 +44,10 @@ def _enabled(runtime: Runtime) -> None:
 
 async def _records(svc: Services) -> Sequence[JournalRecord]:
     await svc.runtime.barrier()  # every worker's buffered entries are in the store
-    return await svc.journal.journal_entries()
+    records = await svc.journal.journal_entries()
+    if not svc.runtime.store.shared:
+        return records  # one worker's: in order already
+    return await svc.offload.run(in_completion_order, records)
 
 
 def _decode_all(records: Sequence[JournalRecord]) -> list[JournalEntry]:

@@ -19,7 +19,7 @@ import orjson
 
 from engine.errors import SimulationError
 from engine.journal.packed import MARK as PACKED
-from engine.journal.packed import Packable, read_entry, unpack_entry
+from engine.journal.packed import Packable, finished_at, read_entry, unpack_entry
 from engine.matching.registry import CompiledMatcher
 from engine.simulation.codec import sniff_content_type
 from engine.templating import CsvTables, NoJournal, RenderContext, Template, TemplateEngine, Variables
@@ -260,6 +260,25 @@ def decode_entry(raw: JournalRecord) -> JournalEntry:
     else:
         time_started = datetime.fromisoformat(started)
     return JournalEntry(id_, request, status, response_headers, resp, mode, time_started, float(latency), action)
+
+
+def in_completion_order(records: Sequence[JournalRecord]) -> list[JournalRecord]:
+    """A shared store's records in the order their responses were sent, as one process's journal
+    lists them. Each worker flushes its entries in that order, but the store holds the workers'
+    batches in the order the batches came, so two requests served on two workers within one flush
+    interval could be listed the other way round. Stable: entries sent at one instant keep the
+    store's order."""
+    return sorted(records, key=_finished_at)
+
+
+def _finished_at(raw: JournalRecord) -> float:
+    if isinstance(raw, tuple):  # the in-process store's unpacked form (a lone worker's: in order)
+        return float(cast(Packable, raw)[6] + cast(Packable, raw)[7] / 1000)
+    if raw[:1] == PACKED:
+        return finished_at(raw)
+    started, latency = orjson.loads(raw)[3:5]
+    at = started if isinstance(started, int | float) else datetime.fromisoformat(started).timestamp()
+    return float(at + float(latency) / 1000)
 
 
 # ---------------------------------------------------------------------------------------------

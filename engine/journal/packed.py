@@ -100,6 +100,18 @@ def pack_entry(entry: Packable) -> bytes:
     return b"".join((head, prefix_bytes, mode_bytes, arrival, request, response))
 
 
+_TIMES = struct.Struct("<dd")
+_TIMES_AT = struct.calcsize("<cQH")
+"""Where the time received and the latency sit in ``_HEAD``."""
+
+
+def finished_at(data: bytes) -> float:
+    """When a packed entry's response was sent, in epoch seconds (received plus latency), read
+    from its head alone."""
+    received, latency_ms = _TIMES.unpack_from(data, _TIMES_AT)
+    return float(received + latency_ms / 1000)
+
+
 def unpack_entry(data: bytes) -> Packable:
     """``ValueError`` for bytes that are not a packed entry."""
     try:

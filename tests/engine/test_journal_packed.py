@@ -8,9 +8,10 @@ import gzip
 import time
 from collections.abc import Mapping, Sequence
 
+import orjson
 import pytest
 
-from engine.journal.entries import decode_entry, encode_record
+from engine.journal.entries import decode_entry, encode_entry, encode_record, in_completion_order
 from engine.journal.packed import Packable, pack_entry, unpack_entry
 from engine.journal.recorder import JOURNAL_BATCH_BYTES, Recorder
 from engine.simulation.model import Response
@@ -242,3 +243,36 @@ def test_large_entries_go_to_a_shared_store_in_batches_of_a_few_megabytes() -> N
         assert paths == [f"/{n}" for n in range(6)] + ["/huge"]
 
     asyncio.run(scenario())
+
+
+def test_a_shared_journal_reads_in_the_order_the_responses_were_sent_whatever_each_entrys_form() -> None:
+    """Two workers' batches, stored batch by batch: read back by when each response was sent
+    (received plus latency), packed entries and JSON ones (epoch or ISO time) alike."""
+    raw, arrival = CASES[0][0], CASES[0][1]
+    request, wire = read_request(raw, arrival), _wire()
+    assert wire.journal is not None
+    t = 1700000000.0
+
+    def packed(prefix: str, n: int, received: float, latency_ms: float) -> bytes:
+        return pack_entry((prefix, n, raw, arrival.encode(), wire.journal or b"", 201, received, latency_ms, "spy"))
+
+    def as_json(entry_id: str, received: float, latency_ms: float, *, iso: bool = False) -> bytes:
+        record = encode_record(entry_id, request, wire, "spy", received, latency_ms)
+        return encode_entry(decode_entry(record)) if iso else record
+
+    first_worker = [
+        packed("a", 1, t + 0.001, 1.0),
+        packed("a", 2, t + 0.010, 1.0),
+        as_json("a3", t + 0.030, 1.0, iso=True),
+    ]
+    second_worker = [as_json("b1", t + 0.004, 2.0), packed("b", 2, t + 0.020, 0.5), as_json("b3", t + 0.021, 0.5)]
+    assert json_time(first_worker[2]) and not json_time(second_worker[0])  # both JSON forms are there
+    read = in_completion_order(first_worker + second_worker)  # as the two batches reached the store
+    assert [decode_entry(r).id for r in read] == ["a1", "b1", "a2", "b2", "b3", "a3"]
+    same_instant = [packed("c", 1, t, 1.0), packed("d", 1, t, 1.0), packed("c", 2, t, 1.0)]
+    assert in_completion_order(same_instant) == same_instant  # stable
+
+
+def json_time(record: bytes) -> bool:
+    """Whether a JSON entry holds its time as ISO text (``encode_entry``) rather than epoch seconds."""
+    return isinstance(orjson.loads(record)[3], str)

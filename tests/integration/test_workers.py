@@ -107,3 +107,17 @@ def test_two_instances_on_one_redis_share_one_view(simproxy_factory: Any, redis_
     assert other.admin_json("GET", "/api/v2/simulation")[1]["data"]["pairs"] == []
     assert b.admin_json("PUT", "/api/v2/service/mode", {"mode": "capture"})[0] == 200
     assert a.admin_json("GET", "/api/v2/service/mode")[1] == {"mode": "capture", "arguments": {}}
+
+
+def test_the_journal_of_several_workers_lists_requests_in_the_order_they_were_answered(simproxy_factory: Any) -> None:
+    """Each request on a new connection, so the kernel spreads them over both workers, each of which
+    flushes its entries on its own: the journal still lists them in the order they were sent."""
+    sp: Simproxy = simproxy_factory("-workers", "2")
+    assert sp.admin_json("PUT", "/api/v2/simulation", simulation(pair("/seq", "ok")))[0] == 200
+    sent = [f"n={n}" for n in range(60)]
+    for query in sent:
+        assert sp.proxy(f"http://svc.example.com/seq?{query}")[0] == 200
+    status, journal = sp.admin_json("GET", "/api/v2/journal?limit=100")
+    assert status == 200
+    assert [entry["request"]["query"] for entry in journal["journal"]] == sent
+    assert len({entry["id"][:8] for entry in journal["journal"]}) == 2  # each worker's ids have their prefix
