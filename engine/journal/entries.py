@@ -276,9 +276,19 @@ def _finished_at(raw: JournalRecord) -> float:
         return float(cast(Packable, raw)[6] + cast(Packable, raw)[7] / 1000)
     if raw[:1] == PACKED:
         return finished_at(raw)
-    started, latency = orjson.loads(raw)[3:5]
+    head = _JSON_TIMES.match(raw, 0, 256)  # not the whole entry: its bodies can be megabytes
+    if head is None:
+        started, latency = orjson.loads(raw)[3:5]
+    else:
+        iso, epoch, text = head.groups()
+        started, latency = (iso.decode() if iso is not None else float(epoch)), float(text)
     at = started if isinstance(started, int | float) else datetime.fromisoformat(started).timestamp()
     return float(at + float(latency) / 1000)
+
+
+_JSON_TIMES = re.compile(rb'\["(?:[^"\\]|\\.)*",-?\d+,"(?:[^"\\]|\\.)*",(?:"([^"]*)"|([^,"]+)),([^,\]]+)')
+"""The head of a JSON entry (``encode_entry``, ``encode_record``): its id, status and mode, then its
+time received (ISO text, or epoch seconds) and latency."""
 
 
 # ---------------------------------------------------------------------------------------------
