@@ -41,8 +41,8 @@ JOURNAL_BATCH_BYTES = 8 << 20
 Redis applies a batch in one script and answers no one else meanwhile. Sixteen 40 MB entries in
 one batch (``-journal-body-size-limit=``, whole bodies) held it for seconds."""
 
-Pending = tuple[str, RequestDetails, Wire, float, float, str]
-"""(entry id, request, response, wall-clock time received, latency in ms, mode)."""
+Pending = tuple[int, str, RequestDetails, Wire, float, float, str]
+"""(sequence number, entry id, request, response, wall-clock time received, latency in ms, mode)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +204,7 @@ class Recorder:
             return sequence
         self._same = _NONE_SAME
         if not (self._packs and whole):
-            self._journal.append((self.entry_id(sequence), req, wire, received, latency_ms, mode))
+            self._journal.append((sequence, self.entry_id(sequence), req, wire, received, latency_ms, mode))
             if len(self._journal) > self._buffered_max:
                 self._journal = self._keep("journal", self._journal, self.journal_size)
         else:
@@ -252,7 +252,7 @@ class Recorder:
         return self._indexes[name]
 
     def entry(self, pending: Pending) -> JournalEntry:
-        entry_id, req, wire, received, latency_ms, mode = pending
+        _, entry_id, req, wire, received, latency_ms, mode = pending
         return record_entry(entry_id, req, wire, mode, received, latency_ms)
 
     async def flush(self, store: Store) -> None:
@@ -277,8 +277,8 @@ class Recorder:
         if self._packable or self._encoded or self._journal:
             taken, self._journal = self._journal, []
             entries = [self.entry(p) for p in taken]
-            self._ready += self._take_recorded(pack)
-            self._ready += ((e.id, compact(encode_entry(e, self.body_limit))) for e in entries)
+            encoded = [(p[0], compact(encode_entry(e, self.body_limit))) for p, e in zip(taken, entries, strict=True)]
+            self._ready += self._take_recorded(pack, encoded)
             del self._ready[: -self.journal_size]
             for expr in self._indexes.values():  # stored under the index's name, quotes removed
                 ready = self._ready_keys.setdefault(expr.name, {})
@@ -302,14 +302,15 @@ class Recorder:
         logs, self._logs = self._logs, []
         return logs[-self.logs_size :] or None
 
-    def _take_recorded(self, pack: bool) -> list[JournalItem]:
-        """The packable and the encoded entries as (id, stored form), in the order they came, and the
-        runs as they are; the packable ones packed for a shared store, kept as tuples for the
-        in-process one."""
+    def _take_recorded(self, pack: bool, late: list[tuple[int, bytes]]) -> list[JournalItem]:
+        """The packable and the encoded entries, and ``late`` (entries encoded only now, by sequence
+        number), as (id, stored form) in the order they came, and the runs as they are; the
+        packable ones packed for a shared store, kept as tuples for the in-process one."""
         if self._times:
             self._close_run()
         self._same = _NONE_SAME  # the next entry is the first of the next buffer
         packable, encoded, self._packable, self._encoded = self._packable, self._encoded, [], []
+        encoded += late
         runs, self._runs = self._runs, False
         if not runs and not encoded:
             # one pass in C for the common case, with no Python code run per entry

@@ -179,6 +179,26 @@ def test_the_recorder_stores_kept_and_encoded_entries_in_order_through_an_outage
 
 
 @pytest.mark.parametrize("shared", [False, True])
+def test_entries_cut_to_the_body_limit_are_stored_in_the_order_they_came_among_the_others(shared: bool) -> None:
+    """A response over the body limit is encoded only at the flush; it still goes between the
+    entries it came between."""
+
+    async def scenario() -> None:
+        store, recorder = _AwayOnce(shared), Recorder(journal_size=100, logs_size=10, body_limit=64)
+        store.refused = -1  # never away
+        for n, body in enumerate([b"x" * 200, b"ok", b"y" * 200, b"ok", b"ok", b"z" * 200]):
+            raw = b"GET http://h.test/%d HTTP/1.1\r\nHost: h.test\r\n\r\n" % n
+            request = read_request(raw, Arrival())
+            recorder.record(request, _wire(body), time.time(), 0.5, "simulate", raw, Arrival().encode())
+        await recorder.flush(store)
+        entries = [decode_entry(raw) for raw in await store.journal_entries()]
+        assert [e.request.path for e in entries] == [f"/{n}" for n in range(6)]
+        assert [len(e.response_body) for e in entries] == [64, 2, 64, 2, 2, 64]  # cut to the limit
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("shared", [False, True])
 @pytest.mark.parametrize("away", [True, False])
 def test_the_recorder_keeps_the_newest_entries_and_counts_what_it_gives_up_while_the_store_is_away(
     shared: bool, away: bool
