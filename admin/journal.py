@@ -23,9 +23,9 @@ from engine.fleet.runtime import Runtime
 from engine.journal.entries import (
     JournalEntry,
     build_index,
+    completion_order,
     decode_entry,
     entry_view,
-    in_completion_order,
     index_key,
     index_view,
     page_of,
@@ -43,21 +43,29 @@ def _enabled(runtime: Runtime) -> None:
 
 
 async def _records(svc: Services) -> Sequence[JournalRecord]:
+    """Every record, in the store's order: the order the indexes were written in (the last entry of
+    a key, flush by flush, is the one the ``journal`` template helper finds)."""
     await svc.runtime.barrier()  # every worker's buffered entries are in the store
-    records = await svc.journal.journal_entries()
-    if not svc.runtime.store.shared:
-        return records  # one worker's: in order already
-    return await svc.offload.run(in_completion_order, records)
+    return await svc.journal.journal_entries()
+
+
+async def _listing_order(svc: Services, records: Sequence[JournalRecord]) -> list[int] | None:
+    """Where each record goes in a listing (``completion_order``), off the event loop; None for
+    one worker's journal, in order already."""
+    return await svc.offload.run(completion_order, records) if svc.runtime.store.shared else None
 
 
 def _decode_all(records: Sequence[JournalRecord]) -> list[JournalEntry]:
     return [decode_entry(raw) for raw in records]
 
 
-async def _entries(svc: Services) -> list[JournalEntry]:
-    """Every entry, decoded off the event loop: tens of thousands take a second, not to be spent on
-    the loop that serves the proxy port."""
-    return await svc.offload.run(_decode_all, await _records(svc))
+async def _entries(svc: Services, *, listed: bool = False) -> list[JournalEntry]:
+    """Every entry, decoded off the event loop (tens of thousands take a second, not to be spent
+    on the loop that serves the proxy port): in the store's order, or, ``listed``, in the order
+    their responses were sent."""
+    records = await _records(svc)
+    order = await _listing_order(svc, records) if listed else None
+    return await svc.offload.run(_decode_all, records if order is None else [records[i] for i in order])
 
 
 def _indexes(
@@ -90,6 +98,7 @@ async def get_journal(request: Request) -> HTTPResponse:
     except ValueError as exc:  # a bad sort key or order: Hoverfly answers 500, a client error is a 400
         raise (ServerError if runtime.dialect.is_hoverfly else BadRequest)(str(exc)) from exc
     records = await _records(svc)
+    order = await _listing_order(svc, records)
     if (
         from_ is None
         and to is None
@@ -98,13 +107,14 @@ async def get_journal(request: Request) -> HTTPResponse:
         and not runtime.snapshot.config.journal_indexes
     ):
         # the page in arrival order: only its entries are decoded, however long the journal
-        window, total = page_of(records, limit, offset)
+        window, total = page_of(records if order is None else [records[i] for i in order], limit, offset)
         page = [decode_entry(raw) for raw in window]
         return _journal_response(page, runtime.dialect.listed([]) if page else [], offset, limit, total)
 
     def query() -> HTTPResponse:
         entries = _decode_all(records)
-        page, total = query_journal(entries, limit=limit, offset=offset, from_=from_, to=to, sort=sort)
+        listed = entries if order is None else [entries[i] for i in order]
+        page, total = query_journal(listed, limit=limit, offset=offset, from_=from_, to=to, sort=sort)
         return _journal_response(page, _indexes(runtime, entries, page) if page else [], offset, limit, total)
 
     return await svc.offload.run(query)
@@ -127,7 +137,7 @@ async def search_journal(request: Request) -> HTTPResponse:
         search = compile_search(load_object(request.body), svc.registry)
     except ValueError as exc:
         raise BadRequest(str(exc)) from exc
-    entries = await _entries(svc)
+    entries = await _entries(svc, listed=True)
     found = await svc.offload.run(search.filter, entries)
     if svc.runtime.dialect.is_hoverfly:  # Hoverfly never sets the total of a search
         return await svc.offload.run(_journal_response, found, None, 0, 0, 0)

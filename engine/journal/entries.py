@@ -262,13 +262,13 @@ def decode_entry(raw: JournalRecord) -> JournalEntry:
     return JournalEntry(id_, request, status, response_headers, resp, mode, time_started, float(latency), action)
 
 
-def in_completion_order(records: Sequence[JournalRecord]) -> list[JournalRecord]:
-    """A shared store's records in the order their responses were sent, as one process's journal
-    lists them. Each worker flushes its entries in that order, but the store holds the workers'
-    batches in the order the batches came, so two requests served on two workers within one flush
-    interval could be listed the other way round. Stable: entries sent at one instant keep the
-    store's order."""
-    return sorted(records, key=_finished_at)
+def completion_order(records: Sequence[JournalRecord]) -> list[int]:
+    """The positions of a shared store's records in the order their responses were sent, as one
+    process's journal lists them. Each worker flushes its entries in that order, but the store
+    holds the workers' batches in the order the batches came, so two requests served on two
+    workers within one flush interval could be listed the other way round. Stable: entries sent at
+    one instant keep the store's order."""
+    return sorted(range(len(records)), key=[_finished_at(r) for r in records].__getitem__)
 
 
 def _finished_at(raw: JournalRecord) -> float:
@@ -286,7 +286,7 @@ def _finished_at(raw: JournalRecord) -> float:
     return float(at + float(latency) / 1000)
 
 
-_JSON_TIMES = re.compile(rb'\["(?:[^"\\]|\\.)*",-?\d+,"(?:[^"\\]|\\.)*",(?:"([^"]*)"|([^,"]+)),([^,\]]+)')
+_JSON_TIMES = re.compile(rb'\["(?:[^"\\]|\\.)*",-?\d+,"(?:[^"\\]|\\.)*",(?:"([^"]*)"|([^,"]+)),([^,\]]+)(?=[,\]])')
 """The head of a JSON entry (``encode_entry``, ``encode_record``): its id, status and mode, then its
 time received (ISO text, or epoch seconds) and latency."""
 
