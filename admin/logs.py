@@ -37,6 +37,8 @@ async def get_logs(request: Request) -> HTTPResponse:
         raise ServerError("Logs disabled")
     await runtime.barrier()  # every worker's buffered records are in the store
     entries = [orjson.loads(raw) for raw in await svc.telemetry.logs_records()]
+    if runtime.store.shared:  # the workers' batches as they came: listed by when each was made
+        entries.sort(key=_moment)
     since = parse_time(request.args.get("from", ""))
     if since is not None:
         cutoff = since.timestamp()  # Hoverfly: the entry's full time After(from)

@@ -121,3 +121,14 @@ def test_the_journal_of_several_workers_lists_requests_in_the_order_they_were_an
     assert status == 200
     assert [entry["request"]["query"] for entry in journal["journal"]] == sent
     assert len({entry["id"][:8] for entry in journal["journal"]}) == 2  # each worker's ids have their prefix
+
+
+def test_the_logs_of_several_workers_are_listed_in_the_order_they_were_written(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-workers", "2")
+    sent = [f"/miss/{n}" for n in range(60)]
+    for path in sent:
+        assert sp.proxy(f"http://svc.example.com{path}")[0] == 502  # each miss logs a warning
+    status, body = sp.admin_json("GET", "/api/v2/logs?limit=1000")
+    assert status == 200
+    misses = [e for e in body["logs"] if e.get("msg") == "Failed to find matching request from simulation"]
+    assert [e["path"] for e in misses] == sent
