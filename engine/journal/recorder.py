@@ -293,10 +293,22 @@ class Recorder:
                 if cut and size > JOURNAL_BATCH_BYTES:
                     break
                 cut += 1
-        batch = JournalBatch(self._ready[:cut], self._ready_keys)
+        sent = self._ready[:cut]
         del self._ready[:cut]
-        self._ready_keys = {}
-        return batch
+        keys, self._ready_keys = self._ready_keys, {}
+        if self._ready and keys:  # entries held back for the next batch: their keys go with them
+            keys = self._keys_of(sent, keys)
+        return JournalBatch(sent, keys)
+
+    def _keys_of(self, sent: list[JournalItem], keys: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+        """Of the index ``keys`` ready, those naming an entry ``sent``; the rest stay ready. A key
+        written before its entry would name, for the template helper, an entry not stored yet."""
+        ids = {item[0] for item in sent if isinstance(item, tuple)}
+        now: dict[str, dict[str, str]] = {}
+        for name, named in keys.items():
+            for key, entry_id in named.items():
+                (now if entry_id in ids else self._ready_keys).setdefault(name, {})[key] = entry_id
+        return now
 
     def _take_logs(self) -> list[bytes] | None:
         logs, self._logs = self._logs, []

@@ -246,6 +246,41 @@ class _Batches(MemoryStore):
         await super().journal_append(entries, index_keys, limit)
 
 
+class _KeyedBatches(MemoryStore):
+    """A shared in-process store noting, per journal batch, its entries' ids and its index keys."""
+
+    shared = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[tuple[set[str], dict[str, str]]] = []
+
+    async def journal_append(
+        self, entries: Sequence[tuple[str, JournalRecord]], index_keys: Mapping[str, Mapping[str, str]], limit: int
+    ) -> None:
+        self.batches.append(({entry_id for entry_id, _ in entries}, dict(index_keys.get("Request.Path", {}))))
+        await super().journal_append(entries, index_keys, limit)
+
+
+def test_an_index_key_goes_to_the_store_with_the_batch_of_the_entry_it_names() -> None:
+    """Else the ``journal`` template helper could find a key naming an entry not stored yet."""
+
+    async def scenario() -> None:
+        store, recorder = _KeyedBatches(), Recorder(journal_size=100, logs_size=10)
+        recorder.use_indexes(["Request.Path"])
+        big = _wire(b"x" * (5 << 20))
+        for n in range(3):
+            raw = b"GET http://h.test/%d HTTP/1.1\r\nHost: h.test\r\n\r\n" % n
+            recorder.record(read_request(raw, Arrival()), big, time.time(), 0.5, "simulate", raw, Arrival().encode())
+        await recorder.flush(store)
+        assert len(store.batches) == 3
+        for ids, keys in store.batches:
+            assert len(ids) == 1 and set(keys.values()) == ids  # each batch's key names its own entry
+        assert [list(keys) for _, keys in store.batches] == [["0"], ["1"], ["2"]]  # each batch: its own path
+
+    asyncio.run(scenario())
+
+
 def test_large_entries_go_to_a_shared_store_in_batches_of_a_few_megabytes() -> None:
     async def scenario() -> None:
         store, recorder = _Batches(), Recorder(journal_size=100, logs_size=10)
