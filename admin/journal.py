@@ -9,7 +9,7 @@ map per index in the store, built over the existing entries when the index is cr
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from sanic import Request
 from sanic.response import HTTPResponse
@@ -36,6 +36,8 @@ from engine.journal.entries import (
 )
 from store import JournalRecord
 
+T = TypeVar("T")
+
 
 def _enabled(runtime: Runtime) -> None:
     if not runtime.records.journal_enabled:
@@ -55,6 +57,11 @@ async def _listing_order(svc: Services, records: Sequence[JournalRecord]) -> lis
     return await svc.offload.run(completion_order, records) if svc.runtime.store.shared else None
 
 
+def _arranged(items: Sequence[T], order: list[int] | None) -> Sequence[T]:
+    """``items`` in listing order (``_listing_order``)."""
+    return items if order is None else [items[i] for i in order]
+
+
 def _decode_all(records: Sequence[JournalRecord]) -> list[JournalEntry]:
     return [decode_entry(raw) for raw in records]
 
@@ -65,7 +72,7 @@ async def _entries(svc: Services, *, listed: bool = False) -> list[JournalEntry]
     their responses were sent."""
     records = await _records(svc)
     order = await _listing_order(svc, records) if listed else None
-    return await svc.offload.run(_decode_all, records if order is None else [records[i] for i in order])
+    return await svc.offload.run(_decode_all, _arranged(records, order))
 
 
 def _indexes(
@@ -107,13 +114,13 @@ async def get_journal(request: Request) -> HTTPResponse:
         and not runtime.snapshot.config.journal_indexes
     ):
         # the page in arrival order: only its entries are decoded, however long the journal
-        window, total = page_of(records if order is None else [records[i] for i in order], limit, offset)
+        window, total = page_of(_arranged(records, order), limit, offset)
         page = [decode_entry(raw) for raw in window]
         return _journal_response(page, runtime.dialect.listed([]) if page else [], offset, limit, total)
 
     def query() -> HTTPResponse:
         entries = _decode_all(records)
-        listed = entries if order is None else [entries[i] for i in order]
+        listed = _arranged(entries, order)
         page, total = query_journal(listed, limit=limit, offset=offset, from_=from_, to=to, sort=sort)
         return _journal_response(page, _indexes(runtime, entries, page) if page else [], offset, limit, total)
 

@@ -154,10 +154,10 @@ class Runtime:
         self._cache_out: Outbox[dict[str, bytes]] = Outbox(ids)
         self._metrics_out: Outbox[MetricsBatch] = Outbox(ids)
         self._metrics_resumed = False
+        """A metrics batch of this worker was applied: the store holds its share of the totals."""
         self._metrics_since = 0
         """When (epoch ms) the requests in the metrics buffer began to be counted: its last take, or
         a flush tick that found none; 0 before either."""
-        """A metrics batch of this worker was applied: the store holds its share of the totals."""
         self._errors_seen = 0
         self.prepare: Callable[[Snapshot], Awaitable[None]] | None = None
         """Called with each new configuration before the worker acknowledges it (the dispatcher's)."""

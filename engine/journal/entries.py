@@ -273,7 +273,8 @@ def completion_order(records: Sequence[JournalRecord]) -> list[int]:
 
 def _finished_at(raw: JournalRecord) -> float:
     if isinstance(raw, tuple):  # the in-process store's unpacked form (a lone worker's: in order)
-        return float(cast(Packable, raw)[6] + cast(Packable, raw)[7] / 1000)
+        entry = cast(Packable, raw)
+        return entry[6] + entry[7] / 1000
     if raw[:1] == PACKED:
         return finished_at(raw)
     head = _JSON_TIMES.match(raw, 0, 256)  # not the whole entry: its bodies can be megabytes

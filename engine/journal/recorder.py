@@ -43,6 +43,8 @@ one batch (``-journal-body-size-limit=``, whole bodies) held it for seconds."""
 
 Pending = tuple[int, str, RequestDetails, Wire, float, float, str]
 """(sequence number, entry id, request, response, wall-clock time received, latency in ms, mode)."""
+IndexKeys = dict[str, dict[str, str]]
+"""Index name -> {key: the id of the entry it names}."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +86,7 @@ class Recorder:
         """Entries waiting for the flush with their request, to be indexed or cut to the body limit."""
         self._ready: list[JournalItem] = []
         """Entries in their stored form that did not fit in the last batch (JOURNAL_BATCH_BYTES)."""
-        self._ready_keys: dict[str, dict[str, str]] = {}
+        self._ready_keys: IndexKeys = {}
         self._logs: list[bytes] = []
         ids = BatchIds()
         self._journal_out: Outbox[JournalBatch] = Outbox(ids)
@@ -297,18 +299,8 @@ class Recorder:
         del self._ready[:cut]
         keys, self._ready_keys = self._ready_keys, {}
         if self._ready and keys:  # entries held back for the next batch: their keys go with them
-            keys = self._keys_of(sent, keys)
+            keys, self._ready_keys = _split_keys(keys, {item[0] for item in sent if isinstance(item, tuple)})
         return JournalBatch(sent, keys)
-
-    def _keys_of(self, sent: list[JournalItem], keys: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
-        """Of the index ``keys`` ready, those naming an entry ``sent``; the rest stay ready. A key
-        written before its entry would name, for the template helper, an entry not stored yet."""
-        ids = {item[0] for item in sent if isinstance(item, tuple)}
-        now: dict[str, dict[str, str]] = {}
-        for name, named in keys.items():
-            for key, entry_id in named.items():
-                (now if entry_id in ids else self._ready_keys).setdefault(name, {})[key] = entry_id
-        return now
 
     def _take_logs(self) -> list[bytes] | None:
         logs, self._logs = self._logs, []
@@ -362,3 +354,14 @@ class Recorder:
     def take_dropped(self) -> dict[str, int]:
         dropped, self.dropped = self.dropped, {}
         return dropped
+
+
+def _split_keys(keys: IndexKeys, sent: set[str]) -> tuple[IndexKeys, IndexKeys]:
+    """(the index ``keys`` naming an entry whose id is in ``sent``, the rest). A key written before
+    its entry would name, for the journal template helper, an entry not stored yet."""
+    now: IndexKeys = {}
+    later: IndexKeys = {}
+    for name, named in keys.items():
+        for key, entry_id in named.items():
+            (now if entry_id in sent else later).setdefault(name, {})[key] = entry_id
+    return now, later

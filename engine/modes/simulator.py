@@ -190,9 +190,15 @@ class Simulator:
             return  # worked out across an await on a simulation since appended to, or replaced
         cache = self.runtime.cache
         if cache.changes != seen:  # worked out across an await, while entries came
-            if result.cacheable:  # a note that nothing is held may be wrong now
-                self._remember_late(result, req, fast, miss)
-            return
+            if not result.cacheable:
+                return  # a note that nothing is held may be wrong now
+            # Hoverfly keeps each result, whatever was kept meanwhile: its save overwrites what the
+            # request's key finds now (a preloaded pair's entry, that of a request of the same key
+            # that came and went while this one waited)
+            _, key, found = cache.lookup(req, self.webserver)
+            if found is not None:
+                self._overwrite(cache.recent, result, fast, miss)
+                return
         if result.cacheable:
             # a lone worker holds a plain request's entry by its fast key, its md5 worked out only
             # if it is listed; any other entry by its md5 (the lookup's, unless it skipped it)
@@ -211,23 +217,14 @@ class Simulator:
             and self.runtime.cache.generation == (snap.lineage, snap.config.cache_epoch)
         )
 
-    def _remember_late(self, result: MatchResult, req: RequestDetails, fast: FastKey, miss: Wire | None) -> None:
-        """Keep a result worked out while entries came (Hoverfly keeps each, whatever was kept
-        meanwhile). Its save overwrites what the request's key finds now: a preloaded pair's entry,
-        or that of a request of the same key that came and went while this one waited."""
-        cache = self.runtime.cache
-        _, key, found = cache.lookup(req, self.webserver)
+    def _overwrite(self, held: HeldKey | None, result: MatchResult, fast: FastKey, miss: Wire | None) -> None:
+        """Put the result of the request of ``fast`` in place of the entry held under ``held``."""
         closest = result.closest if miss else None
-        if found is None:
-            key = "" if cache.holds_by_fast(fast, req) else key or cache_key(req, self.webserver)
-            cache.put(CacheEntry(key, result.pair, miss, closest), fast=fast)
-            return
-        held = cache.recent  # what the entry found is held under
-        assert held is not None
-        if isinstance(held, str):
-            cache.put(CacheEntry(held, result.pair, miss, closest), fast=fast)
-        else:  # a plain request's fast key: this one's, or that of one spelled otherwise
-            cache.put(CacheEntry("", result.pair, miss, closest), fast=held)
+        if isinstance(held, str):  # by md5 key, aliased to ``fast``
+            self.runtime.cache.put(CacheEntry(held, result.pair, miss, closest), fast=fast)
+        else:  # by a plain request's fast key: this one's, or that of one spelled otherwise
+            assert held is not None
+            self.runtime.cache.put(CacheEntry("", result.pair, miss, closest), fast=held)
 
     def _miss(self, result: MatchResult, req: RequestDetails, probe: Probe | None) -> Wire:
         """The 502 of a miss, logged as Hoverfly logs it and remembered in the cache."""

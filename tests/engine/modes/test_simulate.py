@@ -309,8 +309,10 @@ def test_a_stateful_miss_in_flight_across_an_append_is_not_cached_for_the_grown_
         again = await w.answer(request("/new"))
         assert (again.status, again.raw_body) == (200, b"new")
 
-    stateful = {"request": {"path": [{"matcher": "exact", "value": "/x"}], "requiresState": {"s": "1"}}}
-    stateful["response"] = {"status": 200, "body": "x"}
+    stateful = {
+        "request": {"path": [{"matcher": "exact", "value": "/x"}], "requiresState": {"s": "1"}},
+        "response": {"status": 200, "body": "x"},
+    }
     world(scenario, stateful, pair("/other"))
 
 
