@@ -194,8 +194,24 @@ class Workers(Protocol):
     async def unregister(self, worker_id: str) -> None: ...
 
 
+class HeldState(Protocol):
+    """The state map when this very process holds it: read and stepped without an await, so that
+    nothing else runs between a request's read and its step."""
+
+    def state_now(self) -> Mapping[str, str]:
+        """The state as it is: a read-only view, which a step changes."""
+
+    def step_now(self, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None) -> None:
+        """Set ``sets`` and delete ``removes``; ``SimulationChanged`` (nothing changed) when the
+        stored simulation is not version ``simulation``."""
+
+
 class SharedState(Protocol):
     """The state map pairs require and change (``requiresState``, ``transitionsState``)."""
+
+    def held_state(self) -> HeldState | None:
+        """The state itself when this process holds it (the in-process store); None when it is a
+        round trip away (a store other processes share)."""
 
     async def state_get(self) -> dict[str, str]:
         """The whole state map."""

@@ -10,6 +10,7 @@ from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Mapping, Sequence
 from itertools import repeat, starmap
 from operator import itemgetter
+from types import MappingProxyType
 from typing import Any, cast
 
 from store.base import (
@@ -136,17 +137,27 @@ class MemoryStore:
     async def state_read(self) -> tuple[int, dict[str, str]]:
         return self._state_version, dict(self._state)
 
+    def held_state(self) -> MemoryStore:
+        return self
+
+    def state_now(self) -> Mapping[str, str]:
+        return MappingProxyType(self._state)
+
+    def step_now(self, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None) -> None:
+        self._check_simulation(simulation)
+        if sets or removes:
+            self._state.update(sets)
+            for key in removes:
+                self._state.pop(key, None)
+            self._state_version += 1
+
     async def state_step(
         self, version: int, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None
     ) -> tuple[bool, int, dict[str, str]]:
         self._check_simulation(simulation)
         if version != self._state_version:
             return False, self._state_version, dict(self._state)
-        if sets or removes:
-            self._state.update(sets)
-            for key in removes:
-                self._state.pop(key, None)
-            self._state_version += 1
+        self.step_now(sets, removes)
         return True, self._state_version, dict(self._state)
 
     async def state_transition(

@@ -340,6 +340,10 @@ class RedisStore:
                 await self._bump_script(keys=[self._state_version], client=pipe)
                 await pipe.execute()
 
+    def held_state(self) -> None:
+        """Redis's state is a round trip away: a request steps it with an await."""
+        return None
+
     @_translate
     async def state_read(self) -> tuple[int, dict[str, str]]:
         async with self._client.pipeline(transaction=True) as pipe:

@@ -144,6 +144,8 @@ class CompiledSimulation:
     """The global faults, compiled (a pair's own fault is on its rendered wire)."""
     faulty: bool = False
     """Some pair or global rule has a fault: the dispatcher decides each answer's (one roll)."""
+    templates_fetch: bool = False
+    """Some templated response reads a CSV data source or the journal, which it may have to fetch."""
 
     def candidates(self, path: str, method: str) -> Iterable[CompiledPair]:
         """Pairs that may hit a request with this path and method, in simulation order."""
@@ -176,6 +178,7 @@ def compile_simulation(
         templates_read_state,
         compile_faults(sim),
         bool(sim.faults) or any(p.response.fault is not None for p in sim.pairs),
+        any(cp.templates is not None and (cp.templates.uses_csv or cp.templates.uses_journal) for cp in compiled),
     )
 
 

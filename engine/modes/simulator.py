@@ -28,7 +28,7 @@ from engine.templating.pairs import Rendered, render_pair
 from engine.wire.parse import MEMO_BYTES
 from engine.wire.request import RequestDetails
 from engine.wire.response import Wire, plain_error, render_wire
-from store import SimulationChanged, StoreError
+from store import HeldState, SimulationChanged, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +119,12 @@ class Simulator:
                     self._answer_again(snap, req, cache.recent, outcome)
                 return outcome
         if snap.simulation.writes_state:
+            # the state in this process, and no template that may fetch: nothing to wait for
+            held = None if snap.simulation.templates_fetch else self.runtime.store.held_state()
+            if held is not None:
+                stepped = self._step_held(snap, req, probe, cache_misses, delay, held)
+                if stepped is not None:
+                    return stepped
             return self._simulate_with_state(snap, req, probe, cache_misses, delay)
         result = self._match(snap.simulation, req, snap.config.strategy)
         if result.pair is None:
@@ -260,6 +266,13 @@ class Simulator:
             return self._wire_of(rendered.response, pair.rendered.proxy.pair)
         if templates is None and not step and delay <= 0:
             return self._wire(pair)
+        held = None if snap.simulation.templates_fetch else self.runtime.store.held_state()
+        if held is not None:  # the state in this process: only a delay to wait
+            state = held.state_now() if templates is not None and templates.uses_state else _NO_STATE
+            wire = self._answer_held(snap, pair, req, state, step, held)
+            if wire is None:
+                return self._simulate_again(req, delayed, cache_misses)
+            return self._delayed(wire, delay) if delay > 0 else wire
         return self._finish(snap, pair, req, delay, step, (delayed, cache_misses))
 
     async def _finish(
@@ -318,6 +331,62 @@ class Simulator:
         delay = self._delay(snap, response, req) if delayed else 0.0
         if delay > 0:
             await asyncio.sleep(delay)
+        return wire
+
+    def _step_held(
+        self,
+        snap: Snapshot,
+        req: RequestDetails,
+        probe: Probe | None,
+        cache_misses: bool,
+        delayed: bool,
+        held: HeldState,
+    ) -> Outcome | None:
+        """``_simulate_with_state`` without an await, on the state this process holds (the
+        in-process store): nothing else runs between the read and the step, so the step is never
+        refused, and it takes its turn in the order the requests came (no request of this
+        simulation waits for one: none has a template that may fetch). None when the simulation
+        was replaced since ``snap``: the awaited path then answers from the new one."""
+        sim = snap.simulation
+        state = held.state_now() if sim.reads_state or sim.templates_read_state else _NO_STATE
+        result = match(sim, req, state, snap.config.strategy, self.webserver)
+        pair = result.pair
+        if pair is None:
+            return self._miss(result, req, probe if cache_misses else None)
+        wire = self._answer_held(snap, pair, req, state, True, held)
+        if wire is None:
+            return None
+        self._remember(result, req, probe)
+        delay = self._delay(snap, pair.pair.response, req) if delayed else 0.0
+        return self._delayed(wire, delay) if delay > 0 else wire
+
+    def _answer_held(
+        self,
+        snap: Snapshot,
+        pair: CompiledPair,
+        req: RequestDetails,
+        state: Mapping[str, str],
+        step: bool,
+        held: HeldState,
+    ) -> Wire | None:
+        """``pair``'s answer, rendered on ``state``, and (``step``) its state step taken on the state
+        this process holds; None, with nothing stepped, when the simulation was replaced since ``snap``."""
+        response = pair.pair.response
+        wire, transitions = None, response.transitions_state
+        if pair.templates is not None:
+            rendered = self._render(snap, pair, req, state, CsvTables({}))  # Hoverfly renders, then steps
+            wire, transitions = self._wire_of(rendered.response, pair.rendered.proxy.pair), rendered.transitions
+        if step:
+            try:
+                held.step_now(dict(transitions or ()), response.removes_state or (), snap.simulation_version)
+            except SimulationChanged:
+                return None
+            self._state_seen = None  # the awaited path's copy may be old now: it reads the state again
+        return wire or self._wire(pair)
+
+    @staticmethod
+    async def _delayed(wire: Wire, delay: float) -> Wire:
+        await asyncio.sleep(delay)
         return wire
 
     async def _step_state(

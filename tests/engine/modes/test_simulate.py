@@ -73,6 +73,104 @@ def test_state_walks_a_sequence_one_step_per_request(world: Any) -> None:
     world(scenario, first, second)
 
 
+def test_on_the_in_process_store_a_state_step_is_answered_at_once(world: Any) -> None:
+    """The state is in the worker itself: a request that requires and changes it is answered
+    without waiting for a turn, and each step is taken once, in the order the requests came."""
+    first = pair("/s", "first", transitionsState={"step": "2"})
+    first["request"]["requiresState"] = {"step": "1"}
+    second = pair("/s", "second", removesState=["step"])
+    second["request"]["requiresState"] = {"step": "2"}
+
+    async def scenario(w: World) -> None:
+        await w.store.state_replace({"step": "1"})
+        outcomes = [w.dispatcher.handle(request("/s")) for _ in range(3)]
+        assert all(isinstance(outcome, Wire) for outcome in outcomes)
+        assert [(o.status, o.raw_body) for o in outcomes[:2]] == [(200, b"first"), (200, b"second")]
+        assert (outcomes[2].status, outcomes[2].outcome) == (502, "miss")  # the second step removed the key
+        assert await w.store.state_get() == {}
+
+    world(scenario, first, second)
+
+
+def test_a_cached_pairs_state_step_is_taken_before_the_next_request_is_matched(world: Any) -> None:
+    """A pair that needs no state but changes it is answered from the match cache; its step is
+    still taken at once, so the request after it (pipelined, say) is matched on the new state, and
+    a cached template that prints the state prints it as it was before that request."""
+    sets = pair("/set", "set", transitionsState={"x": "1"})
+    needs = pair("/get", "got")
+    needs["request"]["requiresState"] = {"x": "1"}
+    prints = pair("/print", "x={{ State.x }}", templated=True, transitionsState={"x": "2"})
+
+    async def scenario(w: World) -> None:
+        assert (await w.answer(request("/set"))).raw_body == b"set"
+        assert (await w.answer(request("/print"))).raw_body == b"x=1"
+        assert len(w.runtime.cache) == 2  # both kept: neither needs state
+        await w.store.state_replace({})
+        outcomes = [w.dispatcher.handle(request(path)) for path in ("/set", "/get", "/print", "/print")]
+        assert all(isinstance(outcome, Wire) for outcome in outcomes)
+        assert [o.raw_body for o in outcomes] == [b"set", b"got", b"x=1", b"x=2"]  # type: ignore[union-attr]
+        assert await w.store.state_get() == {"x": "2"}
+
+    world(scenario, sets, needs, prints)
+
+
+def test_a_state_step_is_taken_before_the_pairs_delay_is_waited(world: Any) -> None:
+    stepping = pair("/s", "slow", transitionsState={"step": "2"}, fixedDelay=50)
+    stepping["request"]["requiresState"] = {"step": "1"}
+
+    async def scenario(w: World) -> None:
+        await w.store.state_replace({"step": "1"})
+        outcome = w.dispatcher.handle(request("/s"))
+        assert not isinstance(outcome, Wire)  # the delay: the loop goes on meanwhile
+        assert await w.store.state_get() == {"step": "2"}  # stepped already, as Hoverfly steps on the match
+        started = time.perf_counter()
+        assert (await outcome).raw_body == b"slow"
+        assert time.perf_counter() - started >= 0.05
+
+    world(scenario, stepping)
+
+
+def test_a_state_step_decided_on_a_replaced_simulation_is_answered_from_the_new_one(world: Any) -> None:
+    old_pair = pair("/s", "old", transitionsState={"side": "old"})
+    new_pair = pair("/s", "new", transitionsState={"side": "new"})
+
+    async def scenario(w: World) -> None:
+        simulator = Simulator(w.runtime, webserver=False, rng=random.Random(1))
+        before = w.runtime.snapshot
+        new = decode_simulation({"pairs": [new_pair]})
+        await w.runtime.write_simulation(new, compile_simulation(new, w.runtime.registry), None, wait=False)
+        outcome = simulator.simulate(before, request("/s"))  # decided on the old one: its step is refused
+        assert not isinstance(outcome, Wire)
+        assert (await outcome).raw_body == b"new"
+        assert await w.store.state_get() == {"side": "new"}
+
+    world(scenario, old_pair)
+
+
+def test_with_a_template_that_may_fetch_every_state_step_waits_its_turn_in_order(world: Any) -> None:
+    """A request whose template reads the journal waits for its turn even on the in-process store;
+    one that comes after it (a pipelined one, say) must not step the state before it does, so in
+    such a simulation every stateful request waits its turn."""
+    reads_journal = pair("/a", "{{hasJournalKey 'ids' 'x'}}", templated=True, transitionsState={"step": "2"})
+    reads_journal["request"]["requiresState"] = {"step": "1"}
+    at_one = pair("/c", "c at 1", transitionsState={"step": "9"})
+    at_one["request"]["requiresState"] = {"step": "1"}
+    at_two = pair("/c", "c at 2")
+    at_two["request"]["requiresState"] = {"step": "2"}
+
+    async def scenario(w: World) -> None:
+        await w.store.state_replace({"step": "1"})
+        handed = w.dispatcher.handle(request("/a"))
+        assert not isinstance(handed, Wire)  # not started yet
+        later = w.dispatcher.handle(request("/c"))
+        assert not isinstance(later, Wire)
+        assert (await handed).raw_body == b"false"
+        assert (await later).raw_body == b"c at 2"
+        assert await w.store.state_get() == {"step": "2"}
+
+    world(scenario, reads_journal, at_one, at_two)
+
+
 def test_a_pairs_fixed_delay_is_waited_without_blocking(world: Any) -> None:
     async def scenario(w: World) -> None:
         outcome = w.dispatcher.handle(request("/slow"))
@@ -112,8 +210,14 @@ def test_a_cached_miss_is_answered_the_same_without_matching_again(world: Any) -
     world(scenario, pair("/a"))
 
 
+def _state_away(w: World) -> None:
+    """The state is a round trip away, as in Redis: every stateful request waits for its turn."""
+    w.store.held_state = lambda: None  # type: ignore[method-assign]
+
+
 def _slow_state(w: World) -> None:
     """State reads take a store round trip: a stateful request waits across it."""
+    _state_away(w)
     read = w.store.state_read
 
     async def slow() -> Any:
@@ -144,6 +248,7 @@ def test_an_entry_added_while_a_stateful_request_waits_is_found_by_the_next_one(
     lookup as the note of a result not kept would have it."""
 
     async def scenario(w: World) -> None:
+        _state_away(w)
         simulator = Simulator(w.runtime, webserver=False, rng=random.Random(1))
         assert (await simulator.simulate(w.runtime.snapshot, request("/set"))).raw_body == b"set"  # type: ignore[union-attr]
         waiting = simulator.simulate(w.runtime.snapshot, request("/a"))  # looked up; its turn comes later
