@@ -379,7 +379,7 @@ def _check(cp: CompiledPair, req: RequestDetails, state: Mapping[str, str], webs
     elif cp.body and not _all(cp.body, req.body):
         return False, False
     headers_ok = not cp.headers or _named_all(cp.headers, req.headers_lower)
-    state_ok = not cp.requires_state or all(state.get(key) == value for key, value in cp.requires_state)
+    state_ok = not cp.requires_state or _state_holds(cp.requires_state, state)
     blocks = (bool(cp.headers) and state_ok) or (bool(cp.requires_state) and headers_ok)
     return headers_ok and state_ok, blocks
 
@@ -388,6 +388,13 @@ def _all(matchers: CompiledList, actual: str) -> bool:
     # a loop, not all() over a generator: this runs for every candidate of every request matched
     for m in matchers:  # noqa: SIM110
         if not (m.predicate(actual) if m.then is None else m.matches(actual)):
+            return False
+    return True
+
+
+def _state_holds(required: tuple[tuple[str, str], ...], state: Mapping[str, str]) -> bool:
+    for key, value in required:  # noqa: SIM110 (a loop, as in _all)
+        if state.get(key) != value:
             return False
     return True
 
