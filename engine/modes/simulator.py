@@ -27,7 +27,7 @@ from engine.templating import CsvTables, JournalLookup, NoJournal
 from engine.templating.pairs import Rendered, render_pair
 from engine.wire.parse import MEMO_BYTES
 from engine.wire.request import RequestDetails
-from engine.wire.response import Wire, plain_error, render_wire
+from engine.wire.response import Wire, plain_error
 from store import HeldState, SimulationChanged, StoreError
 
 log = logging.getLogger(__name__)
@@ -263,7 +263,7 @@ class Simulator:
             if direct is not None and not snap.simulation.simulation.variables:
                 return direct.wire(req, self.webserver)
             rendered = self._render(snap, pair, req, _NO_STATE, CsvTables({}))
-            return self._wire_of(rendered.response, pair.rendered.proxy.pair)
+            return self._wire_of(rendered, pair)
         if templates is None and not step and delay <= 0:
             return self._wire(pair)
         held = None if snap.simulation.templates_fetch else self.runtime.store.held_state()
@@ -294,7 +294,7 @@ class Simulator:
                 rendered = await self._render_shared(snap, pair, req, state)
                 if rendered is None:
                     return self._conflict()
-                wire, transitions = self._wire_of(rendered.response, pair.rendered.proxy.pair), rendered.transitions
+                wire, transitions = self._wire_of(rendered, pair), rendered.transitions
             if step:
                 sets, removes = dict(transitions or ()), response.removes_state or ()
                 await self.runtime.store.state_transition({}, sets, removes, simulation=snap.simulation_version)
@@ -375,7 +375,7 @@ class Simulator:
         wire, transitions = None, response.transitions_state
         if pair.templates is not None:
             rendered = self._render(snap, pair, req, state, CsvTables({}))  # Hoverfly renders, then steps
-            wire, transitions = self._wire_of(rendered.response, pair.rendered.proxy.pair), rendered.transitions
+            wire, transitions = self._wire_of(rendered, pair), rendered.transitions
         if step:
             try:
                 held.step_now(dict(transitions or ()), response.removes_state or (), snap.simulation_version)
@@ -418,7 +418,7 @@ class Simulator:
                     rendered = await self._render_shared(snap, pair, req, state)
                     if rendered is None:
                         return self._conflict()
-                    wire, transitions = self._wire_of(rendered.response, pair.rendered.proxy.pair), rendered.transitions
+                    wire, transitions = self._wire_of(rendered, pair), rendered.transitions
                 sets, removes = dict(transitions or ()), response.removes_state or ()
                 at = snap.simulation_version  # a step decided on a replaced simulation is refused
                 if not reads:  # nothing was decided on the state: the step needs no check
@@ -461,7 +461,7 @@ class Simulator:
                 if templates is None:
                     return self._wire(pair), response
                 rendered = self._render(snap, pair, req, _NO_STATE, CsvTables({}))
-                return self._wire_of(rendered.response, pair.rendered.proxy.pair), response
+                return self._wire_of(rendered, pair), response
         return self._state_unavailable(exc)
 
     async def _render_shared(
@@ -519,9 +519,9 @@ class Simulator:
     def _conflict(self) -> Wire:
         return self.failure(MATCHING_CONTEXT, "the shared state kept changing; try again")
 
-    def _wire_of(self, response: Response, pair: str = "") -> Wire:
+    def _wire_of(self, rendered: Rendered, pair: CompiledPair) -> Wire:
         try:
-            return render_wire(response, "a templated response", pair, webserver=self.webserver)
+            return rendered.wire(pair.rendered.proxy.pair, webserver=self.webserver)
         except SimulationError as exc:  # a template wrote a line break into a header
             return self.failure("There was an error when rendering the response", str(exc))
 

@@ -25,7 +25,7 @@ from engine.templating import (
 )
 from engine.templating.direct import DirectText
 from engine.wire.request import RequestDetails, canonical_header
-from engine.wire.response import Wire, WireShape, wire_shape
+from engine.wire.response import Wire, WireShape, render_wire, wire_shape
 
 _NO_JOURNAL = NoJournal()
 
@@ -42,10 +42,24 @@ class PairTemplates:
     """Calls ``journal`` or ``hasJournalKey``: the render needs the fleet's journal indexes."""
     direct: DirectAnswer | None = None
     """Set when only the body is templated and it prints nothing but request fields."""
+    shapes: WireShapes | None = None
+    """Set when no header is templated and the wire's shape does not hang on the body: a render
+    that changes neither the status nor a header is served through it (``Rendered.wire``)."""
 
     @property
     def all(self) -> tuple[Template, ...]:
         return (self.body, *(t for _, ts in self.headers for t in ts), *(t for _, t in self.transitions))
+
+
+@dataclass(frozen=True, slots=True)
+class WireShapes:
+    """A response's wire but its body, in proxy and in webserver mode."""
+
+    proxy: WireShape
+    webserver: WireShape
+
+    def wire(self, text: str, webserver: bool) -> Wire:
+        return (self.webserver if webserver else self.proxy).wire(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +92,13 @@ def compile_pair_templates(resp: Response, engine: TemplateEngine, where: str, p
         (key, engine.compile(value, f"{where}.transitionsState.{key}")) for key, value in resp.transitions_state or ()
     )
     templates = (body, *(t for _, ts in headers for t in ts), *(t for _, t in transitions))
-    direct = None
-    if body.direct is not None and not headers and not transitions:
+    shapes = direct = None
+    if not headers:
         proxy, webserver = wire_shape(resp, where, pair), wire_shape(resp, where, pair, webserver=True)
         if proxy is not None and webserver is not None:
-            direct = DirectAnswer(body.direct, proxy, webserver)
+            shapes = WireShapes(proxy, webserver)
+    if shapes is not None and body.direct is not None and not transitions:
+        direct = DirectAnswer(body.direct, shapes.proxy, shapes.webserver)
     return PairTemplates(
         body,
         headers,
@@ -92,14 +108,36 @@ def compile_pair_templates(resp: Response, engine: TemplateEngine, where: str, p
         writes_csv=any(t.writes_csv for t in templates),
         uses_journal=any(t.uses_journal for t in templates),
         direct=direct,
+        shapes=shapes,
     )
 
 
 @dataclass(frozen=True, slots=True)
 class Rendered:
-    response: Response
-    """The response to serve: rendered body and headers, ``setStatusCode``/``setHeader`` applied."""
+    """One render of a templated response: its body, status and headers, and its transitions."""
+
+    template: Response
+    """The pair's response, as stored."""
+    text: str
+    """The rendered body."""
+    status: int
+    headers: tuple[tuple[str, tuple[str, ...]], ...]
+    """Rendered, ``setStatusCode``/``setHeader`` applied."""
     transitions: tuple[tuple[str, str], ...] | None
+    shapes: WireShapes | None
+    """The pair's wire shapes, when the status and headers are the pair's own."""
+
+    @property
+    def response(self) -> Response:
+        """The response to serve."""
+        body = self.text.encode("utf-8", "surrogateescape")
+        return replace(self.template, status=self.status, body=body, headers=self.headers, templated=False)
+
+    def wire(self, pair: str, *, webserver: bool) -> Wire:
+        """The response's wire (``SimulationError`` when a rendered header holds a line break)."""
+        if self.shapes is not None:  # the same wire, without a new Response or a walk over its headers
+            return self.shapes.wire(self.text, webserver)
+        return render_wire(self.response, "a templated response", pair, webserver=webserver)
 
 
 def render_pair(
@@ -133,15 +171,15 @@ def render_pair(
             effects.extend(r for _, r in rendered)
 
     status = response.status
+    shapes = templates.shapes
     for effect in effects:
         if effect.status is not None:
             status = effect.status
+            shapes = None
         for name, value in effect.headers:
             headers = _set_header(headers, name, value)
-    out = replace(
-        response, status=status, body=body.text.encode("utf-8", "surrogateescape"), headers=headers, templated=False
-    )
-    return Rendered(out, transitions)
+            shapes = None
+    return Rendered(response, body.text, status, headers, transitions, shapes)
 
 
 def _set_header(

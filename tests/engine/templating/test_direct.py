@@ -1,5 +1,6 @@
 """Templates that print only request fields are answered straight from the request
-(engine/templating/direct.py): the same text and the same wire as the general render."""
+(engine/templating/direct.py), and other renders that keep the pair's status and headers through
+the pair's wire shape: the same text and the same wire as the general render."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from engine.errors import SimulationError
 from engine.simulation.model import Response
 from engine.templating.pairs import compile_pair_templates, render_pair
 from engine.wire.request import RequestDetails
@@ -157,3 +159,72 @@ def test_answers_whose_wire_depends_on_more_than_the_body_are_rendered_in_full(r
     assert templates is not None
     assert templates.body.direct is not None
     assert templates.direct is None, why
+
+
+_GENERAL = st.sampled_from(
+    (
+        "{{ State.x }}",
+        "{{ concat Request.Method '<é>' }}",
+        "{{ setStatusCode 201 }}",
+        "{{ setStatusCode 'x' }}",
+        "{{ setHeader 'X-Id' 'set' }}",
+        "{{ setHeader 'content-type' 'text/csv' }}",
+        "{{ Request.Path.x }}",
+        "{{#if Request.Method}}m{{/if}}",
+        "{{ nothing ",  # does not compile as a template: served as it is
+    )
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.one_of(_PIECES, _GENERAL), max_size=5),
+    requests(),
+    _HEADER_SETS,
+    st.sampled_from((200, 201, 404, 500, 204, 304)),
+    st.booleans(),
+    st.sampled_from(("", "{{ Request.Method }}", "plain")),
+)
+def test_any_render_is_served_as_the_wire_of_the_rendered_response(
+    pieces: list[str],
+    req: RequestDetails,
+    headers: list[tuple[str, tuple[str, ...]]],
+    status: int,
+    webserver: bool,
+    transition: str,
+) -> None:
+    """A render that keeps the pair's status and headers is served through the pair's wire shape,
+    any other as its rendered response: both the same wire."""
+    response = Response(
+        status=status,
+        body="".join(pieces).encode(),
+        headers=tuple(headers),
+        templated=True,
+        transitions_state=(("step", transition),) if transition else None,
+    )
+    eng = engine()
+    try:
+        templates = compile_pair_templates(response, eng, "data.pairs[0].response", "pair-0")
+    except SimulationError:
+        return  # refused when the simulation is loaded: never served
+    assert templates is not None
+    ctx = context(req=req, using=eng)
+    rendered = render_pair(templates, response, req, {"x": "é<"}, {}, ctx.variables, ctx.csv)
+    expected = render_wire(rendered.response, "a templated response", "pair-0", webserver=webserver)
+    assert rendered.wire("pair-0", webserver=webserver) == expected
+
+
+def test_a_render_that_changes_the_status_or_a_header_is_not_served_through_the_shape() -> None:
+    eng = engine()
+    ctx = context(req=_JOINED, using=eng)
+    shaped = []
+    for body in ("{{ State.x }}", "{{ setStatusCode 201 }}a", "{{ setHeader 'X-Id' 'v' }}a"):
+        response = Response(body=body.encode(), headers=(("X-Id", ("1",)),), templated=True)
+        templates = compile_pair_templates(response, eng, "data.pairs[0].response", "pair-0")
+        assert templates is not None and templates.shapes is not None
+        rendered = render_pair(templates, response, _JOINED, {"x": "1"}, {}, ctx.variables, ctx.csv)
+        shaped.append(rendered.shapes is not None)
+    assert shaped == [True, False, False]
+    templated_header = Response(body=b"x", headers=(("X-Id", ("{{ Request.Method }}",)),), templated=True)
+    templates = compile_pair_templates(templated_header, eng, "data.pairs[0].response", "pair-0")
+    assert templates is not None and templates.shapes is None
