@@ -13,12 +13,21 @@ from engine.templating.evaluate import Call
 from engine.templating.faker_map import NEEDS_ARGUMENTS, TABLE, go_print
 from engine.templating.values import RenderFailure, go_fixed
 
-_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_LETTERS = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_KEPT = 256 // len(_LETTERS) * len(_LETTERS)
+"""Random bytes below this stand for a letter each (``byte % 52``), every letter as often; the
+others are dropped."""
+_TO_LETTER = bytes(_LETTERS[b % len(_LETTERS)] if b < _KEPT else 0 for b in range(256))
+_DROPPED = bytes(range(_KEPT, 256))
 
 
 def _letters(call: Call, count: int) -> str:
+    """``count`` letters drawn uniformly: random bytes mapped in C, not a Python call per letter."""
     rng = call.rt.services.rng
-    return "".join(rng.choices(_LETTERS, k=count))
+    out = b""
+    while len(out) < count:
+        out += rng.randbytes(count - len(out) + 8).translate(_TO_LETTER, _DROPPED)
+    return out[:count].decode("ascii")
 
 
 def random_string(call: Call) -> str:

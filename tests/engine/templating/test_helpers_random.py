@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import uuid
+from collections import Counter
 
 import pytest
 
@@ -109,3 +110,11 @@ def test_every_zero_argument_gofakeit_method_renders_a_value() -> None:
     eng = engine(seed=11)
     for method in TABLE:
         assert render(f"{{{{{{faker '{method}'}}}}}}", using=eng).text != "", method
+
+
+def test_random_letters_are_drawn_uniformly_from_all_52() -> None:
+    drawn = text("{{randomStringLength 52000}}", using=engine(seed=11))
+    counts = Counter(drawn)
+    assert sorted(counts) == sorted("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    chi_square = sum((n - 1000) ** 2 / 1000 for n in counts.values())
+    assert chi_square < 86.7  # 51 degrees of freedom: a uniform draw exceeds it once in a thousand
