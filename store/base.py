@@ -199,10 +199,11 @@ class HeldState(Protocol):
     nothing else runs between a request's read and its step."""
 
     def state_now(self) -> Mapping[str, str]:
-        """The state as it is: a read-only view, which a step changes."""
+        """The state as it is now: a read-only view, to read before anything else runs (a step
+        changes it, a replace of the whole state leaves it behind)."""
 
     def step_now(self, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None) -> None:
-        """Set ``sets`` and delete ``removes``; ``SimulationChanged`` (nothing changed) when the
+        """Set ``sets`` and delete ``removes``; ``SimulationChanged``, nothing changed, when the
         stored simulation is not version ``simulation``."""
 
 

@@ -1,8 +1,9 @@
 """The simulator simulate, spy and diff share: the match cache, matching, the shared state's steps,
 templates, and the pair's delay, for one request.
 
-Synchronous when nothing needs the store or a timer (the common case: a stateless pair, cached or
-matched through the candidate index); a coroutine otherwise.
+Synchronous when nothing needs a store round trip or a timer (a stateless pair, cached or matched
+through the candidate index; a state step on the in-process store, which holds the state in this
+process); a coroutine otherwise.
 """
 
 from __future__ import annotations
@@ -76,7 +77,8 @@ class Simulator:
         self._answered_in: weakref.ref[Snapshot] | None = None
         """Weakly, as ``_matched_in``: a snapshot replaced keeps no simulation alive through here."""
         self._state_seen: tuple[int, dict[str, str]] | None = None
-        """(version, state) as this worker last saw it in the store (stateful requests decide on it)."""
+        """(version, state) as this worker last saw it in the store: stateful requests that wait for
+        their turn decide on it (``_step_state``); one stepped at once (``_step_held``) drops it."""
 
     def simulate(
         self, snap: Snapshot, req: RequestDetails, *, cache_misses: bool = True, delay: bool = True
@@ -250,7 +252,7 @@ class Simulator:
     ) -> Outcome:
         """Answer with a chosen pair: templates, state steps and delay, then the wire.
 
-        Synchronous when nothing needs the store or a timer (the common case).
+        Synchronous when nothing needs a store round trip or a timer (the common case).
         """
         response = pair.pair.response
         delays = snap.simulation.delays
@@ -344,14 +346,15 @@ class Simulator:
     ) -> Outcome | None:
         """``_simulate_with_state`` without an await, on the state this process holds (the
         in-process store): nothing else runs between the read and the step, so the step is never
-        refused, and it takes its turn in the order the requests came (no request of this
-        simulation waits for one: none has a template that may fetch). None when the simulation
-        was replaced since ``snap``: the awaited path then answers from the new one."""
+        refused, and it comes after every step of the requests handled before it (none of this
+        simulation waits for its turn: none has a template that may fetch). None when the
+        simulation was replaced since ``snap`` and a step was decided on it: the awaited path then
+        answers from the new one."""
         sim = snap.simulation
         state = held.state_now() if sim.reads_state or sim.templates_read_state else _NO_STATE
         result = match(sim, req, state, snap.config.strategy, self.webserver)
         pair = result.pair
-        if pair is None:
+        if pair is None:  # answered as of ``snap``, as the awaited path answers a miss: no step to refuse
             return self._miss(result, req, probe if cache_misses else None)
         wire = self._answer_held(snap, pair, req, state, True, held)
         if wire is None:
