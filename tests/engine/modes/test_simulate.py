@@ -58,11 +58,16 @@ def test_a_templated_body_is_rendered_from_the_request(world: Any) -> None:
     world(scenario, templated)
 
 
+def requiring(state: dict[str, str], path: str, body: str = "simulated", **response: Any) -> dict[str, Any]:
+    """``pair``, matched only while the state holds ``state``."""
+    made = pair(path, body, **response)
+    made["request"]["requiresState"] = state
+    return made
+
+
 def test_state_walks_a_sequence_one_step_per_request(world: Any) -> None:
-    first = pair("/s", "first", transitionsState={"step": "2"})
-    first["request"]["requiresState"] = {"step": "1"}
-    second = pair("/s", "second")
-    second["request"]["requiresState"] = {"step": "2"}
+    first = requiring({"step": "1"}, "/s", "first", transitionsState={"step": "2"})
+    second = requiring({"step": "2"}, "/s", "second")
 
     async def scenario(w: World) -> None:
         await w.store.state_replace({"step": "1"})
@@ -76,10 +81,8 @@ def test_state_walks_a_sequence_one_step_per_request(world: Any) -> None:
 def test_on_the_in_process_store_a_state_step_is_answered_at_once(world: Any) -> None:
     """The state is in the worker itself: a request that requires and changes it is answered
     without waiting for a turn, and each step is taken once, in the order the requests came."""
-    first = pair("/s", "first", transitionsState={"step": "2"})
-    first["request"]["requiresState"] = {"step": "1"}
-    second = pair("/s", "second", removesState=["step"])
-    second["request"]["requiresState"] = {"step": "2"}
+    first = requiring({"step": "1"}, "/s", "first", transitionsState={"step": "2"})
+    second = requiring({"step": "2"}, "/s", "second", removesState=["step"])
 
     async def scenario(w: World) -> None:
         await w.store.state_replace({"step": "1"})
@@ -97,8 +100,7 @@ def test_a_cached_pairs_state_step_is_taken_before_the_next_request_is_matched(w
     still taken at once, so the request after it (pipelined, say) is matched on the new state, and
     a cached template that prints the state prints it as it was before that request."""
     sets = pair("/set", "set", transitionsState={"x": "1"})
-    needs = pair("/get", "got")
-    needs["request"]["requiresState"] = {"x": "1"}
+    needs = requiring({"x": "1"}, "/get", "got")
     prints = pair("/print", "x={{ State.x }}", templated=True, transitionsState={"x": "2"})
 
     async def scenario(w: World) -> None:
@@ -115,8 +117,7 @@ def test_a_cached_pairs_state_step_is_taken_before_the_next_request_is_matched(w
 
 
 def test_a_state_step_is_taken_before_the_pairs_delay_is_waited(world: Any) -> None:
-    stepping = pair("/s", "slow", transitionsState={"step": "2"}, fixedDelay=50)
-    stepping["request"]["requiresState"] = {"step": "1"}
+    stepping = requiring({"step": "1"}, "/s", "slow", transitionsState={"step": "2"}, fixedDelay=50)
 
     async def scenario(w: World) -> None:
         await w.store.state_replace({"step": "1"})
@@ -172,12 +173,10 @@ def test_with_a_template_that_may_fetch_every_state_step_waits_its_turn_in_order
     """A request whose template reads the journal waits for its turn even on the in-process store;
     one that comes after it (a pipelined one, say) must not step the state before it does, so in
     such a simulation every stateful request waits its turn."""
-    reads_journal = pair("/a", "{{hasJournalKey 'ids' 'x'}}", templated=True, transitionsState={"step": "2"})
-    reads_journal["request"]["requiresState"] = {"step": "1"}
-    at_one = pair("/c", "c at 1", transitionsState={"step": "9"})
-    at_one["request"]["requiresState"] = {"step": "1"}
-    at_two = pair("/c", "c at 2")
-    at_two["request"]["requiresState"] = {"step": "2"}
+    journal_key = "{{hasJournalKey 'ids' 'x'}}"
+    reads_journal = requiring({"step": "1"}, "/a", journal_key, templated=True, transitionsState={"step": "2"})
+    at_one = requiring({"step": "1"}, "/c", "c at 1", transitionsState={"step": "9"})
+    at_two = requiring({"step": "2"}, "/c", "c at 2")
 
     async def scenario(w: World) -> None:
         await w.store.state_replace({"step": "1"})
