@@ -73,6 +73,25 @@ def _slices(values: Mapping[str, list[str]]) -> dict[str, StrList]:
     return {name: StrList(items) for name, items in values.items()}
 
 
+class _RequestFields(StructFields):
+    """The request view's fields: ``Path`` and the maps made from the request when first read."""
+
+    __slots__ = ("details",)
+    details: RequestDetails
+
+    def __missing__(self, name: str) -> Any:
+        details = self.details
+        if name == "Path":
+            value: Any = StrList(details.path.split("/")[1:])
+        else:
+            attribute = REQUEST_MAPS.get(name)
+            if attribute is None:
+                return MISSING
+            value = _slices(getattr(details, attribute))
+        self[name] = value
+        return value
+
+
 class RequestView(GoStruct):
     """Hoverfly's templating ``Request``: values are Go ``[]string``; ``Body`` is a function."""
 
@@ -80,17 +99,11 @@ class RequestView(GoStruct):
     FIELDS = ("QueryParam", "Header", "Path", "Scheme", "Body", "FormData", "Method", "Host")
 
     def __init__(self, details: RequestDetails, body: GoFunc) -> None:
-        fields: dict[str, Any] = {name: getattr(details, attribute) for name, attribute in REQUEST_TEXTS.items()}
-        fields["Body"] = body
-        super().__init__(StructFields(fields, self._lazy))
+        # the REQUEST_TEXTS fields, spelled out: one is made per render
+        fields = _RequestFields(Method=details.method, Scheme=details.scheme, Host=details.destination, Body=body)
+        fields.details = details
+        self.fields = fields
         self.details = details
-
-    def _lazy(self, name: str) -> Any:
-        details = self.details
-        if name == "Path":
-            return StrList(details.path.split("/")[1:])
-        attribute = REQUEST_MAPS.get(name)
-        return MISSING if attribute is None else _slices(getattr(details, attribute))
 
     def debug_fields(self) -> list[Any]:
         fields = super().debug_fields()
@@ -113,18 +126,14 @@ class RootData(GoStruct):
         internal: dict[str, Any],
         current_date_time: GoFunc,
     ) -> None:
-        super().__init__(
-            StructFields(
-                {
-                    "Request": request,
-                    "State": state,
-                    "CurrentDateTime": current_date_time,
-                    "Literals": literals,
-                    "Vars": vars_,
-                    "Kvs": kvs,
-                    "InternalVars": internal,
-                }
-            )
+        self.fields = StructFields(
+            Request=request,
+            State=state,
+            CurrentDateTime=current_date_time,
+            Literals=literals,
+            Vars=vars_,
+            Kvs=kvs,
+            InternalVars=internal,
         )
 
 

@@ -63,21 +63,13 @@ class GoStruct:
 
 
 class StructFields(dict[str, Any]):
-    """A struct's fields by name: an unknown name gives ``MISSING``; ``lazy`` computes a field once."""
+    """A struct's fields by name: an unknown name gives ``MISSING``. Made like any dict (no
+    ``__init__`` of its own: one is made per struct per render)."""
 
-    __slots__ = ("lazy",)
-
-    def __init__(self, values: dict[str, Any], lazy: Callable[[str], Any] | None = None) -> None:
-        super().__init__(values)
-        self.lazy = lazy
+    __slots__ = ()
 
     def __missing__(self, name: str) -> Any:
-        if self.lazy is None:
-            return MISSING
-        value = self.lazy(name)
-        if value is not MISSING:
-            self[name] = value
-        return value
+        return MISSING
 
 
 class GoFunc:
