@@ -57,9 +57,21 @@ _RIFF = ((b"WEBPVP", "image/webp"), (b"AVI ", "video/avi"), (b"WAVE", "audio/wav
 _CONTROL = re.compile(rb"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
 
 
+_SIGNATURE_STARTS = frozenset(b"<" + _WHITE + bytes(p[0][0] for p in _PREFIXES) + b"\xfe\xff\xefRF")
+"""The first bytes some rule above the text rule looks for (markup after white space, a signature,
+a byte order mark, RIFF, FORM); an MP4 box starts with its size, below 0x20 for any box that fits."""
+
+
 def detect_content_type(body: bytes) -> str:
     """The type Go's server would send for ``body``; ``text/plain; charset=utf-8`` when it is empty."""
     head = body[:SNIFF_LENGTH]
+    if head and head[0] >= 0x20 and head[0] not in _SIGNATURE_STARTS:  # no rule but the text one can apply
+        return BINARY if _CONTROL.search(head) else TEXT
+    return _detected(head)
+
+
+def _detected(head: bytes) -> str:
+    """Go's rules in order, on the first ``SNIFF_LENGTH`` bytes."""
     stripped = head.lstrip(_WHITE)
     markup = _markup(stripped) if stripped[:1] == b"<" else ""
     if markup:

@@ -4,8 +4,10 @@ net/http gives for the body (checked against a Go build, with 2,000 random varia
 from __future__ import annotations
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
-from engine.gocompat.sniff import detect_content_type
+from engine.gocompat.sniff import SNIFF_LENGTH, _detected, detect_content_type
 from engine.simulation.codec import sniff_content_type
 
 TEXT = "text/plain; charset=utf-8"
@@ -72,3 +74,29 @@ def test_the_export_rule_counts_text_that_is_not_utf8_as_binary() -> None:
     assert sniff_content_type("café".encode()) == TEXT
     assert sniff_content_type(b"x" * 510 + "é".encode()[:1]) == TEXT  # a character cut at byte 512
     assert sniff_content_type(b"<html>") == HTML
+
+
+_STARTS = st.sampled_from([b"<", b" <", b"RIFF", b"FORM", b"%PDF-", b"\xef\xbb\xbf", b"{", b"x"])
+
+
+@settings(max_examples=2000, deadline=None)
+@example(b"RIFF\x00\x00\x00\x00WEBPVP8 ")
+@example(b"FORM\x00\x00\x00\x00AIFF")
+@example(b" <html>")
+@example(b"%PDF-1.4")
+@example(b"\xef\xbb\xbfabcd")
+@example(b"\xfe\xffab")
+@example(b"ID3\x03")
+@example(b"OggS\x00")
+@example(b"wOFF")
+@example(b"ttcf")
+@example(b"MThd\x00\x00\x00\x06")
+@given(
+    st.one_of(
+        st.binary(max_size=600),
+        st.text(max_size=40).map(lambda t: t.encode("utf-8", "surrogatepass")),
+        st.tuples(_STARTS, st.binary(max_size=20)).map(lambda parts: parts[0] + parts[1]),
+    )
+)
+def test_the_text_shortcut_gives_what_every_rule_in_order_gives(body: bytes) -> None:
+    assert detect_content_type(body) == _detected(body[:SNIFF_LENGTH])
