@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.templating.csv_store import CsvTables
 from engine.templating.values import MISSING, GoFunc, GoStruct, StrList, StructFields
+from engine.wire.hot import hot_value
 from engine.wire.request import RequestDetails
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ class RenderContext:
     journal: JournalLookup
 
 
-@dataclass(frozen=True, slots=True)
+@hot_value
 class RenderResult:
     text: str
     """The rendered text, or the original template text when the render failed."""

@@ -24,6 +24,7 @@ from engine.templating import (
     Variables,
 )
 from engine.templating.direct import DirectText
+from engine.wire.hot import hot_value
 from engine.wire.request import RequestDetails, canonical_header
 from engine.wire.response import Wire, WireShape, render_wire, wire_shape
 
@@ -112,7 +113,7 @@ def compile_pair_templates(resp: Response, engine: TemplateEngine, where: str, p
     )
 
 
-@dataclass(frozen=True, slots=True)
+@hot_value
 class Rendered:
     """One render of a templated response: its body, status and headers, and its transitions."""
 
