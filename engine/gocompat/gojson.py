@@ -66,11 +66,29 @@ def decode_literal(text: str) -> JSON:
 
 
 def decode_float(text: str) -> JSON:
-    """The single JSON value ``text`` holds (only whitespace may follow), numbers as float."""
+    """The single JSON value ``text`` holds (only whitespace may follow), numbers as float; every
+    string as Go's decoder makes it (``go_text``: a byte that was not UTF-8, or a lone surrogate
+    escape such as ``\\ud800``, is U+FFFD)."""
     try:
-        return _FLOAT.decode(text)
+        value = _FLOAT.decode(text)
     except (ValueError, RecursionError) as exc:
         raise InvalidJSON(str(exc)) from exc
+    if _SURROGATES.search(text) or _SURROGATE_ESCAPE.search(text):  # rare: the walk only then
+        return _go_strings(value)
+    return value
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _go_strings(value: JSON) -> JSON:
+    if isinstance(value, str):
+        return go_text(value)
+    if isinstance(value, list):
+        return [_go_strings(item) for item in value]
+    if isinstance(value, dict):
+        return {go_text(key): _go_strings(item) for key, item in value.items()}
+    return value
 
 
 # ---------------------------------------------------------------------------------------------

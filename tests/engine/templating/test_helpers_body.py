@@ -222,3 +222,14 @@ def test_journal_miss_text_is_escaped_by_double_stash_only_where_needed() -> Non
 
 def test_no_journal_finds_nothing() -> None:
     assert text("{{hasJournalKey 'ids' '42'}}") == "false"
+
+
+def test_a_lone_surrogate_escape_or_a_byte_that_is_not_utf8_reads_as_the_replacement_character() -> None:
+    """As Go's JSON decoder reads them: Hoverfly v1.12.10 answers ``[x\ufffdy][\ufffd(z]`` here. A
+    valid surrogate pair is the character it stands for."""
+    body = '{"a": "x\\ud800y", "b": "\udcc3(z", "c": "\\ud83d\\ude00", "\\udc00": 1}'
+    req = request(method="POST", body=body)
+    fields = "".join(f"[{{{{ Request.Body 'jsonpath' '$.{name}' }}}}]" for name in "abc")
+    assert text(fields, req=req) == "[x\ufffdy][\ufffd(z][\U0001f600]"
+    whole = '{"a":"x\ufffdy","b":"\ufffd(z","c":"\U0001f600","\ufffd":1}'
+    assert text("{{{ Request.Body 'jsonpath' '$' }}}", req=req) == whole
