@@ -171,11 +171,7 @@ class MemoryStore:
         self._check_simulation(simulation)
         if any(self._state.get(key) != value for key, value in requires.items()):
             return False
-        self._state.update(sets)
-        for key in removes:
-            self._state.pop(key, None)
-        if sets or removes:
-            self._state_version += 1
+        self.step_now(sets, removes)
         return True
 
     async def cache_put(self, entries: Mapping[str, bytes], capacity: int) -> None:

@@ -121,8 +121,7 @@ class Simulator:
                     self._answer_again(snap, req, cache.recent, outcome)
                 return outcome
         if snap.simulation.writes_state:
-            # the state in this process, and no template that may fetch: nothing to wait for
-            held = None if snap.simulation.templates_fetch else self.runtime.store.held_state()
+            held = self._held(snap)
             if held is not None:
                 stepped = self._step_held(snap, req, probe, cache_misses, delay, held)
                 if stepped is not None:
@@ -268,7 +267,7 @@ class Simulator:
             return self._wire_of(rendered, pair)
         if templates is None and not step and delay <= 0:
             return self._wire(pair)
-        held = None if snap.simulation.templates_fetch else self.runtime.store.held_state()
+        held = self._held(snap)
         if held is not None:  # the state in this process: only a delay to wait
             state = held.state_now() if templates is not None and templates.uses_state else _NO_STATE
             wire = self._answer_held(snap, pair, req, state, step, held)
@@ -334,6 +333,11 @@ class Simulator:
         if delay > 0:
             await asyncio.sleep(delay)
         return wire
+
+    def _held(self, snap: Snapshot) -> HeldState | None:
+        """The state, when this process holds it and no template of ``snap``'s simulation may fetch
+        (a CSV data source, the journal): then a request has nothing to wait for."""
+        return None if snap.simulation.templates_fetch else self.runtime.store.held_state()
 
     def _step_held(
         self,
