@@ -9,11 +9,11 @@ from urllib.parse import urlsplit
 from sanic import Request
 from sanic.response import HTTPResponse
 
-from admin.configuration import write_config
-from admin.errors import BadRequest
-from admin.responses import json_response, services
-from admin.views import load_object, typed
-from engine.fleet.config import ActionSpec, RuntimeConfig
+from simproxy.admin.configuration import write_config
+from simproxy.admin.errors import BadRequest
+from simproxy.admin.responses import json_response, services
+from simproxy.admin.views import load_object, typed
+from simproxy.engine.fleet.config import ActionSpec, RuntimeConfig
 
 log = logging.getLogger(__name__)
 

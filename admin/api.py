@@ -12,31 +12,31 @@ from sanic import Request, Sanic
 from sanic.exceptions import SanicException
 from sanic.response import BaseHTTPResponse, HTTPResponse
 
-from admin import actions, auth, cache, datasources, diff, journal, live, logs, metrics, openapi, page, state
-from admin import configuration as conf
-from admin import simulation as sim
-from admin.errors import ApiError
-from admin.listeners import Endpoint
-from admin.logsetup import LogSinks, install_logging
-from admin.metricslog import log_usage
-from admin.responses import error_response, untyped_empty
-from admin.services import Services
-from admin.settings import Settings
-from admin.startlog import announce
-from admin.startup import bootstrap, initial_config
-from engine.auth import Authenticator, shared_secret
-from engine.errors import ImportFailure, SimulationError, WriteConflict
-from engine.execution.tasks import TaskSet
-from engine.fleet.runtime import REGISTRY_SETTLE_MS, Runtime
-from engine.gocompat.dialect import Dialect
-from engine.journal.recorder import Recorder
-from engine.matching.cache import MatchCache
-from engine.matching.registry import MatcherRegistry
-from engine.modes.dispatch import Dispatcher
-from engine.outbound.upstream import Upstream, UpstreamOptions
-from engine.server.certs import Interception, fleet_ca, load_ca
-from engine.server.listener import ProxyServer
-from store import StoreError, StoreUnavailable, open_store
+from simproxy.admin import actions, auth, cache, datasources, diff, journal, live, logs, metrics, openapi, page, state
+from simproxy.admin import configuration as conf
+from simproxy.admin import simulation as sim
+from simproxy.admin.errors import ApiError
+from simproxy.admin.listeners import Endpoint
+from simproxy.admin.logsetup import LogSinks, install_logging
+from simproxy.admin.metricslog import log_usage
+from simproxy.admin.responses import error_response, untyped_empty
+from simproxy.admin.services import Services
+from simproxy.admin.settings import Settings
+from simproxy.admin.startlog import announce
+from simproxy.admin.startup import bootstrap, initial_config
+from simproxy.engine.auth import Authenticator, shared_secret
+from simproxy.engine.errors import ImportFailure, SimulationError, WriteConflict
+from simproxy.engine.execution.tasks import TaskSet
+from simproxy.engine.fleet.runtime import REGISTRY_SETTLE_MS, Runtime
+from simproxy.engine.gocompat.dialect import Dialect
+from simproxy.engine.journal.recorder import Recorder
+from simproxy.engine.matching.cache import MatchCache
+from simproxy.engine.matching.registry import MatcherRegistry
+from simproxy.engine.modes.dispatch import Dispatcher
+from simproxy.engine.outbound.upstream import Upstream, UpstreamOptions
+from simproxy.engine.server.certs import Interception, fleet_ca, load_ca
+from simproxy.engine.server.listener import ProxyServer
+from simproxy.store import StoreError, StoreUnavailable, open_store
 
 log = logging.getLogger(__name__)
 

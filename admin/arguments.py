@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 
-from admin.flags import (
+from simproxy.admin.flags import (
     FLAGS_BY_NAME,
     MODE_FLAGS,
     ParsedFlags,
@@ -23,12 +23,12 @@ from admin.flags import (
     parse_flags,
     quote,
 )
-from admin.settings import LogOptions, Settings
-from engine.auth import User, hash_password, valid_hash
-from engine.fleet.config import ActionSpec, MiddlewareSpec, Mode, ProxyLimits
-from engine.gocompat.dialect import Dialect, dialect_named
-from engine.gocompat.goregex import InvalidPattern
-from engine.outbound.clientauth import ClientAuthentication
+from simproxy.admin.settings import LogOptions, Settings
+from simproxy.engine.auth import User, hash_password, valid_hash
+from simproxy.engine.fleet.config import ActionSpec, MiddlewareSpec, Mode, ProxyLimits
+from simproxy.engine.gocompat.dialect import Dialect, dialect_named
+from simproxy.engine.gocompat.goregex import InvalidPattern
+from simproxy.engine.outbound.clientauth import ClientAuthentication
 
 
 def _port(flags: ParsedFlags, name: str, env: Mapping[str, str], env_name: str, label: str) -> int:
@@ -84,7 +84,7 @@ def _ca_files(flags: ParsedFlags) -> tuple[str, str]:
     if bool(cert) != bool(key):
         raise fatal("-cert and -key must be given together")
     if cert:
-        from engine.server.certs import CertificateError, load_ca
+        from simproxy.engine.server.certs import CertificateError, load_ca
 
         try:
             load_ca(cert, key)
@@ -112,7 +112,7 @@ def _client_auth(flags: ParsedFlags) -> ClientAuthentication | None:
 
 
 def _generated_ca(common_name: str, organisation: str) -> tuple[str, str]:
-    from engine.server.certs import generate_ca
+    from simproxy.engine.server.certs import generate_ca
 
     ca = generate_ca(common_name, organisation)
     cert, key = Path("cert.pem").absolute(), Path("key.pem").absolute()

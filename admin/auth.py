@@ -14,11 +14,11 @@ import orjson
 from sanic import Request
 from sanic.response import HTTPResponse
 
-from admin import page
-from admin.errors import ApiError
-from admin.responses import empty_response, json_response, services
-from engine.auth import Authenticator, bearer_token
-from engine.errors import AuthError, LoginRefused, TokenRejected, TooManyAttempts
+from simproxy.admin import page
+from simproxy.admin.errors import ApiError
+from simproxy.admin.responses import empty_response, json_response, services
+from simproxy.engine.auth import Authenticator, bearer_token
+from simproxy.engine.errors import AuthError, LoginRefused, TokenRejected, TooManyAttempts
 
 OPEN_ROUTES = frozenset({("GET", "/api/health"), ("POST", "/api/token-auth")})
 DUMMY_TOKEN = (

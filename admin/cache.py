@@ -6,11 +6,11 @@ import orjson
 from sanic import Request
 from sanic.response import HTTPResponse
 
-from admin.configuration import write_config
-from admin.errors import ServerError
-from admin.responses import JSON_TYPE, json_response, services
-from engine.fleet.runtime import Runtime
-from engine.matching.cache import listing
+from simproxy.admin.configuration import write_config
+from simproxy.admin.errors import ServerError
+from simproxy.admin.responses import JSON_TYPE, json_response, services
+from simproxy.engine.fleet.runtime import Runtime
+from simproxy.engine.matching.cache import listing
 
 
 def _require_cache(runtime: Runtime) -> None:

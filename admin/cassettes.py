@@ -19,8 +19,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from admin.client import ApiError, Client
-from admin.harness import HarnessError
+from simproxy.admin.client import ApiError, Client
+from simproxy.admin.harness import HarnessError
 
 
 class RecordMode(StrEnum):

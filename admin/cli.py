@@ -9,8 +9,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from admin.arguments import parse_args
-from admin.flags import PROGRAM, HelpRequested, UsageError, VersionRequested, usage_text
+from simproxy.admin.arguments import parse_args
+from simproxy.admin.flags import PROGRAM, HelpRequested, UsageError, VersionRequested, usage_text
 
 
 def _report(error: UsageError) -> int:
@@ -29,13 +29,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point: parse ``sys.argv[1:]`` and ``os.environ``, then run the server."""
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] == "fleet":
-        from admin.fleet import run_fleet
+        from simproxy.admin.fleet import run_fleet
 
         return run_fleet(args[1:], os.environ)
     try:
         settings = parse_args(args, os.environ)
     except UsageError as error:
         return _report(error)
-    from admin.server import run
+    from simproxy.admin.server import run
 
     return run(settings)

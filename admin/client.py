@@ -3,7 +3,7 @@
 It speaks the admin API v2 of any simproxy or Hoverfly (it uses the ``/api/v2/hoverfly/...``
 spelling both answer to)::
 
-    from admin.client import Client, pair
+    from simproxy.admin.client import Client, pair
 
     with Client("http://localhost:8888") as sp:
         sp.put_simulation([pair("/hello", body='{"hi": 1}', headers={"Content-Type": ["application/json"]})])

@@ -11,10 +11,10 @@ from dataclasses import replace
 from sanic import Request
 from sanic.response import HTTPResponse
 
-from admin.errors import NotFound, Unprocessable
-from admin.responses import empty_response, json_response, services
-from admin.services import Services
-from admin.views import (
+from simproxy.admin.errors import NotFound, Unprocessable
+from simproxy.admin.responses import empty_response, json_response, services
+from simproxy.admin.services import Services
+from simproxy.admin.views import (
     config_view,
     load_object,
     middleware_view,
@@ -23,13 +23,13 @@ from admin.views import (
     typed,
     usage_view,
 )
-from engine.fleet.cas import until_written
-from engine.fleet.config import MiddlewareSpec, Mode, RuntimeConfig
-from engine.fleet.runtime import Runtime
-from engine.gocompat.goregex import InvalidPattern, compile_go
-from engine.modes.cors import cors_view
-from engine.outbound.middleware import TRIAL, MiddlewareError
-from engine.version import VERSION
+from simproxy.engine.fleet.cas import until_written
+from simproxy.engine.fleet.config import MiddlewareSpec, Mode, RuntimeConfig
+from simproxy.engine.fleet.runtime import Runtime
+from simproxy.engine.gocompat.goregex import InvalidPattern, compile_go
+from simproxy.engine.modes.cors import cors_view
+from simproxy.engine.outbound.middleware import TRIAL, MiddlewareError
+from simproxy.engine.version import VERSION
 
 log = logging.getLogger(__name__)
 

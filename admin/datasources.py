@@ -7,14 +7,14 @@ from collections.abc import Callable, Mapping
 from sanic import Request
 from sanic.response import HTTPResponse
 
-from admin.errors import BadRequest, NotFound
-from admin.responses import json_response, services
-from admin.views import load_object, typed
-from engine.fleet.cas import until_written
-from engine.fleet.datasources import CsvSources, Rows
-from engine.fleet.runtime import Runtime
-from engine.gocompat.dialect import Dialect
-from engine.templating.csv_store import format_csv, parse_csv
+from simproxy.admin.errors import BadRequest, NotFound
+from simproxy.admin.responses import json_response, services
+from simproxy.admin.views import load_object, typed
+from simproxy.engine.fleet.cas import until_written
+from simproxy.engine.fleet.datasources import CsvSources, Rows
+from simproxy.engine.fleet.runtime import Runtime
+from simproxy.engine.gocompat.dialect import Dialect
+from simproxy.engine.templating.csv_store import format_csv, parse_csv
 
 
 def _view(csv: CsvSources, dialect: Dialect) -> dict[str, list[dict[str, str]]]:

@@ -12,34 +12,34 @@ import orjson
 from sanic import Request
 from sanic.response import HTTPResponse
 
-from admin.errors import BadRequest
-from admin.responses import empty_response, json_response, services
-from admin.services import Services
-from admin.views import get_field
+from simproxy.admin.errors import BadRequest
+from simproxy.admin.responses import empty_response, json_response, services
+from simproxy.admin.services import Services
+from simproxy.admin.views import get_field
 
 if TYPE_CHECKING:
-    from engine.modes.diff_report import DiffGroup
+    from simproxy.engine.modes.diff_report import DiffGroup
 
 _FILTER = "v2.DiffFilterView"
 _FIELDS = ("excludedHeaders", "excludedResponseFields")
 
 
 async def _groups(svc: Services) -> list[DiffGroup]:
-    from engine.modes.diff_report import decode_groups
+    from simproxy.engine.modes.diff_report import decode_groups
 
     await svc.runtime.barrier()  # every worker's buffered reports are in the store
     return decode_groups(await svc.diffs.diff_reports())
 
 
 async def get_diff(request: Request) -> HTTPResponse:
-    from engine.modes.diff_report import diff_view
+    from simproxy.engine.modes.diff_report import diff_view
 
     svc = services(request)
     return json_response(diff_view(await _groups(svc), svc.runtime.dialect))
 
 
 async def post_diff(request: Request) -> HTTPResponse:
-    from engine.modes.diff_report import diff_view, filter_reports
+    from simproxy.engine.modes.diff_report import diff_view, filter_reports
 
     excluded_headers, excluded_fields = parse_filter(request.body)
     svc = services(request)

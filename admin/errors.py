@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from store.errors import SimproxyError
+from simproxy.store.errors import SimproxyError
 
 
 class ApiError(SimproxyError):

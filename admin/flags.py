@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-from engine.fleet.config import Mode
-from engine.version import VERSION
+from simproxy.engine.fleet.config import Mode
+from simproxy.engine.version import VERSION
 
 Kind = Literal["bool", "int", "string", "list", "size"]
 

@@ -19,10 +19,11 @@ import time
 from collections.abc import Mapping, Sequence
 from types import FrameType
 
-from admin.arguments import parse_args
-from admin.flags import PROGRAM, UsageError
-from admin.redisserver import RedisServer
-from engine.execution.lifeline import die_with_parent
+from simproxy.admin.arguments import parse_args
+from simproxy.admin.command import COMMAND
+from simproxy.admin.flags import PROGRAM, UsageError
+from simproxy.admin.redisserver import RedisServer
+from simproxy.engine.execution.lifeline import die_with_parent
 
 USAGE = f"usage: {PROGRAM} fleet N [flags]   (N instances sharing one store and the proxy port)"
 
@@ -55,7 +56,7 @@ def run_fleet(args: Sequence[str], env: Mapping[str, str]) -> int:
                 argv += ["-redis-url", redis_url]
             instances.append(
                 subprocess.Popen(
-                    [sys.executable, "-m", "admin", *argv],
+                    [*COMMAND, *argv],
                     env={**env, "SIMPROXY_SHARE_PROXY_PORT": "1"},
                     preexec_fn=die_with_parent,
                 )

@@ -26,7 +26,6 @@ import signal
 import socket
 import ssl
 import subprocess
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -34,9 +33,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
-from admin.client import JSON, SCHEMA_VERSION, ApiError, Call, Client, Simulation
-from engine.execution.lifeline import die_with_parent
-from store.errors import SimproxyError
+from simproxy.admin.client import JSON, SCHEMA_VERSION, ApiError, Call, Client, Simulation
+from simproxy.admin.command import COMMAND
+from simproxy.engine.execution.lifeline import die_with_parent
+from simproxy.store.errors import SimproxyError
 
 if TYPE_CHECKING:
     import httpx
@@ -266,7 +266,7 @@ class Server:
         self.folder.mkdir(parents=True, exist_ok=True)
         for attempt in range(3):
             admin_port, proxy_port = free_ports(2)
-            command = [sys.executable, "-m", "admin", "-ap", str(admin_port), "-pp", str(proxy_port)]
+            command = [*COMMAND, "-ap", str(admin_port), "-pp", str(proxy_port)]
             command += self.settings.args
             with self.log_path.open("ab") as log:
                 self._log_start = log.tell()

@@ -14,13 +14,13 @@ from typing import Any, TypeVar
 from sanic import Request
 from sanic.response import HTTPResponse
 
-from admin.configuration import write_config
-from admin.errors import BadRequest, NotFound, ServerError
-from admin.responses import json_response, services
-from admin.services import Services
-from admin.views import load_object, typed
-from engine.fleet.runtime import Runtime
-from engine.journal.entries import (
+from simproxy.admin.configuration import write_config
+from simproxy.admin.errors import BadRequest, NotFound, ServerError
+from simproxy.admin.responses import json_response, services
+from simproxy.admin.services import Services
+from simproxy.admin.views import load_object, typed
+from simproxy.engine.fleet.runtime import Runtime
+from simproxy.engine.journal.entries import (
     JournalEntry,
     build_index,
     completion_order,
@@ -34,7 +34,7 @@ from engine.journal.entries import (
     parse_time,
     query_journal,
 )
-from store import JournalRecord
+from simproxy.store import JournalRecord
 
 T = TypeVar("T")
 
@@ -136,7 +136,7 @@ def _journal_response(
 
 
 async def search_journal(request: Request) -> HTTPResponse:
-    from engine.journal.search import compile_search
+    from simproxy.engine.journal.search import compile_search
 
     svc = services(request)
     _enabled(svc.runtime)

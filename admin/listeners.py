@@ -17,8 +17,8 @@ import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from engine.fleet.config import BACKLOG
-from store.errors import SimproxyError
+from simproxy.engine.fleet.config import BACKLOG
+from simproxy.store.errors import SimproxyError
 
 
 class PortInUse(SimproxyError):

@@ -15,9 +15,9 @@ import datetime
 from sanic import Request
 from sanic.response import HTTPResponse
 
-from admin.errors import BadRequest
-from admin.responses import json_response, services
-from store import TRAFFIC_KEEP_S
+from simproxy.admin.errors import BadRequest
+from simproxy.admin.responses import json_response, services
+from simproxy.store import TRAFFIC_KEEP_S
 
 DEFAULT_SECONDS = 60
 

@@ -8,10 +8,10 @@ import orjson
 from sanic import Request
 from sanic.response import HTTPResponse
 
-from admin.errors import ServerError
-from admin.responses import json_response, services
-from engine.journal.entries import parse_time
-from engine.journal.logs import MOMENT, text_line
+from simproxy.admin.errors import ServerError
+from simproxy.admin.responses import json_response, services
+from simproxy.engine.journal.entries import parse_time
+from simproxy.engine.journal.logs import MOMENT, text_line
 
 DEFAULT_LIMIT = 500
 

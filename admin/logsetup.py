@@ -12,9 +12,9 @@ import sys
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from admin.settings import Settings
-from engine.journal.logs import ForeignRecords, LineOutput, WorkerLog
-from engine.journal.recorder import Recorder
+from simproxy.admin.settings import Settings
+from simproxy.engine.journal.logs import ForeignRecords, LineOutput, WorkerLog
+from simproxy.engine.journal.recorder import Recorder
 
 _PYTHON_LEVELS = MappingProxyType(
     {

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from sanic import Request
 from sanic.response import HTTPResponse
 
-from admin.responses import services
-from engine.fleet.metrics import LATENCY_BUCKETS, STORE_BUCKETS
+from simproxy.admin.responses import services
+from simproxy.engine.fleet.metrics import LATENCY_BUCKETS, STORE_BUCKETS
 
 if TYPE_CHECKING:
     from prometheus_client.core import Metric

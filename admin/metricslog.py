@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from engine.fleet.config import MODES
-from engine.fleet.runtime import Runtime
-from store import StoreError
+from simproxy.engine.fleet.config import MODES
+from simproxy.engine.fleet.runtime import Runtime
+from simproxy.store import StoreError
 
 log = logging.getLogger(__name__)
 INTERVAL = 5.0

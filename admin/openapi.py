@@ -17,7 +17,7 @@ from typing import Any
 from sanic import Request
 from sanic.response import HTTPResponse
 
-from admin.openapi_build import (
+from simproxy.admin.openapi_build import (
     Schema,
     array,
     body,
@@ -38,10 +38,10 @@ from admin.openapi_build import (
     text,
     typed,
 )
-from admin.openapi_fleet import PAGE_PATHS, live_paths, page_paths
-from admin.responses import json_response
-from engine.fleet.config import MODES
-from engine.version import VERSION
+from simproxy.admin.openapi_fleet import PAGE_PATHS, live_paths, page_paths
+from simproxy.admin.responses import json_response
+from simproxy.engine.fleet.config import MODES
+from simproxy.engine.version import VERSION
 
 NAMESPACES = ("service", "hoverfly")
 """The two prefixes of the configuration routes (as in admin.api, which imports this module)."""

@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
-from admin.openapi_build import Schema, array, integer, nullable, object_, ok, op, path_param, query, string, text
-from admin.page import ASSETS
+from simproxy.admin.openapi_build import (
+    Schema,
+    array,
+    integer,
+    nullable,
+    object_,
+    ok,
+    op,
+    path_param,
+    query,
+    string,
+    text,
+)
+from simproxy.admin.page import ASSETS
 
 PAGE_PATHS = ("/", "/dashboard", "/dashboard/{name}")
 """The page and its files: they hold no data and answer without a token, even with ``-auth``."""

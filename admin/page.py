@@ -14,7 +14,7 @@ from typing import Any
 from sanic import Request, Sanic
 from sanic.response import HTTPResponse, raw
 
-from admin.errors import NotFound
+from simproxy.admin.errors import NotFound
 
 ASSETS = MappingProxyType(
     {
@@ -28,7 +28,7 @@ OPEN_PATHS = frozenset({"/", "/dashboard", *(f"/dashboard/{name}" for name in AS
 
 
 def load_assets() -> MappingProxyType[str, bytes]:
-    folder = resources.files("admin") / "dashboard"
+    folder = resources.files("simproxy.admin") / "dashboard"
     return MappingProxyType({name: (folder / name).read_bytes() for name in ASSETS})
 
 

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from admin.cassettes import Cassette
-    from admin.harness import Server, Simproxy
+    from simproxy.admin.cassettes import Cassette
+    from simproxy.admin.harness import Server, Simproxy
 
 RECORD_MODES = ("none", "new", "all")  # admin.cassettes.RecordMode's values, without importing it here
 MARKER = (
@@ -134,7 +134,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 @pytest.fixture(scope="session")
 def simproxy_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """The session's simproxy, started by the first test that uses it (see ``simproxy``)."""
-    from admin.harness import Server, ServerSettings
+    from simproxy.admin.harness import Server, ServerSettings
 
     options = request.config.stash[OPTIONS]
     settings = ServerSettings(options.args, options.admin_url, options.proxy_url, options.ca_cert)
@@ -149,9 +149,9 @@ def simproxy_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
 def simproxy(request: pytest.FixtureRequest, simproxy_server: Server) -> Iterator[Simproxy]:
     """simproxy for this test: reset, its marker applied, and the environment pointing at it
     (``HTTP(S)_PROXY``, the CA bundle variables; ``NO_PROXY`` removed) until the test ends."""
-    from admin.cassettes import CassetteError
-    from admin.client import ApiError
-    from admin.harness import CLEARED_VARIABLES, HarnessError, Simproxy
+    from simproxy.admin.cassettes import CassetteError
+    from simproxy.admin.client import ApiError
+    from simproxy.admin.harness import CLEARED_VARIABLES, HarnessError, Simproxy
 
     options = MarkerOptions.of(request.node)
     problem = ""
@@ -186,7 +186,7 @@ def _simproxy_marked(request: pytest.FixtureRequest) -> None:
 
 def _prepare(request: pytest.FixtureRequest, proxy: Simproxy, options: MarkerOptions) -> Cassette | None:
     """Apply the marker; the cassette to write after the test when it is being recorded."""
-    from admin.cassettes import Cassette, CassetteError, RecordMode
+    from simproxy.admin.cassettes import Cassette, CassetteError, RecordMode
 
     if options.simulation is not None:
         path = (request.path.parent / options.simulation).resolve()

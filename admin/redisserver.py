@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from engine.execution.lifeline import die_with_parent
-from store.errors import StoreUnavailable
+from simproxy.engine.execution.lifeline import die_with_parent
+from simproxy.store.errors import StoreUnavailable
 
 RDB_MAGIC = b"REDIS"
 """How Redis's files begin: an append-only file once rewritten (its snapshot preamble), or a snapshot."""

@@ -9,9 +9,9 @@ import orjson
 from sanic import Request
 from sanic.response import HTTPResponse
 
-from admin.services import Services
-from engine.gocompat.dialect import SPEC, Dialect
-from engine.gocompat.gojson import go_html_escape
+from simproxy.admin.services import Services
+from simproxy.engine.gocompat.dialect import SPEC, Dialect
+from simproxy.engine.gocompat.gojson import go_html_escape
 
 JSON_TYPE = "application/json; charset=utf-8"
 

@@ -18,15 +18,15 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from admin.listeners import Endpoint, close_all
-from admin.redisserver import RedisServer
-from admin.serving import Worker, WorkerSockets
-from admin.settings import Settings
-from admin.startup import bootstrap, initial_config
-from admin.workers import StoppedBeforeReady, Supervisor, stop_before_ready
-from engine.fleet.runtime import Runtime
-from engine.matching.registry import MatcherRegistry
-from store import SimproxyError, open_store
+from simproxy.admin.listeners import Endpoint, close_all
+from simproxy.admin.redisserver import RedisServer
+from simproxy.admin.serving import Worker, WorkerSockets
+from simproxy.admin.settings import Settings
+from simproxy.admin.startup import bootstrap, initial_config
+from simproxy.admin.workers import StoppedBeforeReady, Supervisor, stop_before_ready
+from simproxy.engine.fleet.runtime import Runtime
+from simproxy.engine.matching.registry import MatcherRegistry
+from simproxy.store import SimproxyError, open_store
 
 
 def run(settings: Settings) -> int:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from admin.settings import Settings
-from engine.auth import Authenticator
-from engine.execution.offload import Offloader
-from engine.fleet.runtime import Runtime
-from engine.matching.registry import MatcherRegistry
-from engine.outbound.middleware import MiddlewareRunner
-from engine.server.certs import Interception
-from store import CacheStore, DiffStore, JournalStore, SharedState, Telemetry
+from simproxy.admin.settings import Settings
+from simproxy.engine.auth import Authenticator
+from simproxy.engine.execution.offload import Offloader
+from simproxy.engine.fleet.runtime import Runtime
+from simproxy.engine.matching.registry import MatcherRegistry
+from simproxy.engine.outbound.middleware import MiddlewareRunner
+from simproxy.engine.server.certs import Interception
+from simproxy.store import CacheStore, DiffStore, JournalStore, SharedState, Telemetry
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,11 +25,11 @@ from sanic import Sanic
 from sanic.application.state import ApplicationServerInfo
 from sanic.http.constants import HTTP
 
-from admin.api import create_app
-from admin.listeners import Endpoint
-from admin.settings import Settings
-from engine.fleet.config import BACKLOG
-from engine.server.listener import DRAIN_GRACE, ProxyServer
+from simproxy.admin.api import create_app
+from simproxy.admin.listeners import Endpoint
+from simproxy.admin.settings import Settings
+from simproxy.engine.fleet.config import BACKLOG
+from simproxy.engine.server.listener import DRAIN_GRACE, ProxyServer
 
 log = logging.getLogger(__name__)
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from engine.auth import DEFAULT_TOKEN_SECONDS, User
-from engine.fleet.config import DEFAULT_MAX_PAIRS, MODES, ActionSpec, MiddlewareSpec, Mode, ProxyLimits
-from engine.gocompat.dialect import SPEC, Dialect
-from engine.gocompat.goregex import InvalidPattern, compile_go
-from engine.outbound.clientauth import ClientAuthentication
+from simproxy.engine.auth import DEFAULT_TOKEN_SECONDS, User
+from simproxy.engine.fleet.config import DEFAULT_MAX_PAIRS, MODES, ActionSpec, MiddlewareSpec, Mode, ProxyLimits
+from simproxy.engine.gocompat.dialect import SPEC, Dialect
+from simproxy.engine.gocompat.goregex import InvalidPattern, compile_go
+from simproxy.engine.outbound.clientauth import ClientAuthentication
 
 LOG_LEVELS = ("panic", "fatal", "error", "warning", "info", "debug", "trace")
 LOG_FORMATS = ("plaintext", "json")

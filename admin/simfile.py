@@ -17,7 +17,7 @@ from typing import Any, Final, cast
 
 import orjson
 
-from admin.errors import BadRequest, PayloadTooLarge
+from simproxy.admin.errors import BadRequest, PayloadTooLarge
 
 JSONDict = dict[str, Any]
 

@@ -16,21 +16,21 @@ import orjson
 from sanic import Request
 from sanic.response import HTTPResponse
 
-from admin.errors import ServerError
-from admin.responses import JSON_TYPE, json_response, services
-from admin.services import Services
-from admin.simfile import parse_simulation, schema_document
-from admin.startup import import_effects, import_with_files
-from admin.views import simulation_view, warnings_view
-from engine.fleet.cas import until_written
-from engine.gocompat.dialect import Dialect
-from engine.gocompat.goregex import InvalidPattern, compile_go
-from engine.matching.registry import MatcherRegistry
-from engine.matching.scoring import CompiledSimulation, compile_simulation
-from engine.simulation.codec import decode_simulation
-from engine.simulation.importing import ImportResult
-from engine.simulation.model import EMPTY_SIMULATION, Matchers, Pair, Simulation
-from store import WriteEffects
+from simproxy.admin.errors import ServerError
+from simproxy.admin.responses import JSON_TYPE, json_response, services
+from simproxy.admin.services import Services
+from simproxy.admin.simfile import parse_simulation, schema_document
+from simproxy.admin.startup import import_effects, import_with_files
+from simproxy.admin.views import simulation_view, warnings_view
+from simproxy.engine.fleet.cas import until_written
+from simproxy.engine.gocompat.dialect import Dialect
+from simproxy.engine.gocompat.goregex import InvalidPattern, compile_go
+from simproxy.engine.matching.registry import MatcherRegistry
+from simproxy.engine.matching.scoring import CompiledSimulation, compile_simulation
+from simproxy.engine.simulation.codec import decode_simulation
+from simproxy.engine.simulation.importing import ImportResult
+from simproxy.engine.simulation.model import EMPTY_SIMULATION, Matchers, Pair, Simulation
+from simproxy.store import WriteEffects
 
 log = logging.getLogger(__name__)
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from admin.settings import Settings
+from simproxy.admin.settings import Settings
 
-log = logging.getLogger("admin.start")
+log = logging.getLogger("simproxy.admin.start")
 
 Message = tuple[int, str, dict[str, Any]]
 

@@ -11,27 +11,27 @@ from pathlib import Path
 
 import orjson
 
-from admin.errors import PayloadTooLarge
-from admin.settings import Settings
-from admin.simfile import parse_simulation
-from engine.errors import UpstreamError
-from engine.execution.offload import Offloader
-from engine.fleet.config import Mode, ModeArguments, RuntimeConfig
-from engine.fleet.runtime import Runtime, new_lineage
-from engine.matching.registry import MatcherRegistry
-from engine.matching.scoring import compile_simulation
-from engine.outbound.bodyfiles import download, download_body_files
-from engine.simulation.codec import decode_simulation, export_simulation
-from engine.simulation.importing import (
+from simproxy.admin.errors import PayloadTooLarge
+from simproxy.admin.settings import Settings
+from simproxy.admin.simfile import parse_simulation
+from simproxy.engine.errors import UpstreamError
+from simproxy.engine.execution.offload import Offloader
+from simproxy.engine.fleet.config import Mode, ModeArguments, RuntimeConfig
+from simproxy.engine.fleet.runtime import Runtime, new_lineage
+from simproxy.engine.matching.registry import MatcherRegistry
+from simproxy.engine.matching.scoring import compile_simulation
+from simproxy.engine.outbound.bodyfiles import download, download_body_files
+from simproxy.engine.simulation.codec import decode_simulation, export_simulation
+from simproxy.engine.simulation.importing import (
     ImportResult,
     body_file_urls,
     import_simulation,
     sequence_starts,
 )
-from engine.simulation.model import Simulation
-from engine.templating.csv_store import parse_csv
-from store import WriteEffects
-from store.errors import SimproxyError
+from simproxy.engine.simulation.model import Simulation
+from simproxy.engine.templating.csv_store import parse_csv
+from simproxy.store import WriteEffects
+from simproxy.store.errors import SimproxyError
 
 
 class StartupError(SimproxyError):

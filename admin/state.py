@@ -12,9 +12,9 @@ import orjson
 from sanic import Request
 from sanic.response import HTTPResponse
 
-from admin.errors import BadRequest
-from admin.responses import empty_response, json_response, services
-from admin.views import get_field
+from simproxy.admin.errors import BadRequest
+from simproxy.admin.responses import empty_response, json_response, services
+from simproxy.admin.views import get_field
 
 # Hoverfly's validator message for a missing or null "state" (core/handlers/v2/state_handler.go)
 STATE_REQUIRED = "Key: 'StateView.State' Error:Field validation for 'State' failed on the 'required' tag"

@@ -13,13 +13,13 @@ from typing import Any
 
 import orjson
 
-from admin.errors import BadRequest
-from engine.fleet.config import MODES, MiddlewareSpec, Mode, ModeArguments, RuntimeConfig
-from engine.gocompat.dialect import Dialect
-from engine.modes.cors import cors_view
-from engine.simulation.codec import export_simulation
-from engine.simulation.model import Simulation
-from engine.version import VERSION
+from simproxy.admin.errors import BadRequest
+from simproxy.engine.fleet.config import MODES, MiddlewareSpec, Mode, ModeArguments, RuntimeConfig
+from simproxy.engine.gocompat.dialect import Dialect
+from simproxy.engine.modes.cors import cors_view
+from simproxy.engine.simulation.codec import export_simulation
+from simproxy.engine.simulation.model import Simulation
+from simproxy.engine.version import VERSION
 
 SCHEMA_VERSION = "v5.3"
 COUNTERS = ("capture", "diff", "modify", "simulate", "spy", "synthesize")

@@ -34,11 +34,11 @@ import traceback
 from dataclasses import dataclass
 from types import FrameType
 
-from admin.serving import Worker, WorkerSockets
-from admin.settings import Settings
-from engine.execution.lifeline import die_with_parent
-from engine.server.listener import DRAIN_GRACE
-from store.errors import SimproxyError
+from simproxy.admin.serving import Worker, WorkerSockets
+from simproxy.admin.settings import Settings
+from simproxy.engine.execution.lifeline import die_with_parent
+from simproxy.engine.server.listener import DRAIN_GRACE
+from simproxy.store.errors import SimproxyError
 
 log = logging.getLogger(__name__)
 

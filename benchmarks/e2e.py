@@ -43,9 +43,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from admin.redisserver import free_port
 from benchmarks.procs import listeners
 from benchmarks.workloads import Request, Workload, as_webserver, workloads
+from simproxy.admin.redisserver import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = {"W1": 24_500.0, "W2": 23_900.0, "W2r": 3_700.0, "W3": 19_400.0}
@@ -115,7 +115,19 @@ class Server:
 
 def simproxy_server(workers: int, flags: Sequence[str], redis_url: str) -> Server:
     admin, proxy = free_port(), free_port()
-    argv = [sys.executable, "-m", "admin", "-ap", str(admin), "-pp", str(proxy), "-workers", str(workers), *flags]
+    argv = [
+        sys.executable,
+        "-I",
+        "-m",
+        "simproxy",
+        "-ap",
+        str(admin),
+        "-pp",
+        str(proxy),
+        "-workers",
+        str(workers),
+        *flags,
+    ]
     if redis_url:
         argv += ["-redis-url", redis_url, "-redis-prefix", f"bench-{admin}:"]
     return Server(f"simproxy ({workers}w{', redis' if workers > 1 or redis_url else ''})", argv, admin, proxy)

@@ -36,12 +36,12 @@ from typing import Any
 
 import orjson
 
-from engine.matching import scoring
-from engine.matching.registry import MatcherRegistry
-from engine.matching.scoring import CompiledSimulation, closest_miss, compile_simulation, match
-from engine.simulation.codec import decode_simulation
-from engine.simulation.model import Simulation
-from engine.wire.request import RequestDetails, canonical_header, request_path
+from simproxy.engine.matching import scoring
+from simproxy.engine.matching.registry import MatcherRegistry
+from simproxy.engine.matching.scoring import CompiledSimulation, closest_miss, compile_simulation, match
+from simproxy.engine.simulation.codec import decode_simulation
+from simproxy.engine.simulation.model import Simulation
+from simproxy.engine.wire.request import RequestDetails, canonical_header, request_path
 
 SIZES = (10, 1_000, 10_000)
 SEED = 20_240_601

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from engine.execution.lifeline import proc_stat
+from simproxy.engine.execution.lifeline import proc_stat
 
 
 def descendants(pid: int) -> list[int]:

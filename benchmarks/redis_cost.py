@@ -26,10 +26,10 @@ from typing import Any
 
 import redis
 
-from admin.redisserver import RedisServer, free_port
 from benchmarks.e2e import Server, _loadgen, _wrk, ceiling_server, prepare, simproxy_server
 from benchmarks.workloads import Request, Workload
 from benchmarks.workloads import workloads as e2e_workloads
+from simproxy.admin.redisserver import RedisServer, free_port
 
 SETTLE = 1.5
 """Seconds counted after the load stops: the worker's buffered writes about it come within them."""

@@ -46,10 +46,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from admin.listeners import Endpoint
-from admin.redisserver import free_port
 from benchmarks.procs import descendants
-from engine.execution.lifeline import start_time
+from simproxy.admin.command import COMMAND
+from simproxy.admin.listeners import Endpoint
+from simproxy.admin.redisserver import free_port
+from simproxy.engine.execution.lifeline import start_time
 
 ROOT = Path(__file__).resolve().parents[1]
 START_POLL = 0.002
@@ -547,7 +548,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.startup", description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--workers", default="1,4", help="simproxy's -workers values, comma-separated")
-    parser.add_argument("--cmd", default=shlex.join([sys.executable, "-m", "admin"]), help="the simproxy command")
+    parser.add_argument("--cmd", default=shlex.join(COMMAND), help="the simproxy command")
     parser.add_argument("--compare", metavar="CMD", help="another server, given -ap and -pp (or {admin}, {proxy})")
     args = parser.parse_args(argv)
     chosen = targets(args.cmd, [int(n) for n in args.workers.split(",")], args.compare)

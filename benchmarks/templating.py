@@ -23,12 +23,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from engine.matching.registry import MatcherRegistry
-from engine.matching.scoring import compile_simulation
-from engine.simulation.codec import decode_simulation
-from engine.templating import CsvTables
-from engine.templating.pairs import render_pair
-from engine.wire.request import RequestDetails
+from simproxy.engine.matching.registry import MatcherRegistry
+from simproxy.engine.matching.scoring import compile_simulation
+from simproxy.engine.simulation.codec import decode_simulation
+from simproxy.engine.templating import CsvTables
+from simproxy.engine.templating.pairs import render_pair
+from simproxy.engine.wire.request import RequestDetails
 
 TARGET_RENDERS_PER_S = 5_000
 TARGET_CASE = "64 KB templated JSON"

@@ -32,8 +32,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from admin.redisserver import free_port
 from benchmarks.procs import cpu_seconds, listeners
+from simproxy.admin.command import COMMAND
+from simproxy.admin.redisserver import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 STUB = {
@@ -60,7 +61,7 @@ WRK_SCRIPT = 'wrk.path = "http://api.example.com/hello"\nwrk.headers["Host"] = "
 
 def _start(flags: Sequence[str]) -> tuple[subprocess.Popen[bytes], int, int]:
     admin, proxy = free_port(), free_port()
-    cmd = [sys.executable, "-m", "admin", "-ap", str(admin), "-pp", str(proxy), *flags]
+    cmd = [*COMMAND, "-ap", str(admin), "-pp", str(proxy), *flags]
     process = subprocess.Popen(
         cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )

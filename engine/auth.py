@@ -22,8 +22,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from engine.errors import LoginRefused, TokenRejected, TooManyAttempts
-from store import AuthStore, Documents
+from simproxy.engine.errors import LoginRefused, TokenRejected, TooManyAttempts
+from simproxy.store import AuthStore, Documents
 
 AUTH_DOCUMENT = "auth"
 LOCK_LIMIT = 3

@@ -15,7 +15,7 @@ EngineError
 
 from __future__ import annotations
 
-from store.errors import SimproxyError
+from simproxy.store.errors import SimproxyError
 
 
 class EngineError(SimproxyError):

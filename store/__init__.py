@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from store.base import (
+from simproxy.store.base import (
     DOCUMENTS,
     METRICS_KEEP_S,
     NO_EFFECTS,
@@ -33,12 +33,12 @@ from store.base import (
     Workers,
     WriteEffects,
 )
-from store.batches import Batch, BatchId, BatchIds, Outbox
-from store.errors import SimproxyError, SimulationChanged, StoreError, StoreUnavailable, WriteUnconfirmed
-from store.memory import MemoryStore
+from simproxy.store.batches import Batch, BatchId, BatchIds, Outbox
+from simproxy.store.errors import SimproxyError, SimulationChanged, StoreError, StoreUnavailable, WriteUnconfirmed
+from simproxy.store.memory import MemoryStore
 
 if TYPE_CHECKING:
-    from store.redis import RedisStore, key_prefix
+    from simproxy.store.redis import RedisStore, key_prefix
 
 __all__ = (
     "DOCUMENTS",
@@ -82,14 +82,14 @@ _FROM_REDIS = frozenset({"RedisStore", "key_prefix"})
 def __getattr__(name: str) -> object:
     """``RedisStore`` and ``key_prefix``, from ``store.redis`` imported on first use."""
     if name in _FROM_REDIS:
-        return getattr(importlib.import_module("store.redis"), name)
+        return getattr(importlib.import_module("simproxy.store.redis"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def open_store(redis_url: str, prefix: str = "simproxy:") -> Store:
     """A ``RedisStore`` for a URL, or the in-process store when the URL is empty."""
     if redis_url:
-        from store.redis import RedisStore
+        from simproxy.store.redis import RedisStore
 
         return RedisStore.from_url(redis_url, prefix)
     return MemoryStore()

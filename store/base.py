@@ -43,7 +43,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from store.batches import BatchId
+from simproxy.store.batches import BatchId
 
 TRAFFIC_KEEP_S = 900
 """Seconds of per-second traffic the store keeps (the dashboard's chart reads the last minutes)."""

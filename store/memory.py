@@ -13,7 +13,7 @@ from operator import itemgetter
 from types import MappingProxyType
 from typing import Any, cast
 
-from store.base import (
+from simproxy.store.base import (
     DOCUMENTS,
     NO_EFFECTS,
     TRAFFIC_KEEP_S,
@@ -23,8 +23,8 @@ from store.base import (
     Versions,
     WriteEffects,
 )
-from store.batches import BatchId
-from store.errors import SimulationChanged
+from simproxy.store.batches import BatchId
+from simproxy.store.errors import SimulationChanged
 
 
 class MemoryStore:

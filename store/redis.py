@@ -23,8 +23,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.typing import EncodableT, FieldT
 
-from store import redis_scripts as scripts
-from store.base import (
+from simproxy.store import redis_scripts as scripts
+from simproxy.store.base import (
     DOCUMENTS,
     METRICS_KEEP_S,
     NO_EFFECTS,
@@ -33,9 +33,9 @@ from store.base import (
     Versions,
     WriteEffects,
 )
-from store.batches import BatchId
-from store.errors import SimulationChanged, StoreError, StoreUnavailable
-from store.redis_once import (
+from simproxy.store.batches import BatchId
+from simproxy.store.errors import SimulationChanged, StoreError, StoreUnavailable
+from simproxy.store.redis_once import (
     LOST,
     WRITE_OUTCOME_KEEP_MS,
     RedisBatch,

@@ -19,12 +19,12 @@ import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from store.base import JournalItem
-from store.batches import BatchId
-from store.errors import WriteUnconfirmed
+from simproxy.store.base import JournalItem
+from simproxy.store.batches import BatchId
+from simproxy.store.errors import WriteUnconfirmed
 
 if TYPE_CHECKING:
-    from store.redis import RedisStore
+    from simproxy.store.redis import RedisStore
 
 LOST = (RedisConnectionError, RedisTimeoutError, OSError)
 """What a call whose reply may be lost raises: the server may have run it, or may run it later."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from store.base import METRICS_KEEP_S, TRAFFIC_KEEP_S
+from simproxy.store.base import METRICS_KEEP_S, TRAFFIC_KEEP_S
 
 # Generation and state-version counters never go backwards, even when Redis restarts empty: a
 # counter that is missing starts again from the server clock in microseconds, above any value it

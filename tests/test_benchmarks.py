@@ -11,11 +11,11 @@ import sys
 
 import pytest
 
-from admin.simfile import validate
 from benchmarks import matching
-from engine.matching.registry import MatcherRegistry
-from engine.matching.scoring import compile_simulation
-from engine.simulation.codec import decode_simulation
+from simproxy.admin.simfile import validate
+from simproxy.engine.matching.registry import MatcherRegistry
+from simproxy.engine.matching.scoring import compile_simulation
+from simproxy.engine.simulation.codec import decode_simulation
 
 ROW = re.compile(r"^\s*([\d,]+)  (.+?)\s{2,}([\d.]+)\s+([\d.]+)x\s+([\d.]+)\s+([\d.]+)\s+([\d,]+)  (\d+) (hit|miss)$")
 
@@ -75,7 +75,7 @@ def test_side_by_side_compare_measures_both_servers_in_the_same_rounds(capsys: p
     """simproxy against itself (A/A), side by side: each round has both rates and both CPU costs."""
     from benchmarks import e2e
 
-    other = f"{sys.executable} -m admin -ap {{admin}} -pp {{proxy}}"
+    other = f"{sys.executable} -I -m simproxy -ap {{admin}} -pp {{proxy}}"
     argv = ["--workloads", "W1,W7", "--seconds", "1", "--rounds", "2", "--loadgen", "python", "--connections", "4"]
     assert e2e.main([*argv, "--compare", other, "--compare-name", "twin"]) == 0
     out = capsys.readouterr().out
@@ -100,7 +100,7 @@ def test_side_by_side_as_web_servers_sends_origin_form_requests(capsys: pytest.C
     w1 = e2e.as_webserver(e2e.workloads()["W1"])
     assert e2e.request_text(w1.requests[0]).startswith("GET /hello HTTP/1.1\r\nHost: api.bench.test\r\n")
     assert w1.simproxy_flags() == ("-webserver",)
-    other = f"{sys.executable} -m admin -webserver -ap {{admin}} -pp {{proxy}}"
+    other = f"{sys.executable} -I -m simproxy -webserver -ap {{admin}} -pp {{proxy}}"
     argv = ["--workloads", "W1", "--seconds", "1", "--rounds", "1", "--loadgen", "python", "--connections", "4"]
     assert e2e.main([*argv, "--webserver", "--compare", other, "--compare-name", "twin"]) == 0
     out = capsys.readouterr().out

@@ -42,33 +42,46 @@ def _packages(modules: set[str]) -> set[str]:
     return {name.partition(".")[0] for name in modules}
 
 
+def test_importing_simproxy_loads_neither_the_client_nor_the_engine() -> None:
+    """Every worker imports ``simproxy.engine...``, and with it the root package: that stays light."""
+    modules = _modules_after("simproxy")
+    assert {name for name in modules if name.startswith("simproxy")} == {"simproxy"}
+
+
 def test_a_one_worker_start_imports_no_package_of_an_optional_feature() -> None:
-    modules = _modules_after("admin.cli", "admin.server", "admin.api")
+    modules = _modules_after("simproxy.admin.cli", "simproxy.admin.server", "simproxy.admin.api")
     assert {
-        "admin.server",
-        "admin.api",
-        "engine.server.protocol",
-        "engine.server.listener",
+        "simproxy.admin.server",
+        "simproxy.admin.api",
+        "simproxy.engine.server.protocol",
+        "simproxy.engine.server.listener",
     } <= modules  # the start path itself did load
     assert _packages(modules) & ON_FIRST_USE == set()
-    assert "engine.gocompat.ottosyntax" not in modules  # PAC files' syntax check: engine.outbound.pac
+    assert "simproxy.engine.gocompat.ottosyntax" not in modules  # PAC files' syntax check: engine.outbound.pac
 
 
 def test_the_command_line_alone_imports_neither_the_server_nor_the_engine() -> None:
     """``-help``, ``-version`` and usage errors are answered without loading the request path."""
-    modules = _modules_after("admin.cli")
+    modules = _modules_after("simproxy.admin.cli")
     assert (
-        modules & {"admin.server", "admin.api", "engine.server.protocol", "engine.modes.dispatch", "store.redis"}
+        modules
+        & {
+            "simproxy.admin.server",
+            "simproxy.admin.api",
+            "simproxy.engine.server.protocol",
+            "simproxy.engine.modes.dispatch",
+            "simproxy.store.redis",
+        }
         == set()
     )
     assert _packages(modules) & (ON_FIRST_USE | {"sanic"}) == set()
 
 
 def test_the_redis_store_is_still_importable_from_the_store_package() -> None:
-    modules = _modules_after("store")
-    assert "store.redis" not in modules
-    import store
-    import store.redis
+    modules = _modules_after("simproxy.store")
+    assert "simproxy.store.redis" not in modules
+    import simproxy.store
+    import simproxy.store.redis
 
-    assert store.RedisStore is store.redis.RedisStore
-    assert store.key_prefix is store.redis.key_prefix
+    assert simproxy.store.RedisStore is simproxy.store.redis.RedisStore
+    assert simproxy.store.key_prefix is simproxy.store.redis.key_prefix

@@ -14,15 +14,40 @@ ALLOWED = {"admin": {"admin", "engine", "store"}, "engine": {"engine", "store"},
 HOMES = {"sanic": {"admin"}, "redis": {"store"}, "httptools": {"engine"}, "re2": {"engine"}}
 
 
-def _imports(path: Path) -> set[str]:
+def _modules(path: Path) -> set[str]:
+    """Every module a file imports by its absolute name."""
     tree = ast.parse(path.read_text(), filename=str(path))
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
+            names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
+            names.add(node.module)
     return names
+
+
+def _unprefixed(module: str) -> str:
+    """``simproxy.engine.matching`` is ``engine.matching`` here; ``simproxy`` itself lives in admin/."""
+    if module == "simproxy":
+        return "admin"
+    return module.removeprefix("simproxy.")
+
+
+def _imports(path: Path) -> set[str]:
+    """The top-level names a file imports: ``admin``, ``engine`` and ``store`` for simproxy's own."""
+    return {_unprefixed(module).split(".")[0] for module in _modules(path)}
+
+
+def test_simproxy_is_imported_by_its_installed_name_everywhere() -> None:
+    """The folders are installed beneath ``simproxy``: a bare ``import engine`` would load a user's module."""
+    bare = {
+        f"{path.relative_to(ROOT)}: {module}"
+        for folder in (*PACKAGES, "tests", "benchmarks")
+        for path in (ROOT / folder).rglob("*.py")
+        for module in _modules(path)
+        if module.split(".")[0] in PACKAGES
+    }
+    assert bare == set()
 
 
 @pytest.mark.parametrize("package", PACKAGES)
@@ -53,14 +78,8 @@ RANK = {room: rank for rank, rooms in enumerate(ENGINE_LAYERS) for room in rooms
 
 
 def _engine_modules(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(), filename=str(path))
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-    return {name for name in found if name.startswith("engine.")}
+    """The engine modules a file imports, named from ``engine`` (``engine.matching.cache``)."""
+    return {name for module in _modules(path) if (name := _unprefixed(module)).startswith("engine.")}
 
 
 def _room(parts: tuple[str, ...]) -> str:
@@ -143,17 +162,19 @@ def test_no_module_level_mutable_state() -> None:
     assert found == set()
 
 
-def test_every_package_directory_is_installed() -> None:
-    """``pip install .`` (the README's first command) ships every package, subpackages included."""
-    import fnmatch
+def test_every_package_directory_is_installed_beneath_simproxy() -> None:
+    """``pip install .`` (the README's first command) ships every package, subpackages included, as
+    ``simproxy.<folder>...``, and the root package from admin/simproxy: nothing else at the top."""
     import tomllib
 
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    include = setuptools["packages"]["find"]["include"]
-    found = {
-        ".".join(init.parent.relative_to(ROOT).parts)
-        for package in PACKAGES
-        for init in (ROOT / package).rglob("__init__.py")
-    }
-    missed = {name for name in found if not any(fnmatch.fnmatch(name, pattern) for pattern in include)}
-    assert "engine.templating" in found and not missed
+    mapping = {folder: name for name, folder in setuptools["package-dir"].items()}
+    found = set()
+    for package in PACKAGES:
+        for init in (ROOT / package).rglob("__init__.py"):
+            folder = init.parent.relative_to(ROOT)
+            home = next(p for p in (folder, *folder.parents) if str(p) in mapping)
+            found.add(".".join((mapping[str(home)], *folder.relative_to(home).parts)))
+    assert "simproxy.engine.templating" in found and "simproxy" in found
+    assert set(setuptools["packages"]) == found
+    assert {name.split(".")[0] for name in found} == {"simproxy"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from engine.errors import WriteConflict
+from simproxy.engine.errors import WriteConflict
 
 T = TypeVar("T")
 

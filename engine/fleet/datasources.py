@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from engine.templating.csv_store import CsvMutation, CsvTables
+from simproxy.engine.templating.csv_store import CsvMutation, CsvTables
 
 Rows = tuple[tuple[str, ...], ...]
 

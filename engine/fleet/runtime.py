@@ -24,21 +24,21 @@ from dataclasses import dataclass, field, replace
 
 import orjson
 
-from engine.execution.offload import Offloader
-from engine.execution.tasks import TaskSet
-from engine.fleet.config import RuntimeConfig
-from engine.fleet.datasources import CsvSources, decode_sources, encode_sources, replay
-from engine.fleet.metrics import MetricsBatch, MetricsBuffer
-from engine.gocompat.dialect import SPEC, Dialect
-from engine.journal.recorder import Recorder
-from engine.matching.cache import MatchCache, load_entry, preload_entries
-from engine.matching.registry import MatcherRegistry
-from engine.matching.scoring import CompiledSimulation, compile_simulation
-from engine.simulation.codec import decode_simulation, storage_simulation
-from engine.simulation.importing import sequence_keys, sequence_starts
-from engine.simulation.model import EMPTY_SIMULATION, Simulation
-from engine.templating.csv_store import CsvMutation
-from store import NO_EFFECTS, Batch, BatchIds, Outbox, Store, StoreError, Versions, WriteEffects
+from simproxy.engine.execution.offload import Offloader
+from simproxy.engine.execution.tasks import TaskSet
+from simproxy.engine.fleet.config import RuntimeConfig
+from simproxy.engine.fleet.datasources import CsvSources, decode_sources, encode_sources, replay
+from simproxy.engine.fleet.metrics import MetricsBatch, MetricsBuffer
+from simproxy.engine.gocompat.dialect import SPEC, Dialect
+from simproxy.engine.journal.recorder import Recorder
+from simproxy.engine.matching.cache import MatchCache, load_entry, preload_entries
+from simproxy.engine.matching.registry import MatcherRegistry
+from simproxy.engine.matching.scoring import CompiledSimulation, compile_simulation
+from simproxy.engine.simulation.codec import decode_simulation, storage_simulation
+from simproxy.engine.simulation.importing import sequence_keys, sequence_starts
+from simproxy.engine.simulation.model import EMPTY_SIMULATION, Simulation
+from simproxy.engine.templating.csv_store import CsvMutation
+from simproxy.store import NO_EFFECTS, Batch, BatchIds, Outbox, Store, StoreError, Versions, WriteEffects
 
 log = logging.getLogger(__name__)
 

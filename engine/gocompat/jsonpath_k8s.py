@@ -21,7 +21,7 @@ from jsonpath_ng.ext.filter import Expression, Filter
 from jsonpath_ng.ext.parser import parse as parse_jsonpath
 from jsonpath_ng.jsonpath import Wildcard
 
-from engine.gocompat.gojson import Byte, format_v_float, marshal
+from simproxy.engine.gocompat.gojson import Byte, format_v_float, marshal
 
 Values: TypeAlias = list[Any]
 

@@ -9,7 +9,7 @@ import binascii
 import re
 from typing import Any
 
-from engine.gocompat.gojson import InvalidJSON, decode_float
+from simproxy.engine.gocompat.gojson import InvalidJSON, decode_float
 
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from engine.errors import SimulationError
-from engine.gocompat.gojson import format_f_float
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.gocompat.gojson import format_f_float
 
 if TYPE_CHECKING:
     from lxml import etree

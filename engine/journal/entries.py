@@ -17,15 +17,15 @@ from typing import Any, TypeVar, cast
 
 import orjson
 
-from engine.errors import SimulationError
-from engine.journal.packed import MARK as PACKED
-from engine.journal.packed import Packable, finished_at, read_entry, unpack_entry
-from engine.matching.registry import CompiledMatcher
-from engine.simulation.codec import sniff_content_type
-from engine.templating import CsvTables, NoJournal, RenderContext, Template, TemplateEngine, Variables
-from engine.wire.request import RequestDetails, lower_keys
-from engine.wire.response import Wire, split_journal_parts
-from store import JournalRecord
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.journal.packed import MARK as PACKED
+from simproxy.engine.journal.packed import Packable, finished_at, read_entry, unpack_entry
+from simproxy.engine.matching.registry import CompiledMatcher
+from simproxy.engine.simulation.codec import sniff_content_type
+from simproxy.engine.templating import CsvTables, NoJournal, RenderContext, Template, TemplateEngine, Variables
+from simproxy.engine.wire.request import RequestDetails, lower_keys
+from simproxy.engine.wire.response import Wire, split_journal_parts
+from simproxy.store import JournalRecord
 
 DEFAULT_LIMIT = 500
 """``limit`` when absent or not a positive integer (admin-api.md; Hoverfly's code says 25)."""

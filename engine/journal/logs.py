@@ -19,8 +19,8 @@ from typing import Any, TextIO
 
 import orjson
 
-from engine.gocompat.gojson import go_html_escape, go_text
-from engine.journal.recorder import Recorder
+from simproxy.engine.gocompat.gojson import go_html_escape, go_text
+from simproxy.engine.journal.recorder import Recorder
 
 # Python level -> Hoverfly's (logrus) level names
 LEVELS = MappingProxyType(
@@ -205,7 +205,7 @@ def _only_worker_logs(logger: logging.Logger) -> list[WorkerLog]:
 
 def own_records(record: logging.LogRecord) -> bool:
     """simproxy's own records (other libraries' go to standard error only)."""
-    return record.name.split(".", 1)[0] in ("engine", "admin", "store")
+    return record.name == "simproxy" or record.name.startswith("simproxy.")
 
 
 def _foreign(record: logging.LogRecord) -> bool:

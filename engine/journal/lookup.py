@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from engine.journal.entries import JournalEntry, decode_entry
-from store import JournalStore
+from simproxy.engine.journal.entries import JournalEntry, decode_entry
+from simproxy.store import JournalStore
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,9 +19,9 @@ from datetime import datetime
 
 import orjson
 
-from engine.wire.parse import Arrival, read_request
-from engine.wire.request import RequestDetails
-from engine.wire.response import split_journal_parts
+from simproxy.engine.wire.parse import Arrival, read_request
+from simproxy.engine.wire.request import RequestDetails
+from simproxy.engine.wire.response import split_journal_parts
 
 MARK = b"\x01"
 """A packed entry's first byte (a JSON entry's is ``[``)."""

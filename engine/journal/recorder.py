@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import TypeVar
 
-from engine.journal.entries import (
+from simproxy.engine.journal.entries import (
     IndexExpression,
     JournalEntry,
     build_index,
@@ -25,11 +25,11 @@ from engine.journal.entries import (
     encode_record,
     record_entry,
 )
-from engine.journal.packed import Packable, RepeatedEntries, pack_entry
-from engine.templating import TemplateEngine
-from engine.wire.request import Received, RequestDetails
-from engine.wire.response import Wire, compact
-from store import Batch, BatchIds, JournalItem, JournalRecord, Outbox, Store
+from simproxy.engine.journal.packed import Packable, RepeatedEntries, pack_entry
+from simproxy.engine.templating import TemplateEngine
+from simproxy.engine.wire.request import Received, RequestDetails
+from simproxy.engine.wire.response import Wire, compact
+from simproxy.store import Batch, BatchIds, JournalItem, JournalRecord, Outbox, Store
 
 T = TypeVar("T")
 _SEQUENCE = itemgetter(1)

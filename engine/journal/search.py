@@ -10,11 +10,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.errors import SimulationError
-from engine.journal.entries import CompiledList, JournalEntry, Named, query_string, sort_query_string
-from engine.matching.registry import MatcherRegistry
-from engine.simulation.codec import go_json
-from engine.simulation.model import Matcher
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.journal.entries import CompiledList, JournalEntry, Named, query_string, sort_query_string
+from simproxy.engine.matching.registry import MatcherRegistry
+from simproxy.engine.simulation.codec import go_json
+from simproxy.engine.simulation.model import Matcher
 
 MALFORMED = "Malformed JSON"
 NO_REQUEST = 'No "request" object in search parameters'

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from engine.errors import SimulationError
-from engine.simulation.model import JSON
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.simulation.model import JSON
 
 Predicate = Callable[[str], bool]
 Extract = Callable[[str], "str | None"]

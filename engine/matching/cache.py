@@ -22,12 +22,12 @@ from typing import Any
 
 import orjson
 
-from engine.gocompat.gojson import go_text, marshal
-from engine.matching.scoring import ClosestMiss, CompiledPair, CompiledSimulation
-from engine.simulation.codec import encode_pair, encode_request, encode_response
-from engine.wire.hot import hot_value
-from engine.wire.request import RequestDetails
-from engine.wire.response import Wire, plain_error
+from simproxy.engine.gocompat.gojson import go_text, marshal
+from simproxy.engine.matching.scoring import ClosestMiss, CompiledPair, CompiledSimulation
+from simproxy.engine.simulation.codec import encode_pair, encode_request, encode_response
+from simproxy.engine.wire.hot import hot_value
+from simproxy.engine.wire.request import RequestDetails
+from simproxy.engine.wire.response import Wire, plain_error
 
 Generation = tuple[str, int]
 """(simulation lineage, cache epoch)."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from heapq import merge
 from typing import Generic, TypeVar
 
-from engine.simulation.model import Matcher, Matchers
+from simproxy.engine.simulation.model import Matcher, Matchers
 
 _REGEX_SPECIAL = frozenset("\\.[](){}*+?|^$")
 _QUANTIFIERS = frozenset("*+?{")

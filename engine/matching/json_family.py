@@ -10,14 +10,21 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from engine.errors import SimulationError
-from engine.gocompat.gojson import InvalidJSON, Number, decode_float, decode_literal, format_json_float, marshal
-from engine.gocompat.jwt import token_parts
-from engine.matching.base import Built, guarded, require_str
-from engine.simulation.model import JSON
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.gocompat.gojson import (
+    InvalidJSON,
+    Number,
+    decode_float,
+    decode_literal,
+    format_json_float,
+    marshal,
+)
+from simproxy.engine.gocompat.jwt import token_parts
+from simproxy.engine.matching.base import Built, guarded, require_str
+from simproxy.engine.simulation.model import JSON
 
 if TYPE_CHECKING:
-    from engine.gocompat.jsonpath_k8s import JsonPath
+    from simproxy.engine.gocompat.jsonpath_k8s import JsonPath
 
 # Go's unicode.IsSpace, which strings.TrimSpace uses
 _GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
@@ -131,7 +138,7 @@ def _array_holds_object(actual: list[Any], want: dict[str, Any]) -> bool:
 
 
 def _compile_path(query: str, path: str) -> JsonPath:
-    from engine.gocompat.jsonpath_k8s import compile_jsonpath, prepare
+    from simproxy.engine.gocompat.jsonpath_k8s import compile_jsonpath, prepare
 
     try:
         return compile_jsonpath(prepare(query))

@@ -11,9 +11,9 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from engine.errors import SimulationError
-from engine.matching.base import Built, json_type, require_str
-from engine.simulation.model import JSON, Matcher
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.matching.base import Built, json_type, require_str
+from simproxy.engine.simulation.model import JSON, Matcher
 
 ARRAY_FLAGS = ("ignoreUnknown", "ignoreOrder", "ignoreOccurrences")
 

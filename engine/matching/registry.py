@@ -13,13 +13,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from engine.errors import SimulationError
-from engine.gocompat.goregex import InvalidPattern, compile_go
-from engine.matching.base import Built, Extract, Predicate, never, require_str
-from engine.matching.json_family import json_equal, json_partial, json_path, jwt, jwt_json_path
-from engine.matching.list_family import array, form_fields, negate
-from engine.matching.xml_family import xml_equal, xml_templated, xpath
-from engine.simulation.model import JSON, Matcher
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.gocompat.goregex import InvalidPattern, compile_go
+from simproxy.engine.matching.base import Built, Extract, Predicate, never, require_str
+from simproxy.engine.matching.json_family import json_equal, json_partial, json_path, jwt, jwt_json_path
+from simproxy.engine.matching.list_family import array, form_fields, negate
+from simproxy.engine.matching.xml_family import xml_equal, xml_templated, xpath
+from simproxy.engine.simulation.model import JSON, Matcher
 
 MatcherFactory = Callable[[JSON, str], Built]
 """Builds one matcher value; ``path`` names the matcher for error messages."""

@@ -12,16 +12,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from engine.matching.candidates import PairIndex
-from engine.matching.registry import CompiledMatcher, MatcherRegistry
-from engine.simulation.delays import Delays
-from engine.simulation.faults import FaultRules, compile_faults
-from engine.simulation.model import Matchers, NamedMatchers, Pair, Simulation
-from engine.templating import TemplateEngine, Variables
-from engine.templating.pairs import PairTemplates, compile_pair_templates
-from engine.wire.hot import hot_value
-from engine.wire.request import RequestDetails
-from engine.wire.response import RenderedResponse, render_response
+from simproxy.engine.matching.candidates import PairIndex
+from simproxy.engine.matching.registry import CompiledMatcher, MatcherRegistry
+from simproxy.engine.simulation.delays import Delays
+from simproxy.engine.simulation.faults import FaultRules, compile_faults
+from simproxy.engine.simulation.model import Matchers, NamedMatchers, Pair, Simulation
+from simproxy.engine.templating import TemplateEngine, Variables
+from simproxy.engine.templating.pairs import PairTemplates, compile_pair_templates
+from simproxy.engine.wire.hot import hot_value
+from simproxy.engine.wire.request import RequestDetails
+from simproxy.engine.wire.response import RenderedResponse, render_response
 
 CompiledList = tuple[CompiledMatcher, ...]
 Strategy = Literal["strongest", "first"]

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from xml.parsers import expat
 
-from engine.errors import SimulationError
-from engine.gocompat.goregex import GoRegex, InvalidPattern, compile_go
-from engine.gocompat.xpath import check_xpath, run_xpath, string_value
-from engine.matching.base import Built, guarded, require_str
-from engine.simulation.model import JSON
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.gocompat.goregex import GoRegex, InvalidPattern, compile_go
+from simproxy.engine.gocompat.xpath import check_xpath, run_xpath, string_value
+from simproxy.engine.matching.base import Built, guarded, require_str
+from simproxy.engine.simulation.model import JSON
 
 if TYPE_CHECKING:
     pass
@@ -30,7 +30,7 @@ def _utf8(text: str) -> bytes:
 
 def xml_equal(value: JSON, path: str) -> Built:
     """``xml``: both sides minified the way Hoverfly minifies them, then compared as text."""
-    from engine.gocompat.xmlmin import minify
+    from simproxy.engine.gocompat.xmlmin import minify
 
     try:
         expected = minify(_utf8(require_str(value, path, "xml")))

@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from engine.wire.response import Wire
+from simproxy.engine.wire.response import Wire
 
 if TYPE_CHECKING:
-    from engine.fleet.config import Mode
-    from engine.fleet.runtime import Runtime, Snapshot
-    from engine.modes.capture import Captures
-    from engine.modes.forwarding import Forwarder
-    from engine.modes.simulator import Simulator
-    from engine.wire.request import Received, RequestDetails
+    from simproxy.engine.fleet.config import Mode
+    from simproxy.engine.fleet.runtime import Runtime, Snapshot
+    from simproxy.engine.modes.capture import Captures
+    from simproxy.engine.modes.forwarding import Forwarder
+    from simproxy.engine.modes.simulator import Simulator
+    from simproxy.engine.wire.request import Received, RequestDetails
 
 Outcome = Wire | Coroutine[Any, Any, Wire]
 

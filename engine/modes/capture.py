@@ -19,20 +19,29 @@ from typing import TYPE_CHECKING, ClassVar
 
 import orjson
 
-from engine.errors import CaptureConflict
-from engine.fleet.cas import until_written
-from engine.fleet.config import DEFAULT_MAX_PAIRS, Mode, ModeArguments
-from engine.outbound.upstream import UpstreamResponse
-from engine.simulation.codec import decode_simulation, storage_simulation
-from engine.simulation.importing import request_key, sequence_starts
-from engine.simulation.model import JSON, Matcher, Matchers, NamedMatchers, Pair, RequestMatcher, Response, Simulation
-from engine.wire.request import RequestDetails
-from engine.wire.response import Wire
-from store import StoreError, WriteEffects
+from simproxy.engine.errors import CaptureConflict
+from simproxy.engine.fleet.cas import until_written
+from simproxy.engine.fleet.config import DEFAULT_MAX_PAIRS, Mode, ModeArguments
+from simproxy.engine.outbound.upstream import UpstreamResponse
+from simproxy.engine.simulation.codec import decode_simulation, storage_simulation
+from simproxy.engine.simulation.importing import request_key, sequence_starts
+from simproxy.engine.simulation.model import (
+    JSON,
+    Matcher,
+    Matchers,
+    NamedMatchers,
+    Pair,
+    RequestMatcher,
+    Response,
+    Simulation,
+)
+from simproxy.engine.wire.request import RequestDetails
+from simproxy.engine.wire.response import Wire
+from simproxy.store import StoreError, WriteEffects
 
 if TYPE_CHECKING:
-    from engine.fleet.runtime import Runtime, Snapshot
-    from engine.modes.base import Kit
+    from simproxy.engine.fleet.runtime import Runtime, Snapshot
+    from simproxy.engine.modes.base import Kit
 
 CAPTURE_ATTEMPTS = 50
 

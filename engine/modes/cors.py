@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from engine.simulation.model import Response
-from engine.wire.request import RequestDetails
-from engine.wire.response import Wire, render_wire
+from simproxy.engine.simulation.model import Response
+from simproxy.engine.wire.request import RequestDetails
+from simproxy.engine.wire.response import Wire, render_wire
 
 ALLOW_METHODS = "GET,POST,PUT,PATCH,DELETE,HEAD,OPTIONS"
 ALLOW_HEADERS = "Content-Type,Origin,Accept,Authorization,Content-Length,X-Requested-With"

@@ -8,14 +8,14 @@ import logging
 from datetime import datetime
 from typing import ClassVar
 
-from engine.errors import UpstreamError
-from engine.fleet.config import Mode
-from engine.fleet.runtime import Snapshot
-from engine.modes.base import Kit
-from engine.outbound.upstream import outgoing_path
-from engine.wire.request import RequestDetails
-from engine.wire.response import Wire
-from store import StoreError
+from simproxy.engine.errors import UpstreamError
+from simproxy.engine.fleet.config import Mode
+from simproxy.engine.fleet.runtime import Snapshot
+from simproxy.engine.modes.base import Kit
+from simproxy.engine.outbound.upstream import outgoing_path
+from simproxy.engine.wire.request import RequestDetails
+from simproxy.engine.wire.response import Wire
+from simproxy.store import StoreError
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ class DiffMode:
 
     async def handle(self, snap: Snapshot, req: RequestDetails) -> Wire:
         """The simulation's answer (state steps included, its delay not) against the real one."""
-        from engine.modes.diff_report import (
+        from simproxy.engine.modes.diff_report import (
             DiffReport,
             DiffRequest,
             compare_responses,

@@ -25,9 +25,9 @@ from typing import Any
 
 import orjson
 
-from engine.gocompat.dialect import SPEC, Dialect
-from engine.gocompat.gojson import InvalidJSON, decode_float, format_v_float, go_text
-from engine.simulation.model import JSON
+from simproxy.engine.gocompat.dialect import SPEC, Dialect
+from simproxy.engine.gocompat.gojson import InvalidJSON, decode_float, format_v_float, go_text
+from simproxy.engine.simulation.model import JSON
 
 NULL = "null"
 """What an entry shows for a value that is absent (a missing header or body key) or JSON null."""

@@ -15,23 +15,23 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from engine.fleet.config import DEFAULT_MAX_PAIRS, Mode
-from engine.fleet.runtime import Runtime, Snapshot
-from engine.gocompat.goregex import GoRegex, InvalidPattern, compile_go
-from engine.modes.base import Kit, Observer, Outcome, ProxyMode
-from engine.modes.capture import Captures
-from engine.modes.cors import allow_origin, is_preflight, preflight
-from engine.modes.forwarding import Forwarder
-from engine.modes.observers import ActionObserver, JournalObserver, MetricsObserver
-from engine.modes.simulator import Simulator
-from engine.modes.table import MODE_CLASSES, build_modes
-from engine.outbound.actions import ActionRunner
-from engine.outbound.middleware import DEFAULT_TIMEOUT as DEFAULT_MIDDLEWARE_TIMEOUT
-from engine.outbound.middleware import MiddlewareRunner
-from engine.outbound.upstream import Upstream
-from engine.simulation.faults import FaultRules, global_fault, rolled
-from engine.wire.request import Received, RequestDetails
-from engine.wire.response import Wire
+from simproxy.engine.fleet.config import DEFAULT_MAX_PAIRS, Mode
+from simproxy.engine.fleet.runtime import Runtime, Snapshot
+from simproxy.engine.gocompat.goregex import GoRegex, InvalidPattern, compile_go
+from simproxy.engine.modes.base import Kit, Observer, Outcome, ProxyMode
+from simproxy.engine.modes.capture import Captures
+from simproxy.engine.modes.cors import allow_origin, is_preflight, preflight
+from simproxy.engine.modes.forwarding import Forwarder
+from simproxy.engine.modes.observers import ActionObserver, JournalObserver, MetricsObserver
+from simproxy.engine.modes.simulator import Simulator
+from simproxy.engine.modes.table import MODE_CLASSES, build_modes
+from simproxy.engine.outbound.actions import ActionRunner
+from simproxy.engine.outbound.middleware import DEFAULT_TIMEOUT as DEFAULT_MIDDLEWARE_TIMEOUT
+from simproxy.engine.outbound.middleware import MiddlewareRunner
+from simproxy.engine.outbound.upstream import Upstream
+from simproxy.engine.simulation.faults import FaultRules, global_fault, rolled
+from simproxy.engine.wire.request import Received, RequestDetails
+from simproxy.engine.wire.response import Wire
 
 __all__ = ("Dispatcher", "Outcome", "Received")
 

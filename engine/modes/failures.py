@@ -13,12 +13,12 @@ from typing import Any
 
 import orjson
 
-from engine.gocompat.gojson import go_html_escape
-from engine.matching.scoring import ClosestMiss
-from engine.simulation.codec import encode_request, encode_response, go_json
-from engine.simulation.model import Pair
-from engine.wire.request import RequestDetails
-from engine.wire.response import Wire, plain_error
+from simproxy.engine.gocompat.gojson import go_html_escape
+from simproxy.engine.matching.scoring import ClosestMiss
+from simproxy.engine.simulation.codec import encode_request, encode_response, go_json
+from simproxy.engine.simulation.model import Pair
+from simproxy.engine.wire.request import RequestDetails
+from simproxy.engine.wire.response import Wire, plain_error
 
 PRODUCT = "simproxy"
 NO_MATCH = "Could not find a match for request, create or record a valid matcher first!"

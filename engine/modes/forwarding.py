@@ -14,19 +14,19 @@ import socket
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from engine.errors import SimulationError, UpstreamError
-from engine.modes.failures import failure_wire
-from engine.outbound.middleware import Exchange, MiddlewareError, MiddlewareRunner
-from engine.outbound.pac import PacError, PacResolver
-from engine.outbound.upstream import Upstream, UpstreamResponse, outgoing_url
-from engine.simulation.model import Response
-from engine.wire.request import RequestDetails
-from engine.wire.response import Wire, plain_error, render_wire
+from simproxy.engine.errors import SimulationError, UpstreamError
+from simproxy.engine.modes.failures import failure_wire
+from simproxy.engine.outbound.middleware import Exchange, MiddlewareError, MiddlewareRunner
+from simproxy.engine.outbound.pac import PacError, PacResolver
+from simproxy.engine.outbound.upstream import Upstream, UpstreamResponse, outgoing_url
+from simproxy.engine.simulation.model import Response
+from simproxy.engine.wire.request import RequestDetails
+from simproxy.engine.wire.response import Wire, plain_error, render_wire
 
 if TYPE_CHECKING:
     import random
 
-    from engine.fleet.runtime import Runtime, Snapshot
+    from simproxy.engine.fleet.runtime import Runtime, Snapshot
 
 log = logging.getLogger(__name__)
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from engine.fleet.config import Mode
-from engine.fleet.runtime import Snapshot
-from engine.modes.base import Kit
-from engine.modes.forwarding import MIDDLEWARE_CONTEXT
-from engine.outbound.middleware import Exchange, MiddlewareError
-from engine.simulation.model import Response
-from engine.wire.request import RequestDetails
-from engine.wire.response import Wire
+from simproxy.engine.fleet.config import Mode
+from simproxy.engine.fleet.runtime import Snapshot
+from simproxy.engine.modes.base import Kit
+from simproxy.engine.modes.forwarding import MIDDLEWARE_CONTEXT
+from simproxy.engine.outbound.middleware import Exchange, MiddlewareError
+from simproxy.engine.simulation.model import Response
+from simproxy.engine.wire.request import RequestDetails
+from simproxy.engine.wire.response import Wire
 
 SYNTHESIZE_CONTEXT = "There was an error when creating a synthetic response"
 

@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from engine.journal.entries import entry_view, record_entry
-from engine.outbound.actions import ActionRunner, Served
-from engine.wire.request import Received
-from engine.wire.response import Wire
+from simproxy.engine.journal.entries import entry_view, record_entry
+from simproxy.engine.outbound.actions import ActionRunner, Served
+from simproxy.engine.wire.request import Received
+from simproxy.engine.wire.response import Wire
 
 if TYPE_CHECKING:
-    from engine.fleet.metrics import MetricsBuffer
-    from engine.fleet.runtime import Runtime
-    from engine.journal.recorder import Recorder
+    from simproxy.engine.fleet.metrics import MetricsBuffer
+    from simproxy.engine.fleet.runtime import Runtime
+    from simproxy.engine.journal.recorder import Recorder
 
 
 log = logging.getLogger(__name__)

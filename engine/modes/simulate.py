@@ -7,16 +7,16 @@ import logging
 from collections.abc import Coroutine
 from typing import Any, ClassVar
 
-from engine.errors import CaptureConflict, UpstreamError
-from engine.fleet.config import Mode
-from engine.fleet.runtime import Snapshot
-from engine.journal.logs import log_fields
-from engine.modes.base import Kit, Outcome
-from engine.modes.capture import SAVE_CONTEXT, captured_pair
-from engine.modes.failures import MATCHING_CONTEXT, matching_error, request_fields
-from engine.wire.request import RequestDetails
-from engine.wire.response import Wire
-from store import StoreError
+from simproxy.engine.errors import CaptureConflict, UpstreamError
+from simproxy.engine.fleet.config import Mode
+from simproxy.engine.fleet.runtime import Snapshot
+from simproxy.engine.journal.logs import log_fields
+from simproxy.engine.modes.base import Kit, Outcome
+from simproxy.engine.modes.capture import SAVE_CONTEXT, captured_pair
+from simproxy.engine.modes.failures import MATCHING_CONTEXT, matching_error, request_fields
+from simproxy.engine.wire.request import RequestDetails
+from simproxy.engine.wire.response import Wire
+from simproxy.store import StoreError
 
 log = logging.getLogger(__name__)
 _FORWARDED = (("Hoverfly", ("Forwarded",)),)

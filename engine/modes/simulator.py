@@ -16,20 +16,20 @@ from collections.abc import Coroutine, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from engine.errors import SimulationError
-from engine.fleet.runtime import Runtime, Snapshot
-from engine.journal.logs import log_fields
-from engine.journal.lookup import FetchedJournal
-from engine.matching.cache import CacheEntry, FastKey, HeldKey, cache_key
-from engine.matching.scoring import CompiledPair, CompiledSimulation, MatchResult, Strategy, match
-from engine.modes.failures import MATCHING_CONTEXT, NO_MATCH, PairTexts, failure_wire, miss_text
-from engine.simulation.model import Response
-from engine.templating import CsvTables, JournalLookup, NoJournal
-from engine.templating.pairs import Rendered, render_pair
-from engine.wire.parse import MEMO_BYTES
-from engine.wire.request import RequestDetails
-from engine.wire.response import Wire, plain_error
-from store import HeldState, SimulationChanged, StoreError
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.fleet.runtime import Runtime, Snapshot
+from simproxy.engine.journal.logs import log_fields
+from simproxy.engine.journal.lookup import FetchedJournal
+from simproxy.engine.matching.cache import CacheEntry, FastKey, HeldKey, cache_key
+from simproxy.engine.matching.scoring import CompiledPair, CompiledSimulation, MatchResult, Strategy, match
+from simproxy.engine.modes.failures import MATCHING_CONTEXT, NO_MATCH, PairTexts, failure_wire, miss_text
+from simproxy.engine.simulation.model import Response
+from simproxy.engine.templating import CsvTables, JournalLookup, NoJournal
+from simproxy.engine.templating.pairs import Rendered, render_pair
+from simproxy.engine.wire.parse import MEMO_BYTES
+from simproxy.engine.wire.request import RequestDetails
+from simproxy.engine.wire.response import Wire, plain_error
+from simproxy.store import HeldState, SimulationChanged, StoreError
 
 log = logging.getLogger(__name__)
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from engine.fleet.config import Mode
-from engine.modes.base import Kit, ProxyMode
-from engine.modes.capture import CaptureMode
-from engine.modes.diff import DiffMode
-from engine.modes.modify import ModifyMode, SynthesizeMode
-from engine.modes.simulate import SimulateMode, SpyMode
+from simproxy.engine.fleet.config import Mode
+from simproxy.engine.modes.base import Kit, ProxyMode
+from simproxy.engine.modes.capture import CaptureMode
+from simproxy.engine.modes.diff import DiffMode
+from simproxy.engine.modes.modify import ModifyMode, SynthesizeMode
+from simproxy.engine.modes.simulate import SimulateMode, SpyMode
 
 _CLASSES = (SimulateMode, CaptureMode, SpyMode, SynthesizeMode, ModifyMode, DiffMode)
 MODE_CLASSES: Mapping[Mode, type[SimulateMode | CaptureMode | SynthesizeMode | ModifyMode | DiffMode]] = (

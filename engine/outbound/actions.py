@@ -18,22 +18,22 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from engine.errors import UpstreamError
-from engine.execution.scripts import ScriptFiles, run_program
-from engine.execution.tasks import TaskSet
-from engine.fleet.config import ActionSpec
-from engine.journal.entries import post_serve_action_view, record_entry
-from engine.outbound.goerrors import exec_error
-from engine.outbound.middleware import Exchange, encode_exchange
-from engine.outbound.upstream import Upstream
-from engine.simulation.model import Response
-from engine.wire.request import RequestDetails
-from engine.wire.response import Wire
-from store import StoreError
+from simproxy.engine.errors import UpstreamError
+from simproxy.engine.execution.scripts import ScriptFiles, run_program
+from simproxy.engine.execution.tasks import TaskSet
+from simproxy.engine.fleet.config import ActionSpec
+from simproxy.engine.journal.entries import post_serve_action_view, record_entry
+from simproxy.engine.outbound.goerrors import exec_error
+from simproxy.engine.outbound.middleware import Exchange, encode_exchange
+from simproxy.engine.outbound.upstream import Upstream
+from simproxy.engine.simulation.model import Response
+from simproxy.engine.wire.request import RequestDetails
+from simproxy.engine.wire.response import Wire
+from simproxy.store import StoreError
 
 if TYPE_CHECKING:
-    from engine.journal.recorder import Recorder
-    from store import JournalStore
+    from simproxy.engine.journal.recorder import Recorder
+    from simproxy.store import JournalStore
 
 log = logging.getLogger(__name__)
 

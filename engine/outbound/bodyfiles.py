@@ -11,9 +11,9 @@ import asyncio
 from collections.abc import Iterable
 from urllib.parse import urljoin
 
-from engine.errors import UpstreamError
-from engine.outbound.upstream import Upstream, UpstreamOptions
-from engine.simulation.importing import origin_allowed
+from simproxy.engine.errors import UpstreamError
+from simproxy.engine.outbound.upstream import Upstream, UpstreamOptions
+from simproxy.engine.simulation.importing import origin_allowed
 
 DOWNLOAD_TIMEOUT = 10.0
 MAX_REDIRECTS = 10

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ssl
 from dataclasses import dataclass, field
 
-from engine.gocompat.goregex import GoRegex, compile_go
+from simproxy.engine.gocompat.goregex import GoRegex, compile_go
 
 
 @dataclass(frozen=True, slots=True)

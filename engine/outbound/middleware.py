@@ -18,14 +18,14 @@ from typing import Any
 
 import orjson
 
-from engine.errors import EngineError, UpstreamError
-from engine.execution.scripts import ScriptFiles, run_program
-from engine.fleet.config import MiddlewareSpec
-from engine.outbound.goerrors import exec_error
-from engine.outbound.upstream import Upstream
-from engine.simulation.codec import needs_base64
-from engine.simulation.model import LogNormal, Response
-from engine.wire.request import RequestDetails, canonical_header, go_escape_path, parse_query
+from simproxy.engine.errors import EngineError, UpstreamError
+from simproxy.engine.execution.scripts import ScriptFiles, run_program
+from simproxy.engine.fleet.config import MiddlewareSpec
+from simproxy.engine.outbound.goerrors import exec_error
+from simproxy.engine.outbound.upstream import Upstream
+from simproxy.engine.simulation.codec import needs_base64
+from simproxy.engine.simulation.model import LogNormal, Response
+from simproxy.engine.wire.request import RequestDetails, canonical_header, go_escape_path, parse_query
 
 log = logging.getLogger(__name__)
 

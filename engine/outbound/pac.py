@@ -20,7 +20,7 @@ import re
 import sys
 from collections import OrderedDict
 
-from engine.errors import EngineError
+from simproxy.engine.errors import EngineError
 
 ANSWERS = 1000
 PAC_TIMEOUT = 5.0
@@ -62,7 +62,7 @@ class PacResolver:
         if pac != self._text:
             async with self._checking:  # one check per new text; the others wait for its verdict
                 if pac != self._text:
-                    from engine.gocompat.ottosyntax import syntax_error  # on first use: ~10 ms of import
+                    from simproxy.engine.gocompat.ottosyntax import syntax_error  # on first use: ~10 ms of import
 
                     syntax = await asyncio.to_thread(syntax_error, pac)
                     self._text, self._syntax = pac, syntax
@@ -105,8 +105,9 @@ class PacResolver:
         if self._child is None or self._child.returncode is not None:
             self._child = await asyncio.create_subprocess_exec(
                 sys.executable,
+                "-I",
                 "-m",
-                "engine.outbound.pac_child",
+                "simproxy.engine.outbound.pac_child",
                 str(os.getpid()),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,

@@ -16,7 +16,7 @@ import sys
 
 from pypac.parser import PACFile
 
-from engine.execution.lifeline import die_with_parent
+from simproxy.engine.execution.lifeline import die_with_parent
 
 
 def serve() -> None:

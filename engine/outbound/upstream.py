@@ -23,10 +23,10 @@ import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine.errors import UpstreamError
-from engine.outbound.clientauth import ClientAuthentication
-from engine.outbound.goerrors import dial_error, nameserver, tls_problem
-from engine.wire.request import RequestDetails, canonical_header, go_escape_path, valid_escapes
+from simproxy.engine.errors import UpstreamError
+from simproxy.engine.outbound.clientauth import ClientAuthentication
+from simproxy.engine.outbound.goerrors import dial_error, nameserver, tls_problem
+from simproxy.engine.wire.request import RequestDetails, canonical_header, go_escape_path, valid_escapes
 
 if TYPE_CHECKING:
     import aiohttp

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from engine.errors import EngineError
-from store import Store
+from simproxy.engine.errors import EngineError
+from simproxy.store import Store
 
 if TYPE_CHECKING:
     from cryptography import x509

@@ -39,8 +39,8 @@ import sys
 import termios
 from collections.abc import Awaitable, Callable
 
-from engine.simulation.model import TIMED_FAULTS, Fault, FaultKind
-from engine.wire.response import Wire
+from simproxy.engine.simulation.model import TIMED_FAULTS, Fault, FaultKind
+from simproxy.engine.wire.response import Wire
 
 log = logging.getLogger(__name__)
 

@@ -11,14 +11,14 @@ import time
 from collections.abc import Callable
 from email.utils import formatdate
 
-from engine.auth import Authenticator
-from engine.execution.tasks import TaskSet
-from engine.fleet.config import BACKLOG, ProxyLimits
-from engine.modes.dispatch import Dispatcher
-from engine.server.certs import Interception
-from engine.server.protocol import ProxyProtocol
-from engine.wire.parse import RequestMemos
-from engine.wire.response import plain_error
+from simproxy.engine.auth import Authenticator
+from simproxy.engine.execution.tasks import TaskSet
+from simproxy.engine.fleet.config import BACKLOG, ProxyLimits
+from simproxy.engine.modes.dispatch import Dispatcher
+from simproxy.engine.server.certs import Interception
+from simproxy.engine.server.protocol import ProxyProtocol
+from simproxy.engine.wire.parse import RequestMemos
+from simproxy.engine.wire.response import plain_error
 
 SWEEP_INTERVAL = 1.0
 RESERVED_DESCRIPTORS = 256

@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, NamedTuple, cast
 
 import httptools
 
-from engine.errors import RequestRejected
-from engine.fleet.config import ProxyLimits
-from engine.modes.dispatch import Outcome, Received
-from engine.server.faults import write_fault
-from engine.server.flow import (
+from simproxy.engine.errors import RequestRejected
+from simproxy.engine.fleet.config import ProxyLimits
+from simproxy.engine.modes.dispatch import Outcome, Received
+from simproxy.engine.server.faults import write_fault
+from simproxy.engine.server.flow import (
     FEED_SLICE,
     HOLD_CONNECT,
     HOLD_FAILED,
@@ -42,14 +42,20 @@ from engine.server.flow import (
     ReadGate,
     limit_writes,
 )
-from engine.server.tunnel import Tunnel, open_tunnel, split_authority, start_tls
-from engine.simulation.model import TIMED_FAULTS
-from engine.wire.parse import Arrival, build_request
-from engine.wire.request import RequestDetails
-from engine.wire.response import Wire, as_hoverfly_tunnels_it, chunked_instead, plain_error, proxy_auth_required
+from simproxy.engine.server.tunnel import Tunnel, open_tunnel, split_authority, start_tls
+from simproxy.engine.simulation.model import TIMED_FAULTS
+from simproxy.engine.wire.parse import Arrival, build_request
+from simproxy.engine.wire.request import RequestDetails
+from simproxy.engine.wire.response import (
+    Wire,
+    as_hoverfly_tunnels_it,
+    chunked_instead,
+    plain_error,
+    proxy_auth_required,
+)
 
 if TYPE_CHECKING:
-    from engine.server.listener import ProxyServer
+    from simproxy.engine.server.listener import ProxyServer
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from types import MappingProxyType
 from typing import cast
 
-from engine.server.certs import CertificateError, Interception
-from store import StoreError
+from simproxy.engine.server.certs import CertificateError, Interception
+from simproxy.store import StoreError
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ import binascii
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from engine.errors import SimulationError
-from engine.gocompat.sniff import BINARY, SNIFF_LENGTH, detect_content_type
-from engine.simulation.model import (
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.gocompat.sniff import BINARY, SNIFF_LENGTH, detect_content_type
+from simproxy.engine.simulation.model import (
     FAULT_PARAMETERS,
     JSON,
     Delay,

@@ -10,9 +10,9 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from engine.errors import ImportFailure
-from engine.gocompat.goregex import GoRegex, InvalidPattern, compile_go
-from engine.simulation.model import LogNormal, Response, Simulation
+from simproxy.engine.errors import ImportFailure
+from simproxy.engine.gocompat.goregex import GoRegex, InvalidPattern, compile_go
+from simproxy.engine.simulation.model import LogNormal, Response, Simulation
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
-from engine.errors import SimulationError
-from engine.gocompat.goregex import GoRegex, InvalidPattern, compile_go
-from engine.simulation.model import Fault, Simulation
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.gocompat.goregex import GoRegex, InvalidPattern, compile_go
+from simproxy.engine.simulation.model import Fault, Simulation
 
 
 def rolled(fault: Fault, rng: random.Random) -> bool:

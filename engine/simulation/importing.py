@@ -17,10 +17,10 @@ from pathlib import Path
 
 import orjson
 
-from engine.errors import ImportFailure
-from engine.gocompat.goregex import InvalidPattern, compile_go
-from engine.simulation.codec import encode_request
-from engine.simulation.model import LogNormal, Pair, RequestMatcher, Simulation
+from simproxy.engine.errors import ImportFailure
+from simproxy.engine.gocompat.goregex import InvalidPattern, compile_go
+from simproxy.engine.simulation.codec import encode_request
+from simproxy.engine.simulation.model import LogNormal, Pair, RequestMatcher, Simulation
 
 _URL = re.compile(r"^(https?|ftp)://", re.IGNORECASE)
 

@@ -15,7 +15,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import TypeAlias
 
-from engine.gocompat.gojson import JSON as JSON
+from simproxy.engine.gocompat.gojson import JSON as JSON
 
 """Any JSON value as produced by orjson: dict, list, str, int, float, bool or None."""
 

@@ -4,9 +4,9 @@
 for one request and never raises. The helpers, CSV data sources and journal queries are Hoverfly's.
 """
 
-from engine.templating.context import JournalEntryView, JournalLookup, NoJournal, RenderContext, RenderResult
-from engine.templating.csv_store import CsvMutation, CsvTables, format_csv, parse_csv
-from engine.templating.engine import Template, TemplateEngine, Variables
+from simproxy.engine.templating.context import JournalEntryView, JournalLookup, NoJournal, RenderContext, RenderResult
+from simproxy.engine.templating.csv_store import CsvMutation, CsvTables, format_csv, parse_csv
+from simproxy.engine.templating.engine import Template, TemplateEngine, Variables
 
 __all__ = (
     "CsvMutation",

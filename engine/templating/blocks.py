@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from engine.templating.evaluate import Call, DataFrame, Part, eval_field, eval_program
-from engine.templating.values import MISSING, GoInt, GoStruct, go_atoi, go_title, to_str, truthy
+from simproxy.engine.templating.evaluate import Call, DataFrame, Part, eval_field, eval_program
+from simproxy.engine.templating.values import MISSING, GoInt, GoStruct, go_atoi, go_title, to_str, truthy
 
 log = logging.getLogger(__name__)
 

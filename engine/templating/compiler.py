@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from engine.templating import evaluate, render, syntax
-from engine.templating.evaluate import HelperSpec
-from engine.templating.registry import CSV_HELPERS, CSV_WRITERS, JOURNAL_HELPERS
-from engine.templating.values import GoInt, go_atoi, go_title
+from simproxy.engine.templating import evaluate, render, syntax
+from simproxy.engine.templating.evaluate import HelperSpec
+from simproxy.engine.templating.registry import CSV_HELPERS, CSV_WRITERS, JOURNAL_HELPERS
+from simproxy.engine.templating.values import GoInt, go_atoi, go_title
 
 
 class CompileError(ValueError):

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from engine.templating.csv_store import CsvTables
-from engine.templating.values import MISSING, GoFunc, GoStruct, StrList, StructFields
-from engine.wire.hot import hot_value
-from engine.wire.request import RequestDetails
+from simproxy.engine.templating.csv_store import CsvTables
+from simproxy.engine.templating.values import MISSING, GoFunc, GoStruct, StrList, StructFields
+from simproxy.engine.wire.hot import hot_value
+from simproxy.engine.wire.request import RequestDetails
 
 if TYPE_CHECKING:
-    from engine.templating.engine import Variables
+    from simproxy.engine.templating.engine import Variables
 
 
 class JournalEntryView(Protocol):

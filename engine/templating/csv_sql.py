@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from engine.templating.csv_store import Condition
-from engine.templating.values import go_trim_space
+from simproxy.engine.templating.csv_store import Condition
+from simproxy.engine.templating.values import go_trim_space
 
 _S = r"[\t\n\f\r ]"
 _FLAGS = re.IGNORECASE | re.ASCII

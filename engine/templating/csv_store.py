@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from engine.templating.values import GO_SPACE, go_parse_float
+from simproxy.engine.templating.values import GO_SPACE, go_parse_float
 
 Condition = tuple[str, str, str]
 """A mini-SQL WHERE triple: (column, operator, value)."""

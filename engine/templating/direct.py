@@ -19,11 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from operator import attrgetter
 
-from engine.templating.context import REQUEST_MAPS, REQUEST_TEXTS
-from engine.templating.evaluate import Part, Path
-from engine.templating.render import PathMustache, Program
-from engine.templating.values import escape_html
-from engine.wire.request import RequestDetails
+from simproxy.engine.templating.context import REQUEST_MAPS, REQUEST_TEXTS
+from simproxy.engine.templating.evaluate import Part, Path
+from simproxy.engine.templating.render import PathMustache, Program
+from simproxy.engine.templating.values import escape_html
+from simproxy.engine.wire.request import RequestDetails
 
 Getter = Callable[[RequestDetails], str]
 

@@ -18,18 +18,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from engine.errors import SimulationError
-from engine.templating.context import RenderContext, RenderResult, RenderState, RequestView, RootData
-from engine.templating.evaluate import Call, Scope
-from engine.templating.values import GoFunc, GoInt, RenderFailure
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.templating.context import RenderContext, RenderResult, RenderState, RequestView, RootData
+from simproxy.engine.templating.evaluate import Call, Scope
+from simproxy.engine.templating.values import GoFunc, GoInt, RenderFailure
 
 if TYPE_CHECKING:
     from faker import Faker
 
-    from engine.gocompat.jsonpath_k8s import JsonPath
-    from engine.templating.compiler import Usage
-    from engine.templating.direct import DirectText
-    from engine.templating.render import Program
+    from simproxy.engine.gocompat.jsonpath_k8s import JsonPath
+    from simproxy.engine.templating.compiler import Usage
+    from simproxy.engine.templating.direct import DirectText
+    from simproxy.engine.templating.render import Program
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ class _Cache:
 
 
 def _jsonpath(query: str) -> JsonPath | None:
-    from engine.gocompat.jsonpath_k8s import compile_jsonpath, prepare
+    from simproxy.engine.gocompat.jsonpath_k8s import compile_jsonpath, prepare
 
     try:
         return compile_jsonpath(prepare(query))
@@ -66,7 +66,7 @@ def _jsonpath(query: str) -> JsonPath | None:
 
 
 def _xpath(expr: str) -> Any:
-    from engine.gocompat.xpath import check_xpath
+    from simproxy.engine.gocompat.xpath import check_xpath
 
     try:
         return check_xpath(expr, ".value")
@@ -147,7 +147,7 @@ class Variables:
                 continue
             try:
                 if entry.function == "requestBody":
-                    from engine.templating.helpers_body import fetch_from_body
+                    from simproxy.engine.templating.helpers_body import fetch_from_body
 
                     query_type, query = entry.arguments[0], entry.arguments[1]
                     if not isinstance(query_type, str) or not isinstance(query, str):
@@ -182,7 +182,7 @@ def _argument_text(rt: RenderState, argument: Any) -> str:
 
 def _call_variable(rt: RenderState, entry: _Variable) -> Any:
     """The helper called with one argument per Go parameter, as Hoverfly's reflection does."""
-    from engine.templating.registry import HELPERS
+    from simproxy.engine.templating.registry import HELPERS
 
     spec = HELPERS[entry.function]
     if spec.options or any(kind not in ("str", "int", "float") for kind in spec.types):
@@ -206,7 +206,7 @@ def _call_variable(rt: RenderState, entry: _Variable) -> Any:
 
 def _request_body(call: Call, query_type: str, query: str) -> Any:
     """``Request.Body``: the body helper, imported with the helpers on its first call."""
-    from engine.templating.helpers_body import request_body
+    from simproxy.engine.templating.helpers_body import request_body
 
     return request_body(call, query_type, query)
 
@@ -233,10 +233,10 @@ class TemplateEngine:
 
     def compile(self, text: str, where: str) -> Template:
         """Parse and check a template; ``SimulationError(where, ...)`` when it cannot work."""
-        from engine.templating.compiler import CompileError, Compiler
-        from engine.templating.direct import direct_text
-        from engine.templating.parser import TemplateSyntaxError, parse
-        from engine.templating.registry import HELPERS
+        from simproxy.engine.templating.compiler import CompileError, Compiler
+        from simproxy.engine.templating.direct import direct_text
+        from simproxy.engine.templating.parser import TemplateSyntaxError, parse
+        from simproxy.engine.templating.registry import HELPERS
 
         compiler = Compiler(HELPERS, strict=True)
         try:
@@ -256,8 +256,14 @@ class TemplateEngine:
 
     def compile_variables(self, variables: Sequence[Mapping[str, Any]], where: str) -> Variables:
         """Hoverfly's ``{name, function, arguments}`` variables; an unknown function is refused."""
-        from engine.templating.compiler import Usage
-        from engine.templating.registry import CSV_HELPERS, CSV_WRITERS, HELPERS, JOURNAL_HELPERS, RAYMOND_BUILTINS
+        from simproxy.engine.templating.compiler import Usage
+        from simproxy.engine.templating.registry import (
+            CSV_HELPERS,
+            CSV_WRITERS,
+            HELPERS,
+            JOURNAL_HELPERS,
+            RAYMOND_BUILTINS,
+        )
 
         entries = []
         usage = Usage()
@@ -286,9 +292,9 @@ class TemplateEngine:
     def _variable_argument(self, argument: Any, usage: Usage) -> Any:
         if not isinstance(argument, str):
             return argument
-        from engine.templating.compiler import Compiler
-        from engine.templating.parser import TemplateSyntaxError, parse
-        from engine.templating.registry import HELPERS
+        from simproxy.engine.templating.compiler import Compiler
+        from simproxy.engine.templating.parser import TemplateSyntaxError, parse
+        from simproxy.engine.templating.registry import HELPERS
 
         compiler = Compiler(HELPERS, strict=False)
         try:
@@ -342,9 +348,9 @@ class TemplateEngine:
 
 
 def _parse_dynamic(value: str) -> Program | None:
-    from engine.templating.compiler import Compiler
-    from engine.templating.parser import TemplateSyntaxError, parse
-    from engine.templating.registry import HELPERS
+    from simproxy.engine.templating.compiler import Compiler
+    from simproxy.engine.templating.parser import TemplateSyntaxError, parse
+    from simproxy.engine.templating.registry import HELPERS
 
     try:
         return Compiler(HELPERS, strict=False, allow_helpers=False).program(parse("{{ " + value + " }}"))

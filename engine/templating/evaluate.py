@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from engine.templating.values import (
+from simproxy.engine.templating.values import (
     MISSING,
     GoFunc,
     GoInt,
@@ -24,7 +24,7 @@ from engine.templating.values import (
 )
 
 if TYPE_CHECKING:
-    from engine.templating.render import BlockNode, Program
+    from simproxy.engine.templating.render import BlockNode, Program
 
 MAX_DEPTH = 64
 """Programs rendered inside each other; past this the render fails (Go would overflow its stack)."""

@@ -12,7 +12,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from engine.gocompat.gojson import format_v_float
+from simproxy.engine.gocompat.gojson import format_v_float
 
 if TYPE_CHECKING:
     from faker import Faker

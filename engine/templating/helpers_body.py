@@ -14,13 +14,13 @@ from decimal import Decimal
 from typing import Any
 from xml.parsers import expat
 
-from engine.gocompat.gojson import InvalidJSON, decode_float, format_v_float, marshal
-from engine.gocompat.jsonpath_k8s import NO_VALUE, JsonPath, run
-from engine.gocompat.jwt import token_parts
-from engine.gocompat.xpath import run_xpath, string_value
-from engine.templating.evaluate import Call
-from engine.templating.helpers_csv import evaluation_text
-from engine.templating.values import GO_SPACE, RenderFailure, go_trim_space
+from simproxy.engine.gocompat.gojson import InvalidJSON, decode_float, format_v_float, marshal
+from simproxy.engine.gocompat.jsonpath_k8s import NO_VALUE, JsonPath, run
+from simproxy.engine.gocompat.jwt import token_parts
+from simproxy.engine.gocompat.xpath import run_xpath, string_value
+from simproxy.engine.templating.evaluate import Call
+from simproxy.engine.templating.helpers_csv import evaluation_text
+from simproxy.engine.templating.values import GO_SPACE, RenderFailure, go_trim_space
 
 _SCIENTIFIC = re.compile(r"[+-]?[0-9]*\.?[0-9]+[eE][+-]?[0-9]+\Z")
 

@@ -9,10 +9,18 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from engine.templating.csv_sql import EmptySource, SqlError, parse_sql
-from engine.templating.csv_store import CsvMutation, RaggedRow, delete_rows, matches, row_map, sql_delete, sql_update
-from engine.templating.evaluate import Call
-from engine.templating.values import RenderFailure, StrList, go_format
+from simproxy.engine.templating.csv_sql import EmptySource, SqlError, parse_sql
+from simproxy.engine.templating.csv_store import (
+    CsvMutation,
+    RaggedRow,
+    delete_rows,
+    matches,
+    row_map,
+    sql_delete,
+    sql_update,
+)
+from simproxy.engine.templating.evaluate import Call
+from simproxy.engine.templating.values import RenderFailure, StrList, go_format
 
 
 def _tables(call: Call) -> dict[str, list[list[str]]]:

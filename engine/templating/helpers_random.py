@@ -9,9 +9,9 @@ from __future__ import annotations
 import ipaddress
 import uuid
 
-from engine.templating.evaluate import Call
-from engine.templating.faker_map import NEEDS_ARGUMENTS, TABLE, go_print
-from engine.templating.values import RenderFailure, go_fixed
+from simproxy.engine.templating.evaluate import Call
+from simproxy.engine.templating.faker_map import NEEDS_ARGUMENTS, TABLE, go_print
+from simproxy.engine.templating.values import RenderFailure, go_fixed
 
 _LETTERS = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _KEPT = 256 // len(_LETTERS) * len(_LETTERS)

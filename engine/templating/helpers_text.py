@@ -12,9 +12,9 @@ import math
 import re
 from typing import Any
 
-from engine.gocompat.goregex import InvalidPattern, compile_go
-from engine.templating.evaluate import Call
-from engine.templating.values import (
+from simproxy.engine.gocompat.goregex import InvalidPattern, compile_go
+from simproxy.engine.templating.evaluate import Call
+from simproxy.engine.templating.values import (
     GoInt,
     RenderFailure,
     StrList,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 
-from engine.templating.evaluate import Call
+from simproxy.engine.templating.evaluate import Call
 
 _NS = 1_000_000_000
 _MAX = 2**63 - 1

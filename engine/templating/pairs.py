@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from engine.simulation.model import Response
-from engine.templating import (
+from simproxy.engine.simulation.model import Response
+from simproxy.engine.templating import (
     CsvTables,
     JournalLookup,
     NoJournal,
@@ -23,10 +23,10 @@ from engine.templating import (
     TemplateEngine,
     Variables,
 )
-from engine.templating.direct import DirectText
-from engine.wire.hot import hot_value
-from engine.wire.request import RequestDetails, canonical_header
-from engine.wire.response import Wire, WireShape, render_wire, wire_shape
+from simproxy.engine.templating.direct import DirectText
+from simproxy.engine.wire.hot import hot_value
+from simproxy.engine.wire.request import RequestDetails, canonical_header
+from simproxy.engine.wire.response import Wire, WireShape, render_wire, wire_shape
 
 _NO_JOURNAL = NoJournal()
 

@@ -7,8 +7,8 @@ and a block must be closed by exactly the text that opened it.
 
 from __future__ import annotations
 
-from engine.templating.lexer import T, Token, tokenize
-from engine.templating.syntax import (
+from simproxy.engine.templating.lexer import T, Token, tokenize
+from simproxy.engine.templating.syntax import (
     Block,
     BoolLit,
     Comment,
@@ -26,8 +26,8 @@ from engine.templating.syntax import (
     name_str,
     strip_for,
 )
-from engine.templating.values import go_atoi, go_parse_float
-from engine.templating.whitespace import process_whitespace
+from simproxy.engine.templating.values import go_atoi, go_parse_float
+from simproxy.engine.templating.whitespace import process_whitespace
 
 
 class TemplateSyntaxError(ValueError):

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from engine.templating import blocks, helpers_body, helpers_csv, helpers_random, helpers_text, helpers_time
-from engine.templating.evaluate import Call, HelperSpec
+from simproxy.engine.templating import blocks, helpers_body, helpers_csv, helpers_random, helpers_text, helpers_time
+from simproxy.engine.templating.evaluate import Call, HelperSpec
 
 S, N, F, B, L, A = "str", "int", "float", "bool", "strlist", "any"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.templating.evaluate import (
+from simproxy.engine.templating.evaluate import (
     MAX_DEPTH,
     Call,
     HelperSpec,
@@ -26,7 +26,7 @@ from engine.templating.evaluate import (
     falls_to_root,
     root_value,
 )
-from engine.templating.values import MISSING, GoInt, RenderFailure, escape_html, to_str, truthy
+from simproxy.engine.templating.values import MISSING, GoInt, RenderFailure, escape_html, to_str, truthy
 
 
 class Program:

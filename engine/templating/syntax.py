@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
-from engine.templating.values import go_float
+from simproxy.engine.templating.values import go_float
 
 
 @dataclass(slots=True)

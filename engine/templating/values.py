@@ -13,7 +13,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from engine.gocompat.gojson import format_v_float
+from simproxy.engine.gocompat.gojson import format_v_float
 
 # Go's unicode.IsSpace (strings.TrimSpace and friends)
 GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"

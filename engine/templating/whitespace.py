@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from engine.templating.syntax import Block, Comment, Content, Mustache, Partial, Program, Statement, Strip
+from simproxy.engine.templating.syntax import Block, Comment, Content, Mustache, Partial, Program, Statement, Strip
 
 _S = r"[\t\n\f\r ]"
 _TRIM_LEFT = re.compile(r"^[ \t]*\r?\n?")

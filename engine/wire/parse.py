@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import httptools
 
-from engine.errors import RequestRejected
-from engine.wire.request import RequestDetails, canonical_header, request_path
+from simproxy.engine.errors import RequestRejected
+from simproxy.engine.wire.request import RequestDetails, canonical_header, request_path
 
 _SKIPPED_HEADERS = frozenset({"host", "transfer-encoding"})
 

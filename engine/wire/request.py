@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import field
 from urllib.parse import unquote, unquote_plus
 
-from engine.wire.hot import hot_value
+from simproxy.engine.wire.hot import hot_value
 
 _HEX = "0123456789ABCDEFabcdef"
 _PATH_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~$&+,/:;=@")

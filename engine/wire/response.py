@@ -11,11 +11,11 @@ from http import HTTPStatus
 
 import orjson
 
-from engine.errors import SimulationError
-from engine.gocompat.sniff import detect_content_type
-from engine.simulation.model import Fault, Response
-from engine.wire.hot import hot_value
-from engine.wire.request import canonical_header
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.gocompat.sniff import detect_content_type
+from simproxy.engine.simulation.model import Fault, Response
+from simproxy.engine.wire.hot import hot_value
+from simproxy.engine.wire.request import canonical_header
 
 # Go's http.StatusText, which writes the status line Hoverfly's clients see; Python's phrases
 # differ in two places, and Go names an unknown code "status code N".

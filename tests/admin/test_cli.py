@@ -17,12 +17,13 @@ from pathlib import Path
 import bcrypt
 import pytest
 
-from admin.arguments import parse_args
-from admin.cli import main
-from admin.flags import HelpRequested, UsageError, VersionRequested, usage_text
-from admin.settings import LogOptions, Settings
-from engine.fleet.config import ActionSpec, MiddlewareSpec
-from engine.version import VERSION
+from simproxy.admin.arguments import parse_args
+from simproxy.admin.cli import main
+from simproxy.admin.command import COMMAND
+from simproxy.admin.flags import HelpRequested, UsageError, VersionRequested, usage_text
+from simproxy.admin.settings import LogOptions, Settings
+from simproxy.engine.fleet.config import ActionSpec, MiddlewareSpec
+from simproxy.engine.version import VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -426,7 +427,7 @@ def test_main_reads_argv_and_environment_then_runs_the_server(monkeypatch: pytes
         started.append(settings)
         return 3
 
-    monkeypatch.setitem(sys.modules, "admin.server", types.SimpleNamespace(run=run))
+    monkeypatch.setitem(sys.modules, "simproxy.admin.server", types.SimpleNamespace(run=run))
     monkeypatch.setattr(sys, "argv", ["simproxy", "-pp", "9500", "-webserver"])
     monkeypatch.setenv("AdminPort", "9888")
     assert main() == 3
@@ -435,11 +436,9 @@ def test_main_reads_argv_and_environment_then_runs_the_server(monkeypatch: pytes
 
 def test_python_dash_m_admin() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-m", "admin", "-version"], capture_output=True, text=True, env=env, check=False
-    )
+    done = subprocess.run([*COMMAND, "-version"], capture_output=True, text=True, env=env, check=False)
     assert (done.returncode, done.stdout, done.stderr) == (0, VERSION + "\n", "")
-    done = subprocess.run([sys.executable, "-m", "admin", "-x"], capture_output=True, text=True, env=env, check=False)
+    done = subprocess.run([*COMMAND, "-x"], capture_output=True, text=True, env=env, check=False)
     assert done.returncode == 2
     assert done.stderr.startswith("flag provided but not defined: -x\nUsage of simproxy:\n")
 

@@ -11,12 +11,12 @@ from typing import Any
 import orjson
 import pytest
 
-from admin.diff import delete_diff, get_diff, parse_filter, post_diff
-from admin.errors import BadRequest
-from engine.fleet.runtime import Runtime
-from engine.matching.registry import MatcherRegistry
-from engine.modes.diff_report import DiffEntry, DiffReport, DiffRequest, encode_report, encode_request
-from store import MemoryStore
+from simproxy.admin.diff import delete_diff, get_diff, parse_filter, post_diff
+from simproxy.admin.errors import BadRequest
+from simproxy.engine.fleet.runtime import Runtime
+from simproxy.engine.matching.registry import MatcherRegistry
+from simproxy.engine.modes.diff_report import DiffEntry, DiffReport, DiffRequest, encode_report, encode_request
+from simproxy.store import MemoryStore
 
 REQ = DiffRequest("GET", "example.com", "/a", "x=1")
 OTHER = DiffRequest("POST", "example.com", "/b", "")

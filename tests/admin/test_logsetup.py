@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 
-from admin.logsetup import install_logging
-from admin.settings import Settings
-from engine.journal.recorder import Recorder
+from simproxy.admin.logsetup import install_logging
+from simproxy.admin.settings import Settings
+from simproxy.engine.journal.recorder import Recorder
 
 
 def _switches() -> tuple[object, ...]:
@@ -19,7 +19,9 @@ def test_the_record_extras_are_off_while_a_worker_logs_and_back_after() -> None:
     sinks = install_logging(Settings(), Recorder(journal_size=10, logs_size=10))
     try:
         assert _switches() == (None, False, False, False)
-        record = logging.getLogger("engine.test").makeRecord("engine.test", logging.INFO, "f", 1, "m", (), None)
+        record = logging.getLogger("simproxy.engine.test").makeRecord(
+            "simproxy.engine.test", logging.INFO, "f", 1, "m", (), None
+        )
         assert record.thread is None and record.process is None
     finally:
         sinks.remove()

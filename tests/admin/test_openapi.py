@@ -14,10 +14,10 @@ import pytest
 from jsonschema import Draft202012Validator
 from sanic import Sanic
 
-from admin.api import create_app
-from admin.openapi import get_openapi, openapi_document
-from admin.settings import Settings
-from engine.version import VERSION
+from simproxy.admin.api import create_app
+from simproxy.admin.openapi import get_openapi, openapi_document
+from simproxy.admin.settings import Settings
+from simproxy.engine.version import VERSION
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 OPEN = {("get", "/api/health"), ("post", "/api/token-auth"), ("options", "/api/token-auth")} | {
@@ -54,7 +54,7 @@ def routed(app: Sanic[Any, Any]) -> set[Operation]:
     """(method, path) of every route; HEAD and the OPTIONS routes Sanic adds itself are left out."""
     found = set()
     for route in app.router.routes:
-        explicit = getattr(route.handler, "__module__", "").startswith("admin.")
+        explicit = getattr(route.handler, "__module__", "").startswith("simproxy.admin.")
         path = SANIC_PARAM.sub(r"{\1}", route.uri)
         for method in route.methods:
             if method == "HEAD" or (method == "OPTIONS" and not explicit):

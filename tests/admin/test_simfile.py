@@ -10,8 +10,8 @@ import orjson
 import pytest
 from jsonschema.validators import validator_for
 
-from admin.errors import BadRequest
-from admin.simfile import JSONDict, parse_simulation, schema_document, upgrade_to_v5, validate
+from simproxy.admin.errors import BadRequest
+from simproxy.admin.simfile import JSONDict, parse_simulation, schema_document, upgrade_to_v5, validate
 
 NO_DELAYS = {"delays": [], "delaysLogNormal": []}
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.matching.registry import MatcherRegistry
-from engine.matching.scoring import CompiledSimulation, MatchResult, Strategy, compile_simulation, match
-from engine.simulation.codec import decode_simulation
-from engine.simulation.model import Matcher, Simulation
-from engine.wire.request import RequestDetails
+from simproxy.engine.matching.registry import MatcherRegistry
+from simproxy.engine.matching.scoring import CompiledSimulation, MatchResult, Strategy, compile_simulation, match
+from simproxy.engine.simulation.codec import decode_simulation
+from simproxy.engine.simulation.model import Matcher, Simulation
+from simproxy.engine.wire.request import RequestDetails
 
 REGISTRY = MatcherRegistry()
 

@@ -12,9 +12,9 @@ import bcrypt
 import jwt
 import pytest
 
-from engine.auth import PROXY_REQUIRED, Authenticator, User, bearer_token, shared_secret
-from engine.errors import LoginRefused, TokenRejected, TooManyAttempts
-from store import MemoryStore
+from simproxy.engine.auth import PROXY_REQUIRED, Authenticator, User, bearer_token, shared_secret
+from simproxy.engine.errors import LoginRefused, TokenRejected, TooManyAttempts
+from simproxy.store import MemoryStore
 
 T = TypeVar("T")
 SECRET = b"k" * 64

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.outbound.bodyfiles import download_body_files
-from engine.simulation.importing import origin_allowed
+from simproxy.engine.outbound.bodyfiles import download_body_files
+from simproxy.engine.simulation.importing import origin_allowed
 from tests.engine.conftest import pair, simulation
 from tests.engine.test_simulation import failure
 from tests.serving import serving

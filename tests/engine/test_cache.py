@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.matching.cache import (
+from simproxy.engine.matching.cache import (
     MIRRORED_MISS_LIMIT,
     CacheEntry,
     MatchCache,
@@ -23,12 +23,12 @@ from engine.matching.cache import (
     plain,
     preload_entries,
 )
-from engine.matching.scoring import compile_simulation, match
-from engine.modes.failures import miss_text
-from engine.simulation.codec import encode_pair, encode_response
-from engine.wire.parse import Arrival, build_request
-from engine.wire.request import RequestDetails
-from engine.wire.response import plain_error
+from simproxy.engine.matching.scoring import compile_simulation, match
+from simproxy.engine.modes.failures import miss_text
+from simproxy.engine.simulation.codec import encode_pair, encode_response
+from simproxy.engine.wire.parse import Arrival, build_request
+from simproxy.engine.wire.request import RequestDetails
+from simproxy.engine.wire.response import plain_error
 from tests.engine.conftest import REGISTRY, compiled, exact, glob, m, pair, request, simulation
 
 
@@ -143,7 +143,7 @@ def test_a_disabled_cache_keeps_nothing() -> None:
 
 
 def test_mirrored_entries_load_only_into_their_generation() -> None:
-    from engine.matching.scoring import compile_simulation
+    from simproxy.engine.matching.scoring import compile_simulation
 
     sim = compile_simulation(simulation(pair({"path": [exact("/a")]}, body="A")), REGISTRY)
     raw = dump_entry(CacheEntry("k", sim.pairs[0]), ("L", 0))

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from engine.fleet.config import ModeArguments
-from engine.modes.capture import captured_pair, merge_capture
-from engine.outbound.upstream import UpstreamResponse
-from engine.simulation.model import Matcher, Pair, RequestMatcher, Response, Simulation
-from engine.wire.request import RequestDetails
+from simproxy.engine.fleet.config import ModeArguments
+from simproxy.engine.modes.capture import captured_pair, merge_capture
+from simproxy.engine.outbound.upstream import UpstreamResponse
+from simproxy.engine.simulation.model import Matcher, Pair, RequestMatcher, Response, Simulation
+from simproxy.engine.wire.request import RequestDetails
 
 
 def request(path: str = "/p", **headers: list[str]) -> RequestDetails:

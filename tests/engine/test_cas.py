@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from engine.errors import CaptureConflict, WriteConflict
-from engine.fleet.cas import until_written
+from simproxy.engine.errors import CaptureConflict, WriteConflict
+from simproxy.engine.fleet.cas import until_written
 
 
 def test_a_refused_write_is_decided_and_tried_again_until_it_is_applied() -> None:

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.errors import SimulationError
-from engine.simulation.codec import decode_simulation, export_simulation, storage_simulation
-from engine.simulation.model import (
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.simulation.codec import decode_simulation, export_simulation, storage_simulation
+from simproxy.engine.simulation.model import (
     MAX_BYTES_PER_SECOND,
     MAX_CHUNKS,
     MAX_DURATION_MS,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from engine.simulation.delays import Delays, sample_log_normal
-from engine.simulation.model import LogNormal, Response
+from simproxy.engine.simulation.delays import Delays, sample_log_normal
+from simproxy.engine.simulation.model import LogNormal, Response
 from tests.engine.conftest import simulation
 
 RNG = random.Random(7)

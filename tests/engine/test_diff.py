@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import orjson
 import pytest
 
-from engine.modes.diff_report import (
+from simproxy.engine.modes.diff_report import (
     DiffEntry,
     DiffGroup,
     DiffReport,

@@ -12,11 +12,11 @@ from typing import Any, cast
 import orjson
 import pytest
 
-from engine.errors import SimulationError
-from engine.fleet.config import ProxyLimits
-from engine.matching.scoring import compile_simulation
-from engine.modes.dispatch import with_fault_decided
-from engine.server.faults import (
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.fleet.config import ProxyLimits
+from simproxy.engine.matching.scoring import compile_simulation
+from simproxy.engine.modes.dispatch import with_fault_decided
+from simproxy.engine.server.faults import (
     NOT_A_CHUNK,
     chunked_head,
     dribble,
@@ -25,12 +25,12 @@ from engine.server.faults import (
     reset_when_delivered,
     write_fault,
 )
-from engine.server.listener import ProxyServer
-from engine.server.protocol import ProxyProtocol
-from engine.simulation.codec import decode_simulation, export_simulation, storage_simulation
-from engine.simulation.faults import global_fault, rolled
-from engine.simulation.model import MAX_CHUNKS, Fault, FaultKind, GlobalFault, Response
-from engine.wire.response import Wire, render_wire
+from simproxy.engine.server.listener import ProxyServer
+from simproxy.engine.server.protocol import ProxyProtocol
+from simproxy.engine.simulation.codec import decode_simulation, export_simulation, storage_simulation
+from simproxy.engine.simulation.faults import global_fault, rolled
+from simproxy.engine.simulation.model import MAX_CHUNKS, Fault, FaultKind, GlobalFault, Response
+from simproxy.engine.wire.response import Wire, render_wire
 from tests.engine.conftest import REGISTRY, exact, pair, request
 
 DRIBBLE = {"type": "dribble", "chunks": 4, "durationMs": 200, "fraction": 0.5}
@@ -543,7 +543,7 @@ def test_a_fault_that_fails_to_write_aborts_the_connection_and_is_logged(caplog:
         return await write_fault(fault, _t(out), wire, True, False, b"date", random.Random(1), _room, asyncio.Event())
 
     failing = _Failing()
-    with caplog.at_level(logging.ERROR, logger="engine.server.faults"):
+    with caplog.at_level(logging.ERROR, logger="simproxy.engine.server.faults"):
         assert not asyncio.run(run(failing))
     assert failing.aborted and "writing a malformedChunk fault failed" in caplog.text
     closing = _Recorder()

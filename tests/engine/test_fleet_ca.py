@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from engine.server.certs import CA_DOCUMENT, CertificateAuthority, fleet_ca, generate_ca
-from store import MemoryStore
+from simproxy.engine.server.certs import CA_DOCUMENT, CertificateAuthority, fleet_ca, generate_ca
+from simproxy.store import MemoryStore
 
 HOVERFLYS = ("hoverfly.proxy", "Hoverfly Authority")
 

@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.gocompat.gojson import go_html_escape
-from engine.modes.failures import go_indent
-from engine.simulation.codec import go_json
+from simproxy.engine.gocompat.gojson import go_html_escape
+from simproxy.engine.modes.failures import go_indent
+from simproxy.engine.simulation.codec import go_json
 
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)  # no lone surrogates
 _LEAVES = st.none() | st.booleans() | st.integers(-(2**63), 2**64) | _TEXT | st.floats(allow_nan=False)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.matching.candidates import PairIndex, literal_prefix
-from engine.simulation.model import Matcher
+from simproxy.engine.matching.candidates import PairIndex, literal_prefix
+from simproxy.engine.simulation.model import Matcher
 from tests.engine.conftest import compiled, exact, glob, regex, request
 
 
@@ -84,7 +84,7 @@ def test_an_index_without_prefix_buckets_only_looks_up_exact_paths() -> None:
 
 def test_matching_through_the_index_finds_glob_and_regex_hits() -> None:
     sim = compiled({"path": [glob("/a/*")]}, {"path": [regex("^/a/[0-9]+$")]})
-    from engine.matching.scoring import match
+    from simproxy.engine.matching.scoring import match
 
     result = match(sim, request("/a/12"), {})
     assert result.pair is not None and result.pair.index == 1  # regex 1 point, glob 1 point: later wins

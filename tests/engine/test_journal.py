@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
-from engine.journal.entries import (
+from simproxy.engine.journal.entries import (
     DEFAULT_LIMIT,
     JournalEntry,
     build_index,
@@ -31,10 +31,10 @@ from engine.journal.entries import (
     query_string,
     truncate,
 )
-from engine.journal.lookup import IndexLookup
-from engine.journal.search import MALFORMED, NO_REQUEST, compile_search
-from engine.templating import CsvTables, RenderContext, TemplateEngine, Variables
-from engine.wire.request import RequestDetails
+from simproxy.engine.journal.lookup import IndexLookup
+from simproxy.engine.journal.search import MALFORMED, NO_REQUEST, compile_search
+from simproxy.engine.templating import CsvTables, RenderContext, TemplateEngine, Variables
+from simproxy.engine.wire.request import RequestDetails
 from tests.engine.conftest import REGISTRY, exact, glob, m, regex, request
 
 T0 = datetime(2024, 4, 9, 0, 56, 11, 606999, tzinfo=timezone(timedelta(hours=1)))

@@ -11,13 +11,13 @@ from collections.abc import Mapping, Sequence
 import orjson
 import pytest
 
-from engine.journal.entries import completion_order, decode_entry, encode_entry, encode_record
-from engine.journal.packed import Packable, pack_entry, unpack_entry
-from engine.journal.recorder import JOURNAL_BATCH_BYTES, Recorder
-from engine.simulation.model import Response
-from engine.wire.parse import Arrival, read_request
-from engine.wire.response import Wire, render_response
-from store import JournalRecord, MemoryStore, StoreUnavailable
+from simproxy.engine.journal.entries import completion_order, decode_entry, encode_entry, encode_record
+from simproxy.engine.journal.packed import Packable, pack_entry, unpack_entry
+from simproxy.engine.journal.recorder import JOURNAL_BATCH_BYTES, Recorder
+from simproxy.engine.simulation.model import Response
+from simproxy.engine.wire.parse import Arrival, read_request
+from simproxy.engine.wire.response import Wire, render_response
+from simproxy.store import JournalRecord, MemoryStore, StoreUnavailable
 
 ZIPPED = gzip.compress(b'{"zipped": true}')
 RESPONSE_HEADERS = (("Content-Type", ("application/json",)), ("X-Many", ("1", "2")))

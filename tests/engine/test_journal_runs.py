@@ -10,14 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.journal.entries import decode_entry
-from engine.journal.packed import Packable, RepeatedEntries
-from engine.journal.recorder import Recorder
-from engine.simulation.model import Response
-from engine.wire.parse import Arrival, read_request
-from engine.wire.request import Received
-from engine.wire.response import Wire, render_response
-from store import JournalItem, MemoryStore
+from simproxy.engine.journal.entries import decode_entry
+from simproxy.engine.journal.packed import Packable, RepeatedEntries
+from simproxy.engine.journal.recorder import Recorder
+from simproxy.engine.simulation.model import Response
+from simproxy.engine.wire.parse import Arrival, read_request
+from simproxy.engine.wire.request import Received
+from simproxy.engine.wire.response import Wire, render_response
+from simproxy.store import JournalItem, MemoryStore
 
 ARRIVAL = Arrival().encode()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.journal.logs import text_line
+from simproxy.engine.journal.logs import text_line
 
 
 @pytest.mark.parametrize(

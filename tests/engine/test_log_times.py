@@ -9,7 +9,7 @@ from datetime import datetime
 
 import pytest
 
-from engine.journal.logs import rfc3339_of
+from simproxy.engine.journal.logs import rfc3339_of
 
 
 @pytest.fixture

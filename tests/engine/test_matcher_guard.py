@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from engine.matching.base import REMEMBERED_INPUT, guarded
+from simproxy.engine.matching.base import REMEMBERED_INPUT, guarded
 from tests.engine.conftest import REGISTRY, matcher
 
 

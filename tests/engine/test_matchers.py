@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.errors import SimulationError
-from engine.matching.registry import CompiledMatcher
-from engine.matching.scoring import compile_simulation
-from engine.simulation.model import Matcher
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.matching.registry import CompiledMatcher
+from simproxy.engine.matching.scoring import compile_simulation
+from simproxy.engine.simulation.model import Matcher
 from tests.engine.conftest import REGISTRY, compiled, exact, glob, hit, m, matcher, pair, regex, request, simulation
 
 WHERE = "data.pairs[0].request.path[0]"

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.errors import SimulationError
-from engine.gocompat.gojson import format_f_float, format_json_float, format_v_float, marshal
-from engine.matching.registry import CompiledMatcher
-from engine.simulation.model import Matcher
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.gocompat.gojson import format_f_float, format_json_float, format_v_float, marshal
+from simproxy.engine.matching.registry import CompiledMatcher
+from simproxy.engine.simulation.model import Matcher
 from tests.engine.conftest import REGISTRY
 
 _FOLLOWME = (  # the JSON-RPC document the deep partial-match cases compare against

@@ -7,10 +7,10 @@ from urllib.parse import urlencode
 
 import pytest
 
-from engine.errors import SimulationError
-from engine.matching.registry import CompiledMatcher
-from engine.matching.scoring import compile_simulation, evaluate
-from engine.simulation.model import Matcher
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.matching.registry import CompiledMatcher
+from simproxy.engine.matching.scoring import compile_simulation, evaluate
+from simproxy.engine.simulation.model import Matcher
 from tests.engine.conftest import REGISTRY, compiled, exact, hit, m, pair, request, simulation
 
 WHERE = "data.pairs[0].request.headers.X-A[0]"

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.errors import SimulationError
-from engine.gocompat.xmlmin import minify
-from engine.matching.registry import CompiledMatcher
-from engine.simulation.model import Matcher
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.gocompat.xmlmin import minify
+from simproxy.engine.matching.registry import CompiledMatcher
+from simproxy.engine.simulation.model import Matcher
 from tests.engine.conftest import REGISTRY
 
 WHERE = "data.pairs[0].request.body[0]"

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.matching.scoring import (
+from simproxy.engine.matching.scoring import (
     CompiledSimulation,
     MatchResult,
     Strategy,
@@ -17,7 +17,7 @@ from engine.matching.scoring import (
     full_scan,
     match,
 )
-from engine.wire.request import RequestDetails
+from simproxy.engine.wire.request import RequestDetails
 from tests.engine.conftest import closest_index, compiled, exact, glob, hit, m, regex, request, run
 
 ALL_FIELDS = ["body", "destination", "path", "method", "headers", "queries", "state"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.fleet.metrics import COUNTED_NAMES, MAX_PAIRS, MetricsBuffer
+from simproxy.engine.fleet.metrics import COUNTED_NAMES, MAX_PAIRS, MetricsBuffer
 
 
 def test_a_flushs_own_timing_never_makes_another_flush() -> None:

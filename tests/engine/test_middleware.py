@@ -12,12 +12,18 @@ from pathlib import Path
 import orjson
 import pytest
 
-from engine.execution.scripts import run_program
-from engine.fleet.config import MiddlewareSpec
-from engine.outbound.middleware import Exchange, MiddlewareError, MiddlewareRunner, decode_exchange, encode_exchange
-from engine.outbound.upstream import Upstream
-from engine.simulation.model import Response
-from engine.wire.request import RequestDetails
+from simproxy.engine.execution.scripts import run_program
+from simproxy.engine.fleet.config import MiddlewareSpec
+from simproxy.engine.outbound.middleware import (
+    Exchange,
+    MiddlewareError,
+    MiddlewareRunner,
+    decode_exchange,
+    encode_exchange,
+)
+from simproxy.engine.outbound.upstream import Upstream
+from simproxy.engine.simulation.model import Response
+from simproxy.engine.wire.request import RequestDetails
 
 
 def request(

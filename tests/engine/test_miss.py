@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from engine.matching.scoring import ClosestMiss
-from engine.modes.failures import PairTexts, miss_text, pair_texts
-from engine.simulation.model import Matcher, Pair, RequestMatcher, Response
-from engine.wire.request import RequestDetails
-from engine.wire.response import plain_error
+from simproxy.engine.matching.scoring import ClosestMiss
+from simproxy.engine.modes.failures import PairTexts, miss_text, pair_texts
+from simproxy.engine.simulation.model import Matcher, Pair, RequestMatcher, Response
+from simproxy.engine.wire.request import RequestDetails
+from simproxy.engine.wire.response import plain_error
 from tests.engine.conftest import compiled, exact, glob, m, request, run, simulation
 
 PREFIX = "simproxy Error!\n\nThere was an error when matching\n\nGot error: "

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from engine.gocompat.ottosyntax import syntax_error
+from simproxy.engine.gocompat.ottosyntax import syntax_error
 
 # Hoverfly's functional test (functional-tests/core/ft_pac_file_test.go): the body must contain
 # "(anonymous): Line 2:5 Unexpected token & (and 1 more errors)". The second line starts with four tabs.

@@ -9,14 +9,14 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from admin.errors import BadRequest
-from admin.simfile import parse_simulation
-from engine.errors import ImportFailure, SimulationError
-from engine.matching.registry import BUILTIN_MATCHERS
-from engine.matching.scoring import compile_simulation, match
-from engine.simulation.codec import decode_simulation
-from engine.simulation.importing import import_simulation
-from engine.wire.request import RequestDetails
+from simproxy.admin.errors import BadRequest
+from simproxy.admin.simfile import parse_simulation
+from simproxy.engine.errors import ImportFailure, SimulationError
+from simproxy.engine.matching.registry import BUILTIN_MATCHERS
+from simproxy.engine.matching.scoring import compile_simulation, match
+from simproxy.engine.simulation.codec import decode_simulation
+from simproxy.engine.simulation.importing import import_simulation
+from simproxy.engine.wire.request import RequestDetails
 from tests.engine.conftest import REGISTRY
 
 EXAMPLES = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -8,12 +8,12 @@ from collections.abc import Callable, Coroutine
 from types import SimpleNamespace
 from typing import Any
 
-from engine.fleet.config import ProxyLimits
-from engine.server.flow import FEED_SLICE
-from engine.server.listener import ProxyServer
-from engine.server.protocol import ProxyProtocol
-from engine.server.tunnel import split_authority
-from engine.wire.response import Wire, plain_error
+from simproxy.engine.fleet.config import ProxyLimits
+from simproxy.engine.server.flow import FEED_SLICE
+from simproxy.engine.server.listener import ProxyServer
+from simproxy.engine.server.protocol import ProxyProtocol
+from simproxy.engine.server.tunnel import split_authority
+from simproxy.engine.wire.response import Wire, plain_error
 
 LIMITS = ProxyLimits(max_pipelined=8, write_buffer=64 * 1024)
 BIG = plain_error(200, "b" * 40_000)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.wire.request import canonical_header, parse_query, request_path
+from simproxy.engine.wire.request import canonical_header, parse_query, request_path
 from tests.engine.conftest import request
 
 # ---------------------------------------------------------------------------------------------
@@ -152,7 +152,7 @@ def test_canonical_header_names(name: str, canonical: str) -> None:
 
 
 def test_a_workers_memo_of_header_names_gives_the_same_names_and_stays_bounded() -> None:
-    from engine.wire.parse import NAMES_KEPT, Arrival, build_request
+    from simproxy.engine.wire.parse import NAMES_KEPT, Arrival, build_request
 
     raw = [(b"host", b"api.test"), (b"x-api-key", b"k"), (b"CONTENT-type", b"text/plain"), (b"x_odd_Name", b"v")]
     names: dict[str, str] = {}

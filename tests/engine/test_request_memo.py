@@ -3,8 +3,8 @@ never repeat leave no built request behind."""
 
 from __future__ import annotations
 
-from engine.wire.parse import MEMO_BYTES, MEMO_SIZE, Arrival, RequestMemo, RequestMemos, read_request
-from engine.wire.request import RequestDetails
+from simproxy.engine.wire.parse import MEMO_BYTES, MEMO_SIZE, Arrival, RequestMemo, RequestMemos, read_request
+from simproxy.engine.wire.request import RequestDetails
 
 ARRIVAL = Arrival()
 

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from engine.errors import SimulationError
-from engine.matching.scoring import compile_simulation
-from engine.modes.failures import miss_text
-from engine.simulation.model import Response
-from engine.wire.response import (
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.matching.scoring import compile_simulation
+from simproxy.engine.modes.failures import miss_text
+from simproxy.engine.simulation.model import Response
+from simproxy.engine.wire.response import (
     RenderedResponse,
     as_hoverfly_tunnels_it,
     plain_error,

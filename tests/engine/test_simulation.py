@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from engine.errors import ImportFailure
-from engine.simulation.codec import export_simulation
-from engine.simulation.importing import ImportResult, check_log_normal, import_simulation
-from engine.simulation.model import Delay, DelayLogNormal, LogNormal, Simulation
+from simproxy.engine.errors import ImportFailure
+from simproxy.engine.simulation.codec import export_simulation
+from simproxy.engine.simulation.importing import ImportResult, check_log_normal, import_simulation
+from simproxy.engine.simulation.model import Delay, DelayLogNormal, LogNormal, Simulation
 from tests.engine.conftest import exact, glob, m, pair, simulation
 
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from engine.gocompat.sniff import SNIFF_LENGTH, _detected, detect_content_type
-from engine.simulation.codec import sniff_content_type
+from simproxy.engine.gocompat.sniff import SNIFF_LENGTH, _detected, detect_content_type
+from simproxy.engine.simulation.codec import sniff_content_type
 
 TEXT = "text/plain; charset=utf-8"
 HTML = "text/html; charset=utf-8"

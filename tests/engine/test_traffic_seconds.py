@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 
-from engine.fleet.runtime import LONE_FLUSH_INTERVAL, Runtime, traffic_second, until_tick
-from engine.matching.registry import MatcherRegistry
-from store import MemoryStore
+from simproxy.engine.fleet.runtime import LONE_FLUSH_INTERVAL, Runtime, traffic_second, until_tick
+from simproxy.engine.matching.registry import MatcherRegistry
+from simproxy.store import MemoryStore
 
 S = 1_800_000_000
 """An epoch second the tests' clock starts in."""

@@ -13,8 +13,8 @@ from typing import Any
 import orjson
 import pytest
 
-from engine.journal.logs import ForeignRecords, LineOutput, WorkerLog, log_fields
-from engine.journal.recorder import Recorder
+from simproxy.engine.journal.logs import ForeignRecords, LineOutput, WorkerLog, log_fields
+from simproxy.engine.journal.recorder import Recorder
 
 FIELDS = {"path": "/a b", "query": {"b": ["1"]}, "error": "No match found"}
 
@@ -87,7 +87,7 @@ def _timeless(line: str) -> str:
 
 def test_a_record_written_straight_reads_as_one_through_the_library(sink: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     handler, text, json, recorder = sink
-    log = logging.getLogger("engine.modes.simulator")
+    log = logging.getLogger("simproxy.engine.modes.simulator")
     with _only(handler, ForeignRecords()):
         log.warning("Failed to find matching request from simulation", extra={"fields": FIELDS})
         _no_records(monkeypatch)
@@ -107,7 +107,7 @@ def test_a_record_written_straight_reads_as_one_through_the_library(sink: Any, m
 
 def test_below_a_level_nothing_is_written(sink: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     handler, text, _, recorder = sink
-    log = logging.getLogger("engine.modes.simulator")
+    log = logging.getLogger("simproxy.engine.modes.simulator")
     with _only(handler):  # the root at INFO
         _no_records(monkeypatch)
         log_fields(log, logging.DEBUG, "journal entry", {})  # below the root's level
@@ -122,7 +122,9 @@ def test_another_listener_gets_the_record_through_the_library(sink: Any) -> None
     handler, text, _, recorder = sink
     listener = Heard()
     with _only(handler, listener):
-        log_fields(logging.getLogger("engine.modes.simulate"), logging.ERROR, "There was an error when matching", {})
+        log_fields(
+            logging.getLogger("simproxy.engine.modes.simulate"), logging.ERROR, "There was an error when matching", {}
+        )
     assert [(r.levelname, r.getMessage(), getattr(r, "fields", None)) for r in listener.heard] == [
         ("ERROR", "There was an error when matching", {})
     ]
@@ -134,7 +136,7 @@ def test_a_broken_output_does_not_break_the_request_or_the_other_outputs(
 ) -> None:
     handler, text, _, recorder = sink
     handler.outputs = (LineOutput(Broken()), LineOutput(text, colour=False))  # stdout gone, the file still there
-    log = logging.getLogger("engine.modes.simulator")
+    log = logging.getLogger("simproxy.engine.modes.simulator")
     with _only(handler):
         log.warning("Failed to find", extra={"fields": FIELDS})
         log_fields(log, logging.WARNING, "Failed to find", FIELDS)
@@ -150,7 +152,7 @@ def test_a_byte_that_was_not_utf8_is_logged_as_the_replacement_character(
     fields = {"path": "/caf\udce9", "query": {"q": ["\ud800"]}}  # %E9 in a path; a lone \ud800 from JSON
     with _only(handler):
         _no_records(monkeypatch)
-        log_fields(logging.getLogger("engine.modes.simulator"), logging.WARNING, "Failed to find", fields)
+        log_fields(logging.getLogger("simproxy.engine.modes.simulator"), logging.WARNING, "Failed to find", fields)
     assert (recorder.kept[0]["path"], recorder.kept[0]["query"]) == ("/caf\ufffd", {"q": ["\ufffd"]})
     assert orjson.loads(json.getvalue())["path"] == "/caf\ufffd"
     assert 'path="/caf\ufffd"' in text.getvalue()
@@ -168,5 +170,7 @@ def test_a_closed_handler_keeps_taking_records_for_the_recorder_only(tmp_path: A
 
 def test_with_no_worker_logging_the_record_reaches_the_last_resort(capsys: pytest.CaptureFixture[str]) -> None:
     with _only():
-        log_fields(logging.getLogger("engine.modes.simulator"), logging.WARNING, "Failed to find matching request", {})
+        log_fields(
+            logging.getLogger("simproxy.engine.modes.simulator"), logging.WARNING, "Failed to find matching request", {}
+        )
     assert "Failed to find matching request" in capsys.readouterr().err

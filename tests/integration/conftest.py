@@ -20,8 +20,8 @@ from typing import IO, Any
 
 import pytest
 
-from admin.redisserver import RedisServer, free_port
 from benchmarks.procs import listeners
+from simproxy.admin.redisserver import RedisServer, free_port
 from tests.integration.upstream import Upstream, start_upstream
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,7 +57,17 @@ class Simproxy:
             raise
 
     def _start(self, timeout: float) -> Simproxy:
-        cmd = [sys.executable, "-m", "admin", "-ap", str(self.admin_port), "-pp", str(self.proxy_port), *self.flags]
+        cmd = [
+            sys.executable,
+            "-I",
+            "-m",
+            "simproxy",
+            "-ap",
+            str(self.admin_port),
+            "-pp",
+            str(self.proxy_port),
+            *self.flags,
+        ]
         # a generated CA is kept under SIMPROXY_HOME: the tests' own folder, not the user's ~/.simproxy
         home = os.path.join(tempfile.gettempdir(), "simproxy-tests-home")
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "SIMPROXY_HOME": home, **self.env}

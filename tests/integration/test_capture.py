@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engine.modes.failures import PRODUCT
+from simproxy.engine.modes.failures import PRODUCT
 from tests.integration.conftest import Simproxy
 from tests.integration.upstream import BINARY, GZIP_DOC, Upstream, start_upstream
 

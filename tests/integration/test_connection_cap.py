@@ -8,13 +8,13 @@ import os
 import resource
 import socket
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 
 import pytest
 
-from admin.redisserver import free_port
+from simproxy.admin.command import COMMAND
+from simproxy.admin.redisserver import free_port
 from tests.integration.conftest import ROOT, call, pair, simulation, wait_until
 
 pytestmark = pytest.mark.slow
@@ -33,7 +33,7 @@ def limited_simproxy() -> Iterator[tuple[int, int]]:
     admin, proxy = free_port(), free_port()
     env = {**os.environ, "SIMPROXY_HOME": os.path.join(tempfile.gettempdir(), "simproxy-tests-home")}
     process = subprocess.Popen(
-        [sys.executable, "-m", "admin", "-ap", str(admin), "-pp", str(proxy)],
+        [*COMMAND, "-ap", str(admin), "-pp", str(proxy)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from simproxy.admin.command import COMMAND
 from tests.integration.conftest import Simproxy
 
 CSV = 'Id,Name,Marks\n1,Test1,45\n2,"Quoted, name",55\n*,NA,ABSENT\n'
@@ -65,14 +66,13 @@ def test_the_start_up_flag_loads_files(simproxy_factory: Any, tmp_path: Path) ->
 )
 def test_a_bad_data_source_flag_stops_the_start(tmp_path: Path, value: str, content: str | None, message: str) -> None:
     import subprocess
-    import sys
 
     from tests.integration.conftest import ROOT
 
     if content is not None:
         (tmp_path / "ragged.csv").write_text(content)
     result = subprocess.run(
-        [sys.executable, "-m", "admin", "-ap", "1", "-pp", "2", "-templating-data-source", value.format(dir=tmp_path)],
+        [*COMMAND, "-ap", "1", "-pp", "2", "-templating-data-source", value.format(dir=tmp_path)],
         cwd=ROOT, capture_output=True, timeout=60,
     )  # fmt: skip
     assert result.returncode == 1 and message in result.stderr.decode()

@@ -23,8 +23,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from admin.redisserver import RedisServer, free_port
 from benchmarks.procs import listeners
+from simproxy.admin.command import COMMAND
+from simproxy.admin.redisserver import RedisServer, free_port
 from tests.deploy.render import one, render
 from tests.integration.conftest import ROOT, call, wait_until
 
@@ -60,7 +61,7 @@ class Pod:
         self.container = deployment["spec"]["template"]["spec"]["containers"][0]
         self.pod = deployment["spec"]["template"]["spec"]
         scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-        assert image["entrypoint"] == ["simproxy"] and scripts["simproxy"] == "admin.cli:main"
+        assert image["entrypoint"] == ["simproxy"] and scripts["simproxy"] == "simproxy.admin.cli:main"
         # the volumes: each ConfigMap's files in a folder of its own, emptyDirs empty
         mounts: dict[str, Path] = {}
         volumes = {v["name"]: v for v in self.pod["volumes"]}
@@ -95,7 +96,7 @@ class Pod:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> Pod:
-        command = [sys.executable, "-m", "admin", *self.args]  # what the `simproxy` script runs
+        command = [*COMMAND, *self.args]  # what the `simproxy` script runs
         self.process = subprocess.Popen(
             command, cwd=ROOT, env={**os.environ, **self.env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )

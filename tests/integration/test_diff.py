@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from engine.modes.diff_report import DiffEntry, DiffReport, DiffRequest, encode_report, encode_request
-from store.redis import RedisStore
+from simproxy.engine.modes.diff_report import DiffEntry, DiffReport, DiffRequest, encode_report, encode_request
+from simproxy.store.redis import RedisStore
 from tests.integration.conftest import Simproxy
 
 pytestmark = pytest.mark.slow

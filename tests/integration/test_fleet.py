@@ -7,7 +7,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +15,7 @@ import orjson
 import pytest
 
 from benchmarks.procs import listeners
+from simproxy.admin.command import COMMAND
 from tests.integration.conftest import ROOT, call, free_port_block, wait_until
 
 pytestmark = pytest.mark.slow
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 def fleet(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int, int]]:
     block = free_port_block(4)  # the instances take admin, admin + 1 and admin + 2
     admin, proxy = block, block + 3
-    command = [sys.executable, "-m", "admin", "fleet", "3", "-workers", "2", "-ap", str(admin), "-pp", str(proxy),
+    command = [*COMMAND, "fleet", "3", "-workers", "2", "-ap", str(admin), "-pp", str(proxy),
                "-journal-size", "5000"]  # fmt: skip
     log = tmp_path / "fleet.log"
     with log.open("wb") as err:

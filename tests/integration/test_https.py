@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import requests
 
-from engine.modes.failures import PRODUCT
-from engine.server.certs import LeafCertificates, generate_ca
+from simproxy.engine.modes.failures import PRODUCT
+from simproxy.engine.server.certs import LeafCertificates, generate_ca
 from tests.integration.conftest import Simproxy, simulation
 from tests.integration.upstream import Upstream, start_upstream
 

@@ -25,7 +25,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -35,7 +34,8 @@ from typing import IO, TypeVar
 import pytest
 
 from benchmarks.procs import descendants
-from engine.execution.lifeline import start_time
+from simproxy.admin.command import COMMAND
+from simproxy.engine.execution.lifeline import start_time
 from tests.integration.conftest import (
     ROOT,
     Simproxy,
@@ -88,7 +88,7 @@ class Launcher:
 
     @staticmethod
     def command(*flags: str) -> list[str]:
-        return [sys.executable, "-m", "admin", *flags]
+        return [*COMMAND, *flags]
 
     def spawn(self, args: list[str], stdout: int | IO[bytes]) -> subprocess.Popen[bytes]:
         # its own session: a process group signalled by what it starts is never pytest's

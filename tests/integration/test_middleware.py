@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from engine.modes.failures import PRODUCT
+from simproxy.engine.modes.failures import PRODUCT
 from tests.integration.conftest import Simproxy, simulation
 from tests.integration.upstream import Upstream, start_upstream
 

@@ -8,15 +8,15 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from typing import Any
 
 import pytest
 
-from admin.redisserver import free_port
 from benchmarks.procs import descendants
-from engine.execution.lifeline import start_time
+from simproxy.admin.command import COMMAND
+from simproxy.admin.redisserver import free_port
+from simproxy.engine.execution.lifeline import start_time
 from tests.integration.conftest import ROOT, Simproxy, pair, refused, simulation, wait_until
 
 pytestmark = pytest.mark.slow
@@ -65,7 +65,7 @@ def test_sigterm_lets_the_request_in_flight_finish_and_exits_0(simproxy_factory:
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_stop_while_the_workers_start_ends_the_start_and_exits_0(sig: signal.Signals) -> None:
     admin, proxy = free_port(), free_port()
-    command = [sys.executable, "-m", "admin", "-workers", "2", "-ap", str(admin), "-pp", str(proxy)]
+    command = [*COMMAND, "-workers", "2", "-ap", str(admin), "-pp", str(proxy)]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         # the admin port is bound by the main process before any worker runs: stop right then

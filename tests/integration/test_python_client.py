@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from admin.client import ApiError, AsyncClient, Client, pair
+from simproxy.admin.client import ApiError, AsyncClient, Client, pair
 from tests.integration.conftest import Simproxy
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import redis
 
-from admin.redisserver import RedisServer
+from simproxy.admin.redisserver import RedisServer
 from tests.integration.conftest import Simproxy
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from admin.redisserver import RedisServer, free_port
 from benchmarks.procs import descendants
+from simproxy.admin.redisserver import RedisServer, free_port
 from tests.integration.conftest import Simproxy, pair, simulation, wait_until
 
 pytestmark = pytest.mark.slow

@@ -6,15 +6,15 @@ import contextlib
 import json
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from admin.redisserver import RedisServer, free_port
 from benchmarks.procs import descendants
+from simproxy.admin.command import COMMAND
+from simproxy.admin.redisserver import RedisServer, free_port
 from tests.integration.conftest import ROOT, Simproxy, _cmdline, pair, simulation
 
 
@@ -57,7 +57,7 @@ def test_a_bad_import_stops_the_start_with_status_1(
     if content is not None:
         path.write_text(content)
     result = subprocess.run(
-        [sys.executable, "-m", "admin", "-ap", "1", "-pp", "2", "-import", str(path)],
+        [*COMMAND, "-ap", "1", "-pp", "2", "-import", str(path)],
         cwd=ROOT,
         capture_output=True,
         timeout=60,
@@ -140,7 +140,7 @@ def test_an_admin_port_in_use_stops_the_start_with_status_1_and_says_which() -> 
         taken.listen(1)
         port = taken.getsockname()[1]
         result = subprocess.run(
-            [sys.executable, "-m", "admin", "-ap", str(port), "-pp", str(free_port())],
+            [*COMMAND, "-ap", str(port), "-pp", str(free_port())],
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -218,7 +218,7 @@ def test_import_from_a_url_loads_the_simulation_and_a_bad_url_stops_the_start(
         thread.join()
         server.server_close()
     result = subprocess.run(
-        [sys.executable, "-m", "admin", "-ap", "1", "-pp", "2", "-import", "http://127.0.0.1:9/sim.json"],
+        [*COMMAND, "-ap", "1", "-pp", "2", "-import", "http://127.0.0.1:9/sim.json"],
         cwd=ROOT, capture_output=True, timeout=60,
     )  # fmt: skip
     assert result.returncode == 1

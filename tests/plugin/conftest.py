@@ -97,7 +97,7 @@ def service() -> Iterator[Service]:
 
 def gone(pid: int) -> bool:
     """No process ``pid`` runs (a zombie waiting for init counts as gone)."""
-    from engine.execution.lifeline import start_time
+    from simproxy.engine.execution.lifeline import start_time
 
     return start_time(pid) is None
 

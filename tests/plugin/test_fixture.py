@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from admin.client import pair
+from simproxy.admin.client import pair
 
 
 def children():
@@ -148,11 +148,11 @@ def test_one_server_per_session_a_fresh_start_per_test_and_verify(
 
 def test_loading_the_plugin_imports_nothing_heavy() -> None:
     code = (
-        "import sys, pytest; before = set(sys.modules); import admin.pytest_plugin; "
+        "import sys, pytest; before = set(sys.modules); import simproxy.admin.pytest_plugin; "
         "print(sorted(set(sys.modules) - before))"
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert loaded.strip() == "['admin', 'admin.pytest_plugin']"
+    assert loaded.strip() == "['simproxy', 'simproxy.admin', 'simproxy.admin.pytest_plugin']"
 
 
 TRUSTED = """
@@ -161,7 +161,7 @@ from pathlib import Path
 
 import requests
 
-from admin.client import pair
+from simproxy.admin.client import pair
 
 
 def test_https_intercepted_and_tunnelled_blind_both_verify(simproxy):
@@ -187,7 +187,7 @@ def test_https_intercepted_and_tunnelled_blind_both_verify(simproxy):
 def test_the_ca_bundle_is_the_systems_and_simproxys(
     pytester: pytest.Pytester, run: Run, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from engine.server.certs import LeafCertificates, generate_ca
+    from simproxy.engine.server.certs import LeafCertificates, generate_ca
     from tests.integration.upstream import start_upstream
 
     real_ca = generate_ca("a real service's CA", "tests")

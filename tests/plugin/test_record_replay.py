@@ -132,7 +132,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from admin.client import pair
+from simproxy.admin.client import pair
 
 
 def exported(simproxy):

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from admin.redisserver import RedisServer, free_port
-from store import MemoryStore, RedisStore, Store
+from simproxy.admin.redisserver import RedisServer, free_port
+from simproxy.store import MemoryStore, RedisStore, Store
 
 Run = Callable[[Coroutine[Any, Any, Any]], Any]
 

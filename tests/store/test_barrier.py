@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from engine.fleet import runtime as runtime_module
-from engine.fleet.runtime import Runtime
-from engine.matching.registry import MatcherRegistry
-from engine.matching.scoring import compile_simulation
-from engine.simulation.codec import decode_simulation
+from simproxy.engine.fleet import runtime as runtime_module
+from simproxy.engine.fleet.runtime import Runtime
+from simproxy.engine.matching.registry import MatcherRegistry
+from simproxy.engine.matching.scoring import compile_simulation
+from simproxy.engine.simulation.codec import decode_simulation
 from tests.store.conftest import Backend
 
 COMPILE_S = 4.5

@@ -14,7 +14,7 @@ from collections.abc import Awaitable
 
 import pytest
 
-from store import DOCUMENTS, Store, StoreUnavailable, Versions
+from simproxy.store import DOCUMENTS, Store, StoreUnavailable, Versions
 
 
 def _at(generation: int, **documents: int) -> Versions:

@@ -17,11 +17,20 @@ from typing import Any
 import pytest
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from admin.redisserver import RedisServer, free_port
-from engine.fleet.runtime import Runtime
-from engine.journal.recorder import Recorder
-from engine.matching.registry import MatcherRegistry
-from store import BatchId, MemoryStore, RedisStore, Store, StoreUnavailable, WriteUnconfirmed, key_prefix, redis_once
+from simproxy.admin.redisserver import RedisServer, free_port
+from simproxy.engine.fleet.runtime import Runtime
+from simproxy.engine.journal.recorder import Recorder
+from simproxy.engine.matching.registry import MatcherRegistry
+from simproxy.store import (
+    BatchId,
+    MemoryStore,
+    RedisStore,
+    Store,
+    StoreUnavailable,
+    WriteUnconfirmed,
+    key_prefix,
+    redis_once,
+)
 
 WRITES: dict[str, Callable[[Any], Awaitable[object]]] = {
     "counters": lambda w: w.add_counters({"simulate": 2}),

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from admin.redisserver import RedisServer
-from store import RedisStore, StoreUnavailable
-from store.redis_once import BULK_RATE
+from simproxy.admin.redisserver import RedisServer
+from simproxy.store import RedisStore, StoreUnavailable
+from simproxy.store.redis_once import BULK_RATE
 
 RATE = BULK_RATE * 1.25
 """The link's bytes per second in each direction: a little above what the store allows at the least."""

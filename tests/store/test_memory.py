@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from store import MemoryStore
+from simproxy.store import MemoryStore
 from tests.store.test_contract import _at
 
 

@@ -18,8 +18,8 @@ import redis.asyncio as aioredis
 from redis.crc import key_slot
 from redis.exceptions import RedisError
 
-from admin.redisserver import RedisServer, free_port
-from store import (
+from simproxy.admin.redisserver import RedisServer, free_port
+from simproxy.store import (
     DOCUMENTS,
     METRICS_KEEP_S,
     BatchId,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from store import TRAFFIC_KEEP_S, MemoryStore
+from simproxy.store import TRAFFIC_KEEP_S, MemoryStore
 
 
 def test_traffic_from_every_handle_adds_up_per_second_and_reads_back_by_range(backend, run) -> None:

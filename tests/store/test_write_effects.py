@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from store import SimulationChanged, WriteEffects
+from simproxy.store import SimulationChanged, WriteEffects
 
 
 def test_a_write_clears_the_cache_and_sets_state_with_its_document(store, run) -> None:

@@ -34,9 +34,9 @@ import binascii
 import json
 import re
 
-from engine.gocompat.ottosyntax.expressions import MAX_PENDING_STEPS
-from engine.gocompat.ottosyntax.lexer import TooDeep
-from engine.gocompat.ottosyntax.statements import Parser
+from simproxy.engine.gocompat.ottosyntax.expressions import MAX_PENDING_STEPS
+from simproxy.engine.gocompat.ottosyntax.lexer import TooDeep
+from simproxy.engine.gocompat.ottosyntax.statements import Parser
 
 __all__ = ("MAX_PENDING_STEPS", "syntax_error")
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Generator
 
-from engine.gocompat.ottosyntax import _unicode
-from engine.gocompat.ottosyntax.lexer import BOOLEAN, EOF, IDENTIFIER, NULL, NUMBER, STRING, Scanner, TooDeep
-from engine.gocompat.ottosyntax.literals import string_literal_error
-from engine.gocompat.ottosyntax.regexp import regexp_error
+from simproxy.engine.gocompat.ottosyntax import _unicode
+from simproxy.engine.gocompat.ottosyntax.lexer import BOOLEAN, EOF, IDENTIFIER, NULL, NUMBER, STRING, Scanner, TooDeep
+from simproxy.engine.gocompat.ottosyntax.literals import string_literal_error
+from simproxy.engine.gocompat.ottosyntax.regexp import regexp_error
 
 Expr = tuple[int, int, str]
 Step = Generator["Step", Expr, Expr]

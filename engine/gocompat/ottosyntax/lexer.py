@@ -25,8 +25,8 @@ import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from engine.gocompat.ottosyntax import _unicode
-from engine.gocompat.ottosyntax.literals import decode_identifier, is_bad_byte
+from simproxy.engine.gocompat.ottosyntax import _unicode
+from simproxy.engine.gocompat.ottosyntax.literals import decode_identifier, is_bad_byte
 
 EOF = "EOF"
 ILLEGAL = "ILLEGAL"

@@ -10,8 +10,8 @@ rewrite can produce; it does not model Go's size and nesting-depth limits.
 
 from __future__ import annotations
 
-from engine.gocompat.ottosyntax.lexer import id_part_code
-from engine.gocompat.ottosyntax.literals import is_bad_byte
+from simproxy.engine.gocompat.ottosyntax.lexer import id_part_code
+from simproxy.engine.gocompat.ottosyntax.literals import is_bad_byte
 
 _OCTAL = "01234567"
 _HEX = "0123456789abcdefABCDEF"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from engine.gocompat.ottosyntax.expressions import (
+from simproxy.engine.gocompat.ottosyntax.expressions import (
     BRACKET,
     DOT,
     IDENT,
@@ -23,7 +23,7 @@ from engine.gocompat.ottosyntax.expressions import (
     Scope,
     Step,
 )
-from engine.gocompat.ottosyntax.lexer import EOF, IDENTIFIER
+from simproxy.engine.gocompat.ottosyntax.lexer import EOF, IDENTIFIER
 
 # for-in takes these on the left of ``in``
 _FOR_IN_TARGETS = frozenset((IDENT, DOT, BRACKET, VAR))

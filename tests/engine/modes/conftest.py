@@ -18,22 +18,22 @@ from typing import Any
 import orjson
 import pytest
 
-from engine.errors import UpstreamError
-from engine.fleet.config import MiddlewareSpec, ModeArguments
-from engine.fleet.runtime import Runtime
-from engine.journal.entries import JournalEntry, decode_entry
-from engine.journal.recorder import Recorder
-from engine.matching.cache import MatchCache
-from engine.matching.registry import MatcherRegistry
-from engine.matching.scoring import compile_simulation
-from engine.modes.dispatch import Dispatcher
-from engine.outbound.upstream import UpstreamResponse
-from engine.simulation.codec import decode_simulation
-from engine.simulation.importing import sequence_keys, sequence_starts
-from engine.simulation.model import Pair
-from engine.wire.request import RequestDetails
-from engine.wire.response import Wire
-from store import MemoryStore, WriteEffects
+from simproxy.engine.errors import UpstreamError
+from simproxy.engine.fleet.config import MiddlewareSpec, ModeArguments
+from simproxy.engine.fleet.runtime import Runtime
+from simproxy.engine.journal.entries import JournalEntry, decode_entry
+from simproxy.engine.journal.recorder import Recorder
+from simproxy.engine.matching.cache import MatchCache
+from simproxy.engine.matching.registry import MatcherRegistry
+from simproxy.engine.matching.scoring import compile_simulation
+from simproxy.engine.modes.dispatch import Dispatcher
+from simproxy.engine.outbound.upstream import UpstreamResponse
+from simproxy.engine.simulation.codec import decode_simulation
+from simproxy.engine.simulation.importing import sequence_keys, sequence_starts
+from simproxy.engine.simulation.model import Pair
+from simproxy.engine.wire.request import RequestDetails
+from simproxy.engine.wire.response import Wire
+from simproxy.store import MemoryStore, WriteEffects
 
 Answer = Callable[[RequestDetails], UpstreamResponse]
 MIDDLEWARE_URL = "http://middleware.test/"

@@ -6,13 +6,13 @@ import asyncio
 from dataclasses import replace
 from typing import Any
 
-from engine.fleet.config import MODES, ActionSpec, Mode, ModeArguments
-from engine.fleet.runtime import Runtime
-from engine.matching.registry import MatcherRegistry
-from engine.modes.dispatch import Dispatcher
-from engine.modes.table import MODE_CLASSES
-from engine.outbound.upstream import Upstream
-from store import MemoryStore
+from simproxy.engine.fleet.config import MODES, ActionSpec, Mode, ModeArguments
+from simproxy.engine.fleet.runtime import Runtime
+from simproxy.engine.matching.registry import MatcherRegistry
+from simproxy.engine.modes.dispatch import Dispatcher
+from simproxy.engine.modes.table import MODE_CLASSES
+from simproxy.engine.outbound.upstream import Upstream
+from simproxy.store import MemoryStore
 from tests.engine.modes.conftest import World, pair, request
 
 

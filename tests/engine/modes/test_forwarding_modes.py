@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.fleet.config import ModeArguments
-from engine.modes.diff_report import decode_groups
-from engine.simulation.model import Pair
+from simproxy.engine.fleet.config import ModeArguments
+from simproxy.engine.modes.diff_report import decode_groups
+from simproxy.engine.simulation.model import Pair
 from tests.engine.modes.conftest import FakeUpstream, World, pair, real, request, unreachable
 
 

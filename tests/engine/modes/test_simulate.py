@@ -9,12 +9,12 @@ import time
 import weakref
 from typing import Any
 
-from engine.fleet.config import ModeArguments
-from engine.matching.cache import preload_entries
-from engine.matching.scoring import compile_simulation
-from engine.modes.simulator import Simulator, slot
-from engine.simulation.codec import decode_simulation
-from engine.wire.response import Wire
+from simproxy.engine.fleet.config import ModeArguments
+from simproxy.engine.matching.cache import preload_entries
+from simproxy.engine.matching.scoring import compile_simulation
+from simproxy.engine.modes.simulator import Simulator, slot
+from simproxy.engine.simulation.codec import decode_simulation
+from simproxy.engine.wire.response import Wire
 from tests.engine.modes.conftest import FakeUpstream, World, pair, real, request
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from engine.templating import (
+from simproxy.engine.templating import (
     CsvTables,
     JournalLookup,
     NoJournal,
@@ -18,7 +18,7 @@ from engine.templating import (
     Variables,
     parse_csv,
 )
-from engine.wire.request import RequestDetails
+from simproxy.engine.wire.request import RequestDetails
 from tests.engine.conftest import request
 
 NOW = datetime(2018, 1, 1, tzinfo=UTC)

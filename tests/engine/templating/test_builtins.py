@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from engine.errors import SimulationError
+from simproxy.engine.errors import SimulationError
 from tests.engine.templating.conftest import engine, fails, request, text
 
 ITEMS = {"items": ["a", "b", "c"], "map": {"x": 1, "y": 2}, "people": [{"name": "ann"}, {"name": "bob"}]}

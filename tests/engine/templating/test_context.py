@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.errors import SimulationError
-from engine.templating import TemplateEngine
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.templating import TemplateEngine
 from tests.engine.templating.conftest import fails, request, text
 
 REQ = request(

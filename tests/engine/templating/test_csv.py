@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.templating import CsvMutation, CsvTables, format_csv, parse_csv
+from simproxy.engine.templating import CsvMutation, CsvTables, format_csv, parse_csv
 from tests.engine.templating.conftest import engine, fails, request, tables, text
 
 CSV1 = "id,name,marks\n1,Test1,55\n2,Test2,56\n*,Dummy,ABSENT"

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from engine.errors import SimulationError
-from engine.simulation.model import Response
-from engine.templating.pairs import compile_pair_templates, render_pair
-from engine.wire.request import RequestDetails
-from engine.wire.response import render_wire
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.simulation.model import Response
+from simproxy.engine.templating.pairs import compile_pair_templates, render_pair
+from simproxy.engine.wire.request import RequestDetails
+from simproxy.engine.wire.response import render_wire
 from tests.engine.templating.conftest import context, engine
 
 # text that HTML escaping changes, non-ASCII, separators of paths and queries

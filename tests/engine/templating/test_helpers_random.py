@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from engine.templating.faker_map import TABLE
+from simproxy.engine.templating.faker_map import TABLE
 from tests.engine.templating.conftest import engine, fails, render, text
 
 

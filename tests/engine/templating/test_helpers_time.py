@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from engine.templating.helpers_time import parse_duration
+from simproxy.engine.templating.helpers_time import parse_duration
 from tests.engine.templating.conftest import engine, render, text
 
 AFTERNOON = datetime(2009, 11, 10, 23, 4, 5, 123456, tzinfo=UTC)

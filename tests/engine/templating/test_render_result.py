@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.errors import SimulationError
-from engine.templating import RenderResult
+from simproxy.engine.errors import SimulationError
+from simproxy.engine.templating import RenderResult
 from tests.engine.templating.conftest import context, engine, fails, render, request, text
 
 

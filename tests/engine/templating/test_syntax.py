@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.errors import SimulationError
+from simproxy.engine.errors import SimulationError
 from tests.engine.templating.conftest import engine, fails, request, text
 
 BODY = request(body='{"name": "O\'Reilly & <Sons> \\"quoted\\""}', method="POST")

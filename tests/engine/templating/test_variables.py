@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from engine.errors import SimulationError
+from simproxy.engine.errors import SimulationError
 from tests.engine.templating.conftest import context, engine, request, tables, text
 
 
