@@ -10,13 +10,13 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
 from tests.integration.conftest import simproxy_factory  # noqa: F401  (the fixture, for these tests too)
-from tests.system import debian_tool
+from tests.system import system_tool
 
 
 @pytest.fixture(scope="session")
 def chromium() -> tuple[str, str]:
     """(chromium, chromedriver): the two come from one Debian version, so they always match."""
-    return debian_tool("chromium", "chromium", "chromium-driver"), debian_tool("chromedriver", "chromium-driver")
+    return system_tool("chromium", "chromium"), system_tool("chromedriver", "chromium-driver")
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""``kustomize build`` for the tests: kubectl's built-in kustomize, from Debian when it is missing."""
+"""``kustomize build`` for the tests: kubectl's built-in kustomize (tests/system.py: skipped without kubectl)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from tests.system import debian_tool
+from tests.system import system_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 KUSTOMIZE = ROOT / "deploy" / "kubernetes"
@@ -18,8 +18,8 @@ KUSTOMIZE = ROOT / "deploy" / "kubernetes"
 
 @functools.cache
 def kubectl() -> str:
-    """A kubectl with kustomize built in (any since 1.14): the one on PATH, else Debian's."""
-    return debian_tool("kubectl", "kubernetes-client")
+    """A kubectl with kustomize built in (any since 1.14): the one on PATH (Debian's kubernetes-client)."""
+    return system_tool("kubectl", "kubernetes-client")
 
 
 def render(kustomization: str) -> list[dict[str, Any]]:
