@@ -35,6 +35,7 @@ from urllib.parse import parse_qs
 
 from simproxy.admin.client import JSON, SCHEMA_VERSION, ApiError, Call, Client, Simulation
 from simproxy.admin.command import COMMAND
+from simproxy.admin.report import entry_line
 from simproxy.engine.execution.lifeline import die_with_parent
 from simproxy.store.errors import SimproxyError
 
@@ -46,6 +47,9 @@ PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
 CA_VARIABLES = ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "CURL_CA_BUNDLE")
 CLEARED_VARIABLES = ("NO_PROXY", "no_proxy")
 """Removed while a test runs: a ``NO_PROXY`` of the machine would send some hosts around simproxy."""
+
+Scalar = str | int | float | bool
+"""A value ``verify`` compares a query parameter with."""
 
 JOURNAL_PAGE = 500
 CLOSEST_SHOWN = 5
@@ -445,14 +449,20 @@ class Simproxy:
         method: str | None = None,
         path: str | None = None,
         destination: str | None = None,
-        query: str | Mapping[str, str | Sequence[str]] | None = None,
-        body: str | None = None,
+        query: str | Mapping[str, Scalar | Sequence[Scalar]] | None = None,
+        body: JSON = None,
         times: int | None = None,
         at_least: int | None = None,
     ) -> list[JSON]:
-        """Assert on the journal: the requests with everything given (exactly; ``method`` in any
-        case, ``query`` in any order) number ``times``, or at least ``at_least``, or at least one.
-        Returns them; raises ``AssertionError`` naming the closest entries otherwise."""
+        """Assert on the journal: the requests with everything given number ``times``, or at least
+        ``at_least``, or at least one. Returns them; raises ``AssertionError`` naming the closest
+        entries otherwise.
+
+        ``method`` matches in any case; ``path`` and ``destination`` exactly. ``query`` is a query
+        string (``"id=7&tag=a"``) or a mapping of names to values, each a string, number or boolean
+        or a list of them (``{"id": 7}`` is ``id=7``; ``True`` is ``true``), compared in any order.
+        ``body`` is the exact text when a string; any other JSON value (a dict, list, number,
+        boolean) is compared with the request's body read as JSON."""
         __tracebackhide__ = True  # pytest shows the test's line, not this one
         if times is not None and at_least is not None:
             raise TypeError("verify() takes times or at_least, not both")
@@ -474,6 +484,12 @@ class Expectation:
 
     @classmethod
     def of(cls, **given: Any) -> Expectation:
+        """The fields given (not None); a value of the wrong type is a ``TypeError`` naming the field."""
+        for name in ("method", "path", "destination"):
+            if given.get(name) is not None and not isinstance(given[name], str):
+                raise TypeError(f"verify({name}=...) takes a string, not {type(given[name]).__name__}")
+        if given.get("query") is not None:
+            _query(given["query"])  # its TypeError names what it takes
         return cls(tuple((name, value) for name, value in given.items() if value is not None))
 
     def misses(self, entry: JSON) -> list[str]:
@@ -497,10 +513,27 @@ class Expectation:
         return "\n".join(lines)
 
 
-def _query(value: str | Mapping[str, str | Sequence[str]]) -> dict[str, list[str]]:
+def _scalar_text(value: Any) -> str:
+    """A query value as it appears in a URL: strings as they are, ``7`` as ``7``, ``True`` as ``true``."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | int | float):
+        return json.dumps(value)
+    raise TypeError(
+        "verify(query=...) takes a query string or a mapping of names to values, each a string, number "
+        f"or boolean or a list of them; got {type(value).__name__} {value!r}"
+    )
+
+
+def _query(value: str | Mapping[str, Any]) -> dict[str, list[str]]:
     if isinstance(value, str):
         return {name: sorted(values) for name, values in parse_qs(value, keep_blank_values=True).items()}
-    return {name: sorted([given] if isinstance(given, str) else given) for name, given in value.items()}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"verify(query=...) takes a query string or a mapping, not {type(value).__name__}")
+    return {
+        str(name): sorted(map(_scalar_text, given if isinstance(given, list | tuple) else [given]))
+        for name, given in value.items()
+    }
 
 
 def _same(name: str, expected: Any, actual: Any) -> bool:
@@ -510,12 +543,9 @@ def _same(name: str, expected: Any, actual: Any) -> bool:
         return str(expected).upper() == str(actual).upper()
     if name == "query":
         return _query(expected) == _query(str(actual))
+    if name == "body" and not isinstance(expected, str):
+        try:
+            return bool(json.loads(str(actual)) == expected)
+        except ValueError:  # a body that is no JSON equals no JSON value
+            return False
     return bool(expected == actual)
-
-
-def entry_line(entry: JSON) -> str:
-    """``METHOD scheme://destination/path?query -> status``."""
-    request, response = entry.get("request") or {}, entry.get("response") or {}
-    query = request.get("query") or ""
-    url = f"{request.get('scheme') or 'http'}://{request.get('destination', '')}{request.get('path', '')}"
-    return f"{request.get('method', '?')} {url}{'?' + query if query else ''} -> {response.get('status', '?')}"

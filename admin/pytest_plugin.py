@@ -7,8 +7,14 @@ fixture on one simproxy per session, and record-or-replay with ``@pytest.mark.si
   by the kernel if pytest is killed.
 * ``simproxy`` (function): resets that server (simulation, journal, state, cache, simulate mode),
   applies the test's marker, sets the proxy environment for the test's duration, and hands out a
-  ``Simproxy`` (client, URLs, CA bundle, ``verify``). After a test that passed, a cassette being
-  recorded is written.
+  ``Simproxy`` (client, URLs, CA bundle, ``verify``).
+* A cassette being recorded is written once the test's body has passed, and only if the recording
+  holds what the test did: a recording that captured no request, or during which the real service
+  could not be reached, fails the test instead and names the likely cause (admin/report.py). The
+  files written are listed at the end of the run.
+* A failing test that used simproxy gets a ``simproxy`` section in its report: recording or
+  replaying which cassette, and each request simproxy answered with its own 502 (a miss with its
+  closest pair and the fields that differed, an unreachable service with the reason).
 * ``@pytest.mark.simproxy(simulation="cassettes/x.json", mode=..., pairs=[...], env=True)`` makes a
   test use the fixture even when it does not ask for it. A cassette is recorded in stateful capture
   (a request repeated while recording is replayed in the same sequence), and by one test: a second
@@ -32,14 +38,13 @@ import pytest
 if TYPE_CHECKING:
     from simproxy.admin.cassettes import Cassette
     from simproxy.admin.harness import Server, Simproxy
+    from simproxy.admin.report import Situation
 
 RECORD_MODES = ("none", "new", "all")  # admin.cassettes.RecordMode's values, without importing it here
 MARKER = (
     "simproxy(simulation=None, mode=None, pairs=None, env=True): use the simproxy fixture; replay the "
     "simulation file (relative to the test's folder) or record it (--simproxy-record); put pairs; set the mode"
 )
-REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
-"""Each phase's report of a test, for the fixture's teardown: a cassette is written only after a pass."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +80,23 @@ class PluginOptions:
 OPTIONS = pytest.StashKey[PluginOptions]()
 RECORDED = pytest.StashKey[dict[Path, str]]()
 """The cassettes this session records: file (resolved) -> node id of the test recording it."""
+WRITTEN = pytest.StashKey[list[str]]()
+"""What the end-of-run summary says of each cassette written."""
+
+
+@dataclass(frozen=True, slots=True)
+class SimproxyUse:
+    """How a test uses simproxy (stashed on the item by the fixture): for the recording written
+    after its body passes, and for the report of a failure."""
+
+    proxy: Simproxy
+    situation: Situation
+    recording: Cassette | None
+    new: bool
+    """Whether the recorded cassette's file did not exist before."""
+
+
+USE = pytest.StashKey[SimproxyUse]()
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,13 +144,35 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER)
     config.stash[OPTIONS] = PluginOptions.read(config)
     config.stash[RECORDED] = {}
+    config.stash[WRITTEN] = []
 
 
-@pytest.hookimpl(wrapper=True, tryfirst=True)
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """Once the test's body passed, write the cassette it recorded (or fail it, saying why not)."""
+    yield  # a test that failed stops here: nothing is written
+    use = item.stash.get(USE, None)
+    if use is not None and use.recording is not None:
+        _write_recording(item.config, use, use.recording)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    """A failed test body that used simproxy: its report gets the ``simproxy`` section."""
     report = yield
-    item.stash.setdefault(REPORTS, {})[report.when] = report
+    use = item.stash.get(USE, None)
+    if use is not None and report.failed and report.when == "call":
+        report.sections.append(("simproxy", _section(use)))
     return report
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """The cassettes this run wrote: a recording is never silent (a mistyped path shows here)."""
+    written = config.stash.get(WRITTEN, [])
+    if written:
+        terminalreporter.section("simproxy")
+        for line in written:
+            terminalreporter.line(line)
 
 
 @pytest.fixture(scope="session")
@@ -158,7 +202,7 @@ def simproxy(request: pytest.FixtureRequest, simproxy_server: Server) -> Iterato
     try:
         simproxy_server.reset()
         proxy = Simproxy(simproxy_server)
-        recording = _prepare(request, proxy, options)
+        use = _prepare(request, proxy, options)
         env = proxy.env if options.env else {}
     except CassetteError as error:
         problem = str(error)
@@ -167,14 +211,13 @@ def simproxy(request: pytest.FixtureRequest, simproxy_server: Server) -> Iterato
         problem = f"{error}{log}"
     if problem:
         pytest.fail(problem, pytrace=False)  # out of the except clause: no chain of exceptions shown
+    request.node.stash[USE] = use
     with pytest.MonkeyPatch.context() as patch:
         for name, value in env.items():
             patch.setenv(name, value)
         for name in CLEARED_VARIABLES if env else ():
             patch.delenv(name, raising=False)
         yield proxy
-    if recording is not None and _passed(request.node):
-        recording.save(proxy.client.simulation())
 
 
 @pytest.fixture(autouse=True)
@@ -184,10 +227,13 @@ def _simproxy_marked(request: pytest.FixtureRequest) -> None:
         request.getfixturevalue("simproxy")
 
 
-def _prepare(request: pytest.FixtureRequest, proxy: Simproxy, options: MarkerOptions) -> Cassette | None:
-    """Apply the marker; the cassette to write after the test when it is being recorded."""
+def _prepare(request: pytest.FixtureRequest, proxy: Simproxy, options: MarkerOptions) -> SimproxyUse:
+    """Apply the marker: replay its cassette or start recording it, put its pairs, set its mode."""
     from simproxy.admin.cassettes import Cassette, CassetteError, RecordMode
+    from simproxy.admin.report import Situation
 
+    log = None if proxy.server.settings.external else proxy.server.log_path
+    situation, recording, new = Situation(proxy.proxy_url, log=log), None, False
     if options.simulation is not None:
         path = (request.path.parent / options.simulation).resolve()
         cassette = Cassette(path, _shown(path, request.config.rootpath))
@@ -198,18 +244,63 @@ def _prepare(request: pytest.FixtureRequest, proxy: Simproxy, options: MarkerOpt
                 f"{cassette.shown} is recorded by test {recorded[path]}; "
                 f'give each test its own file (e.g. simulation="{own}")'
             )
-        if cassette.records(RecordMode(request.config.stash[OPTIONS].record)):
+        records = cassette.records(RecordMode(request.config.stash[OPTIONS].record))
+        situation = Situation(proxy.proxy_url, cassette.shown, records, log)
+        if records:
             recorded[path] = test
+            recording, new = cassette, not path.exists()
             # every request goes to the real service, and is kept; one made again is kept as the
             # next step of a sequence, so the replay answers each time as the service did
             proxy.mode("capture", stateful=True)
-            return cassette
+            return SimproxyUse(proxy, situation, recording, new)
         cassette.replay(proxy.client)
     if options.pairs:
         proxy.add_pairs(*options.pairs)  # after the cassette's, which keeps its global actions
     if options.mode is not None:
         proxy.mode(options.mode)
-    return None
+    return SimproxyUse(proxy, situation, recording, new)
+
+
+def _write_recording(config: pytest.Config, use: SimproxyUse, cassette: Cassette) -> None:
+    """Write what the test recorded; a recording that would lie fails the test instead."""
+    from simproxy.admin.report import empty_recording, failed_recording, failure_of
+
+    entries = _journal(use.proxy)
+    failures = [failure for entry in entries or () if (failure := failure_of(entry)) is not None]
+    if failures:
+        pytest.fail(failed_recording(cassette.shown, failures), pytrace=False)
+    document = use.proxy.client.simulation()
+    pairs = ((document or {}).get("data") or {}).get("pairs") or []
+    if not pairs:
+        pytest.fail(empty_recording(cassette.shown, use.proxy.proxy_url), pytrace=False)
+    cassette.save(document)
+    noun = "pair" if len(pairs) == 1 else "pairs"
+    config.stash[WRITTEN].append(f"recorded {cassette.shown} ({'new file, ' if use.new else ''}{len(pairs)} {noun})")
+
+
+def _journal(proxy: Simproxy) -> list[Any] | None:
+    """The test's journal entries; None when the journal cannot be read (``-journal-size 0``)."""
+    from simproxy.admin.client import ApiError
+
+    try:
+        return proxy.journal()
+    except ApiError:
+        return None
+
+
+def _section(use: SimproxyUse) -> str:
+    """The ``simproxy`` section of the failing test's report (what simproxy saw; admin/report.py)."""
+    from simproxy.admin.client import ApiError
+    from simproxy.admin.report import section
+
+    try:
+        mode = use.proxy.client.mode()
+        entries = _journal(use.proxy)
+    except (ApiError, OSError) as error:
+        return f"{use.situation.headline(None)}\nsimproxy did not answer after the test: {error}"
+    if entries is None:
+        return f"{use.situation.headline(mode)}\n(the journal is off: -journal-size 0)"
+    return section(use.situation, mode, entries)
 
 
 def _file_name(test: str) -> str:
@@ -222,8 +313,3 @@ def _shown(path: Path, root: Path) -> str:
         return str(path.resolve().relative_to(root.resolve()))
     except ValueError:
         return str(path)
-
-
-def _passed(item: pytest.Item) -> bool:
-    call = item.stash.get(REPORTS, {}).get("call")
-    return call is not None and call.passed
