@@ -97,10 +97,15 @@ def _check_headers(resp: Response, path: str) -> None:
             raise SimulationError(f"{path}.headers.{name}", "header names and values cannot contain line breaks")
 
 
-def _head_lines(resp: Response, canonical: bool) -> list[bytes]:
-    """The status line and a line per header value, names as stored or canonical (webserver mode)."""
+def _head_lines(resp: Response, canonical: bool, *, chunked: bool = False) -> list[bytes]:
+    """The status line and a line per header value, names as stored or canonical (webserver mode).
+    A ``chunked`` answer leaves out any declared ``Content-Length``: a sender must never send both
+    (RFC 9112 §6.1; a receiver that trusts the other one is how request smuggling starts), and Go's
+    server, and so Hoverfly, sends the chunked framing alone."""
     lines = [status_line(resp.status)]
     for name, values in resp.headers:
+        if chunked and name.lower() == "content-length":
+            continue
         written = canonical_header(name) if canonical else name
         lines.extend(f"{written}: {value}\r\n".encode("utf-8", "surrogateescape") for value in values)
     return lines
@@ -112,15 +117,19 @@ def _sniffed_line(body: bytes) -> bytes:
 
 
 def _render(resp: Response, *, canonical: bool, pair: str, journal: bytes | None) -> Wire:
-    lines = _head_lines(resp, canonical)
     lower = {name.lower() for name, _ in resp.headers}
+    bodyless = resp.status in _BODYLESS or resp.status < 200
+    chunked = (
+        not bodyless
+        and "transfer-encoding" in lower
+        and any("chunked" in v.lower() for n, vs in resp.headers if n.lower() == "transfer-encoding" for v in vs)
+    )
+    lines = _head_lines(resp, canonical, chunked=chunked)
     body = resp.body
     keep_alive = True
-    if resp.status in _BODYLESS or resp.status < 200:
+    if bodyless:
         body = b""  # Go's server refuses a body here (ErrBodyNotAllowed) and sends no length
-    elif "transfer-encoding" in lower and any(
-        "chunked" in v.lower() for n, vs in resp.headers if n.lower() == "transfer-encoding" for v in vs
-    ):
+    elif chunked:
         body = (f"{len(body):x}\r\n".encode() + body + b"\r\n" if body else b"") + b"0\r\n\r\n"
     elif "content-length" in lower:
         declared = next(vs for n, vs in resp.headers if n.lower() == "content-length")
