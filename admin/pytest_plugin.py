@@ -97,6 +97,8 @@ class SimproxyUse:
 
 
 USE = pytest.StashKey[SimproxyUse]()
+REFUSED = pytest.StashKey[bool]()
+"""The test failed because its recording was refused: that message already says what simproxy saw."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +155,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     yield  # a test that failed stops here: nothing is written
     use = item.stash.get(USE, None)
     if use is not None and use.recording is not None:
-        _write_recording(item.config, use, use.recording)
+        _write_recording(item, use, use.recording)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -161,7 +163,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     """A failed test body that used simproxy: its report gets the ``simproxy`` section."""
     report = yield
     use = item.stash.get(USE, None)
-    if use is not None and report.failed and report.when == "call":
+    if use is not None and report.failed and report.when == "call" and not item.stash.get(REFUSED, False):
         report.sections.append(("simproxy", _section(use)))
     return report
 
@@ -261,21 +263,29 @@ def _prepare(request: pytest.FixtureRequest, proxy: Simproxy, options: MarkerOpt
     return SimproxyUse(proxy, situation, recording, new)
 
 
-def _write_recording(config: pytest.Config, use: SimproxyUse, cassette: Cassette) -> None:
+def _write_recording(item: pytest.Item, use: SimproxyUse, cassette: Cassette) -> None:
     """Write what the test recorded; a recording that would lie fails the test instead."""
     from simproxy.admin.report import empty_recording, failed_recording, failure_of
 
     entries = _journal(use.proxy)
     failures = [failure for entry in entries or () if (failure := failure_of(entry)) is not None]
-    if failures:
-        pytest.fail(failed_recording(cassette.shown, failures), pytrace=False)
     document = use.proxy.client.simulation()
     pairs = ((document or {}).get("data") or {}).get("pairs") or []
-    if not pairs:
-        pytest.fail(empty_recording(cassette.shown, use.proxy.proxy_url), pytrace=False)
+    refusal = (
+        failed_recording(cassette.shown, failures)
+        if failures
+        else empty_recording(cassette.shown, use.proxy.proxy_url)
+        if not pairs
+        else ""
+    )
+    if refusal:
+        item.stash[REFUSED] = True
+        pytest.fail(refusal, pytrace=False)
     cassette.save(document)
     noun = "pair" if len(pairs) == 1 else "pairs"
-    config.stash[WRITTEN].append(f"recorded {cassette.shown} ({'new file, ' if use.new else ''}{len(pairs)} {noun})")
+    item.config.stash[WRITTEN].append(
+        f"recorded {cassette.shown} ({'new file, ' if use.new else ''}{len(pairs)} {noun})"
+    )
 
 
 def _journal(proxy: Simproxy) -> list[Any] | None:

@@ -40,6 +40,7 @@ def test_a_recording_that_captured_nothing_fails_naming_the_cause_and_writes_no_
         ]
     )
     assert not (pytester.path / "cassettes").exists()
+    assert "-- simproxy --" not in result.stdout.str()  # the refusal says it all: no section repeats it
     # and the next run records again instead of replaying an empty file
     pytester.makepyfile(test_pay=URLLIB3_TEST.format(url=service.url).replace("urllib3.PoolManager()", "HTTP"))
     pytester.makeconftest(
