@@ -185,7 +185,7 @@ def _handle_error(request: Request, exc: Exception) -> HTTPResponse:
         if dialect.is_hoverfly:
             return HTTPResponse(NOT_FOUND_PAGE, 404, {"X-Content-Type-Options": "nosniff"}, "text/plain; charset=utf-8")
         return error_response(f"no such endpoint: {request.method} {request.path}", 404)
-    message, status = _error_of(exc)
+    message, status = _error_of(exc, dialect)
     if dialect.is_hoverfly and status in (401, 429):
         return untyped_empty(status)  # Hoverfly's are empty, without a type
     return error_response(message, status, dialect)
@@ -194,10 +194,10 @@ def _handle_error(request: Request, exc: Exception) -> HTTPResponse:
 NOT_FOUND_PAGE = b"404 page not found\n"
 
 
-def _error_of(exc: Exception) -> tuple[str, int]:
-    """The message and status of an error an admin handler raised."""
+def _error_of(exc: Exception, dialect: Dialect) -> tuple[str, int]:
+    """The message and status of an error an admin handler raised, as ``dialect`` words it."""
     if isinstance(exc, ApiError):
-        return exc.message, exc.status
+        return exc.text(dialect), exc.status
     if isinstance(exc, SimulationError):
         return f"Invalid simulation: {exc}", 400
     if isinstance(exc, ImportFailure):

@@ -38,10 +38,15 @@ def _port(flags: ParsedFlags, name: str, env: Mapping[str, str], env_name: str, 
     return int(raw)
 
 
+LEVEL_WORDS = ("panic", "fatal", "error", "warn", "warning", "info", "debug", "trace")
+"""What ``-log-level`` accepts (any case), as Hoverfly does."""
+
+
 def _log_level(flags: ParsedFlags) -> str:
     level = flags.text("log-level").lower()
-    if level not in ("panic", "fatal", "error", "warn", "warning", "info", "debug", "trace"):
-        raise fatal(f'Unknown log-level value "{flags.text("log-level")}"')
+    if level not in LEVEL_WORDS:
+        given = flags.text("log-level")
+        raise fatal(f'Unknown log-level value "{given}", expected one of {", ".join(LEVEL_WORDS)}')
     if flags.switch("v"):
         return "debug"
     return "warning" if level == "warn" else level

@@ -13,6 +13,7 @@ from sanic import Request
 from sanic.response import HTTPResponse
 
 from simproxy.admin.errors import BadRequest
+from simproxy.admin.jsonbody import INVALID_JSON, not_json
 from simproxy.admin.responses import empty_response, json_response, services
 from simproxy.admin.services import Services
 from simproxy.admin.views import get_field
@@ -55,13 +56,13 @@ async def delete_diff(request: Request) -> HTTPResponse:
 
 
 def parse_filter(body: bytes) -> tuple[list[str], list[str]]:
-    """A ``POST /diff`` body read as Go reads it into ``DiffFilterView``; errors carry Go's wording."""
-    if not body.strip(b" \t\r\n"):
-        raise BadRequest("unexpected end of JSON input")
+    """A ``POST /diff`` body read as Go reads it into ``DiffFilterView``; errors carry Go's wording
+    (a body that is not JSON: the spec dialect says where and why instead)."""
     try:
         doc = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise BadRequest(f"invalid JSON: {exc}") from exc
+        go_words = "unexpected end of JSON input" if not body.strip(b" \t\r\n") else f"invalid JSON: {exc}"
+        raise not_json(body, exc, go_words, spec_words=INVALID_JSON) from exc
     if doc is None:
         return [], []
     if not isinstance(doc, dict):

@@ -155,12 +155,16 @@ FLAGS_BY_NAME: Mapping[str, FlagSpec] = MappingProxyType({spec.name: spec for sp
 
 
 class UsageError(Exception):
-    """Start-up cannot go on: ``exit_code`` 2 for bad syntax, 1 for a fatal error, 0 for help or version."""
+    """Start-up cannot go on: ``exit_code`` 2 for bad syntax, 1 for a fatal error, 0 for help or version.
 
-    def __init__(self, message: str, exit_code: int) -> None:
+    ``flag``: the known flag a syntax error is about (its usage entry is shown with the error).
+    """
+
+    def __init__(self, message: str, exit_code: int, flag: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.exit_code = exit_code
+        self.flag = flag
 
 
 class HelpRequested(UsageError):
@@ -205,8 +209,8 @@ def quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _syntax(message: str) -> UsageError:
-    return UsageError(message, 2)
+def _syntax(message: str, flag: str = "") -> UsageError:
+    return UsageError(message, 2, flag)
 
 
 def fatal(message: str) -> UsageError:
@@ -242,7 +246,7 @@ def _store(flags: ParsedFlags, spec: FlagSpec, value: str) -> None:
         try:
             flags.ints[spec.name] = _parse_go_int(value)
         except ValueError as exc:
-            raise _syntax(f"invalid value {quote(value)} for flag -{spec.name}: {exc}") from None
+            raise _syntax(f"invalid value {quote(value)} for flag -{spec.name}: {exc}", spec.name) from None
     elif spec.kind == "list":
         flags.lists.setdefault(spec.name, []).append(value)
     else:
@@ -269,12 +273,12 @@ def _parse_one(flags: ParsedFlags, args: list[str]) -> bool:
     if spec.kind == "bool":
         parsed = _parse_go_bool(value) if equals else True
         if parsed is None:
-            raise _syntax(f"invalid boolean value {quote(value)} for -{name}: parse error")
+            raise _syntax(f"invalid boolean value {quote(value)} for -{name}: parse error", name)
         flags.bools[name] = parsed
     else:
         if not equals:
             if not args:
-                raise _syntax(f"flag needs an argument: -{name}")
+                raise _syntax(f"flag needs an argument: -{name}", name)
             value = args.pop(0)
         _store(flags, spec, value)
     if name not in flags.given:
@@ -302,7 +306,29 @@ def _usage_entry(spec: FlagSpec) -> str:
     return text + "\n"
 
 
+DESCRIPTION = (
+    f"{PROGRAM}: an HTTP proxy that answers from a simulation (service virtualisation),"
+    " wire-compatible with Hoverfly's admin API v2"
+)
+"""What simproxy is, in one line: the first line of ``-h``."""
+HINT = f'run "{PROGRAM} -h" for the flags'
+"""What follows a syntax error on the command line, instead of the whole usage."""
+
+
 def usage_text() -> str:
-    """Go-style usage: every flag, sorted by name, with its type, help and default."""
+    """``-h``: what simproxy is, its two command forms, then every flag Go-style, sorted by name,
+    with its type, help and default."""
     entries = "".join(_usage_entry(spec) for spec in sorted(FLAGS, key=lambda spec: spec.name))
-    return f"Usage of {PROGRAM}:\n{entries}"
+    forms = (
+        f"  {PROGRAM} [flags]           one instance: the admin API and dashboard on -ap, the proxy on -pp\n"
+        f"  {PROGRAM} fleet N [flags]   N instances on this machine sharing one store and the proxy port\n"
+        "                             (admin ports -ap, -ap+1, ...; the flags as for one instance)\n"
+    )
+    return f"{DESCRIPTION}\n\nUsage:\n{forms}\nFlags:\n{entries}"
+
+
+def syntax_error_text(error: UsageError) -> str:
+    """A syntax error as the command reports it: the error, the usage entry of the flag it names
+    (if any), and where to find the others."""
+    spec = FLAGS_BY_NAME.get(error.flag)
+    return f"{error.message}\n{_usage_entry(spec) if spec else ''}{HINT}\n"

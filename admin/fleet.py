@@ -20,25 +20,29 @@ from collections.abc import Mapping, Sequence
 from types import FrameType
 
 from simproxy.admin.arguments import parse_args
+from simproxy.admin.cli import report
 from simproxy.admin.command import COMMAND
-from simproxy.admin.flags import PROGRAM, UsageError
+from simproxy.admin.flags import HINT, PROGRAM, UsageError
 from simproxy.admin.redisserver import RedisServer
 from simproxy.engine.execution.lifeline import die_with_parent
 
 USAGE = f"usage: {PROGRAM} fleet N [flags]   (N instances sharing one store and the proxy port)"
+HELP_WORDS = ("-h", "-help", "--help", "--h")
 
 
 def run_fleet(args: Sequence[str], env: Mapping[str, str]) -> int:
     """Start the fleet and wait; the exit status is 0 after a stop, 1 when an instance failed."""
+    if args and args[0] in HELP_WORDS:
+        print(f"{USAGE}\n{HINT}", file=sys.stderr)
+        return 0
     if not args or not args[0].isdigit() or int(args[0]) < 1:
-        print(USAGE, file=sys.stderr)
+        print(f"{USAGE}\n{HINT}", file=sys.stderr)
         return 2
     count, flags = int(args[0]), list(args[1:])
     try:
         settings = parse_args(flags, env)  # the flags are checked once, before anything starts
     except UsageError as error:
-        print(f"{PROGRAM}: {error.message}", file=sys.stderr)
-        return error.exit_code or 2
+        return report(error)
     private = None if settings.redis_url else RedisServer().start()
     redis_url = settings.redis_url or (private.url if private else "")
     instances: list[subprocess.Popen[bytes]] = []

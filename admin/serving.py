@@ -28,6 +28,7 @@ from sanic.http.constants import HTTP
 from simproxy.admin.api import create_app
 from simproxy.admin.listeners import Endpoint
 from simproxy.admin.settings import Settings
+from simproxy.admin.startlog import announce_ready
 from simproxy.engine.fleet.config import BACKLOG
 from simproxy.engine.server.listener import DRAIN_GRACE, ProxyServer
 
@@ -140,6 +141,8 @@ class Worker:
                 await self._go.wait()
                 self._check_stop()
             await admin.start_serving()  # the admin port answers from here
+            if self._announce:  # every first worker serves: the instance is ready
+                announce_ready(self.settings)
             await admin.after_start()
             if not self._wait_for_fleet:
                 on_ready()

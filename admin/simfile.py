@@ -3,7 +3,8 @@
 Parse, check the envelope, validate against the schema of the declared version, then upgrade
 v1-v4 to the v5 shape. Pure functions over plain dicts; the only I/O is reading the schema files
 under ``admin/schemas`` once, on first use (when ``jsonschema`` is imported too). Every rejection is a
-``BadRequest`` with Hoverfly's text.
+``BadRequest`` with Hoverfly's text (and, for a body that is not a JSON object, the spec dialect's
+account of where and why: admin/jsonbody.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, Final, cast
 import orjson
 
 from simproxy.admin.errors import BadRequest, PayloadTooLarge
+from simproxy.admin.jsonbody import INVALID_JSON, decode, wrong_shape
 
 JSONDict = dict[str, Any]
 
@@ -116,12 +118,9 @@ def _check_size(doc: JSONDict, max_pairs: int) -> None:
 
 
 def _load_object(raw: bytes) -> JSONDict:
-    try:
-        doc = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        raise BadRequest("Invalid JSON") from None
+    doc = decode(raw, INVALID_JSON)
     if not isinstance(doc, dict):
-        raise BadRequest("Invalid JSON")
+        raise wrong_shape(INVALID_JSON, "a simulation must be a JSON object", doc)
     return doc
 
 

@@ -1,5 +1,6 @@
 """The start-up messages Hoverfly logs, in its order, with its fields: what clients and people read
-in the logs to see how an instance was started (one worker of an instance logs them, once)."""
+in the logs to see how an instance was started (one worker of an instance logs them, once); then,
+in the spec dialect, simproxy's own line saying that the instance serves and where."""
 
 from __future__ import annotations
 
@@ -58,3 +59,35 @@ def announce(settings: Settings) -> None:
     """Log the start-up messages (they reach the console, the log file and ``/api/v2/logs``)."""
     for level, text, fields in start_messages(settings):
         log.log(level, text, extra={"fields": fields})
+
+
+def _reachable(host: str) -> str:
+    """``host`` as a URL names it: a wildcard address is reached on loopback, IPv6 in brackets."""
+    if host in ("0.0.0.0", ""):
+        return "127.0.0.1"
+    if host == "::":
+        return "[::1]"
+    return f"[{host}]" if ":" in host else host
+
+
+def ready_message(settings: Settings) -> Message:
+    """``simproxy is ready``, with where the admin API and its dashboard answer and where the proxy
+    (or, with ``-webserver``, the web server) listens."""
+    host = _reachable(settings.listen_on_host)
+    admin = f"http://{host}:{settings.admin_port}"
+    fields: dict[str, Any] = {"admin": admin, "dashboard": f"{admin}/"}
+    if settings.webserver:
+        fields["webserver"] = f"http://{host}:{settings.proxy_port}"
+    else:
+        fields["proxy"] = f"{host}:{settings.proxy_port}"
+    fields["workers"] = settings.workers
+    return logging.INFO, "simproxy is ready", fields
+
+
+def announce_ready(settings: Settings) -> None:
+    """Log ``ready_message`` once the instance serves (every worker ready). Hoverfly has no such
+    line: under ``-compat hoverfly`` the logs stay what Hoverfly's are."""
+    if settings.dialect.is_hoverfly:
+        return
+    level, text, fields = ready_message(settings)
+    log.log(level, text, extra={"fields": fields})

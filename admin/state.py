@@ -13,6 +13,7 @@ from sanic import Request
 from sanic.response import HTTPResponse
 
 from simproxy.admin.errors import BadRequest
+from simproxy.admin.jsonbody import INVALID_JSON, not_json
 from simproxy.admin.responses import empty_response, json_response, services
 from simproxy.admin.views import get_field
 
@@ -24,7 +25,7 @@ def _state_of(body: bytes, *, required: bool) -> dict[str, str] | None:
     try:
         doc = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise BadRequest(f"invalid JSON: {exc}") from exc
+        raise not_json(body, exc, f"invalid JSON: {exc}", spec_words=INVALID_JSON) from exc
     if not isinstance(doc, dict):
         raise BadRequest("json: cannot unmarshal a non-object into the state view")
     state: Any = get_field(doc, "state")

@@ -11,9 +11,8 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-import orjson
-
 from simproxy.admin.errors import BadRequest
+from simproxy.admin.jsonbody import decode, shown, wrong_shape
 from simproxy.engine.fleet.config import MODES, MiddlewareSpec, Mode, ModeArguments, RuntimeConfig
 from simproxy.engine.gocompat.dialect import Dialect
 from simproxy.engine.modes.cors import cors_view
@@ -24,6 +23,7 @@ from simproxy.engine.version import VERSION
 SCHEMA_VERSION = "v5.3"
 COUNTERS = ("capture", "diff", "modify", "simulate", "spy", "synthesize")
 MALFORMED = "Malformed JSON"
+NOT_A_MODE = "Not a valid mode"
 
 # Which arguments each mode shows, in Hoverfly's field order (core/modes/*.go View()).
 _ARGUMENT_ORDER = (
@@ -50,15 +50,15 @@ _SHOWN: Mapping[str, tuple[str, ...]] = MappingProxyType(
 
 
 def load_object(body: bytes) -> dict[str, Any]:
-    """A JSON object body; ``null`` counts as an empty object (Go leaves the struct at zero values)."""
-    try:
-        value = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise BadRequest(MALFORMED) from exc
+    """A JSON object body; ``null`` counts as an empty object (Go leaves the struct at zero values).
+
+    Anything else is Hoverfly's ``Malformed JSON``, which the spec dialect follows with where and
+    why (admin/jsonbody.py)."""
+    value = decode(body, MALFORMED)
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise BadRequest(MALFORMED)
+        raise wrong_shape(MALFORMED, "the body must be a JSON object", value)
     return value
 
 
@@ -73,12 +73,19 @@ def get_field(obj: dict[str, Any], name: str) -> Any:
     return None
 
 
-def typed(obj: dict[str, Any], name: str, kind: type | tuple[type, ...], default: Any) -> Any:
+_KINDS: Mapping[type, str] = MappingProxyType(
+    {str: "a string", int: "a whole number", bool: "true or false", list: "an array", dict: "an object"}
+)
+
+
+def typed(obj: dict[str, Any], name: str, kind: type, default: Any, *, where: str = "") -> Any:
+    """The member ``name`` of ``obj`` (``default`` when absent or null), which must be a ``kind``:
+    else Hoverfly's ``Malformed JSON`` (the spec dialect names the member, ``where`` + ``name``)."""
     value = get_field(obj, name)
     if value is None:
         return default
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise BadRequest(MALFORMED)
+        raise wrong_shape(MALFORMED, f'"{where}{name}" must be {_KINDS[kind]}', value)
     return value
 
 
@@ -154,13 +161,14 @@ def parse_mode(body: bytes, *, webserver: bool, product: str = "simproxy") -> tu
     obj = load_object(body)
     mode = typed(obj, "mode", str, "")
     raw_args = typed(obj, "arguments", dict, {})
-    whitelist = typed(raw_args, "headersWhitelist", list, [])
-    if not all(isinstance(h, str) for h in whitelist):
-        raise BadRequest(MALFORMED)
-    strategy = typed(raw_args, "matchingStrategy", str, None)
-    flags = {key: typed(raw_args, key, bool, False) for key in _ARGUMENT_ORDER[2:]}
+    whitelist = typed(raw_args, "headersWhitelist", list, [], where="arguments.")
+    for header in whitelist:
+        if not isinstance(header, str):
+            raise wrong_shape(MALFORMED, '"arguments.headersWhitelist" must hold strings', header)
+    strategy = typed(raw_args, "matchingStrategy", str, None, where="arguments.")
+    flags = {key: typed(raw_args, key, bool, False, where="arguments.") for key in _ARGUMENT_ORDER[2:]}
     if mode not in MODES:
-        raise BadRequest("Not a valid mode")
+        raise BadRequest(NOT_A_MODE, detailed=f"{NOT_A_MODE}: {shown(mode)}; one of {', '.join(sorted(MODES))}")
     if webserver and mode in ("capture", "modify"):
         raise BadRequest(f"Cannot change the mode of {product} to {mode} when running as a webserver")
     if "*" in whitelist and len(whitelist) > 1:

@@ -267,7 +267,9 @@ def test_log_levels(given: str, level: str) -> None:
 def test_verbose_sets_debug_and_bad_level_is_fatal() -> None:
     assert parse("-v", "-log-level=error").log_level == "debug"
     error = error_of("-log-level", "loud", "-v")
-    assert (error.exit_code, error.message) == (1, 'Unknown log-level value "loud"')
+    assert (error.exit_code, error.message) == (
+        1, 'Unknown log-level value "loud", expected one of panic, fatal, error, warn, warning, info, debug, trace'
+    )  # fmt: skip
 
 
 # --- values checked after parsing
@@ -359,10 +361,22 @@ def test_help(arg: str, capsys: pytest.CaptureFixture[str], clean_env: None) -> 
     assert err == usage_text()
 
 
+def test_usage_says_what_simproxy_is_and_shows_both_command_forms() -> None:
+    lines = usage_text().splitlines()
+    assert lines[0] == (
+        "simproxy: an HTTP proxy that answers from a simulation (service virtualisation),"
+        " wire-compatible with Hoverfly's admin API v2"
+    )
+    forms = lines[lines.index("Usage:") + 1 : lines.index("Flags:")]
+    assert [line.split("   ")[0].strip() for line in forms if line.strip()][:2] == [
+        "simproxy [flags]", "simproxy fleet N [flags]"
+    ]  # fmt: skip
+
+
 def test_usage_lists_every_flag_sorted_with_defaults() -> None:
     text = usage_text()
     lines = text.splitlines()
-    assert lines[0] == "Usage of simproxy:"
+    assert lines[lines.index("Flags:") + 1] == "  -add"
     names = [line.split()[0][1:] for line in lines[1:] if line.startswith("  -")]
     assert names == sorted(ALL_FLAGS)
     for expected in [
@@ -397,14 +411,29 @@ def test_version_after_a_syntax_error_is_not_printed(capsys: pytest.CaptureFixtu
     assert main(["-version", "-nope"]) == 2
     out, err = capsys.readouterr()
     assert out == ""
-    assert err == "flag provided but not defined: -nope\n" + usage_text()
+    assert err == 'flag provided but not defined: -nope\nrun "simproxy -h" for the flags\n'
 
 
-def test_main_syntax_error_prints_usage(capsys: pytest.CaptureFixture[str], clean_env: None) -> None:
+def test_main_syntax_error_shows_the_flags_entry_and_a_hint_not_the_whole_usage(
+    capsys: pytest.CaptureFixture[str], clean_env: None
+) -> None:
     assert main(["-journal-size", "big"]) == 2
     out, err = capsys.readouterr()
     assert out == ""
-    assert err == 'invalid value "big" for flag -journal-size: parse error\n' + usage_text()
+    assert err == (
+        'invalid value "big" for flag -journal-size: parse error\n'
+        "  -journal-size int\n    \tJournal capacity; 0 disables the journal (default 1000)\n"
+        'run "simproxy -h" for the flags\n'
+    )
+    assert main(["-pp"]) == 2
+    assert capsys.readouterr().err == (
+        'flag needs an argument: -pp\n  -pp string\n    \tProxy (or webserver) port; env ProxyPort (default "8500")\n'
+        'run "simproxy -h" for the flags\n'
+    )
+    assert main(["-webserver=maybe"]) == 2
+    assert capsys.readouterr().err.splitlines()[0] == 'invalid boolean value "maybe" for -webserver: parse error'
+    assert main(["---x"]) == 2
+    assert capsys.readouterr().err == 'bad flag syntax: ---x\nrun "simproxy -h" for the flags\n'
 
 
 @pytest.mark.parametrize(
@@ -439,8 +468,8 @@ def test_python_dash_m_admin() -> None:
     done = subprocess.run([*COMMAND, "-version"], capture_output=True, text=True, env=env, check=False)
     assert (done.returncode, done.stdout, done.stderr) == (0, VERSION + "\n", "")
     done = subprocess.run([*COMMAND, "-x"], capture_output=True, text=True, env=env, check=False)
-    assert done.returncode == 2
-    assert done.stderr.startswith("flag provided but not defined: -x\nUsage of simproxy:\n")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == 'flag provided but not defined: -x\nrun "simproxy -h" for the flags\n'
 
 
 # --- Settings
@@ -623,6 +652,17 @@ def test_fleet_refuses_a_bad_count_or_bad_flags_before_starting_anything(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "usage: simproxy fleet N" in err or "flag provided but not defined: -no-such-flag" in err
+    assert err.endswith('run "simproxy -h" for the flags\n')
+    assert "Flags:" not in err  # the hint, not the whole usage
+
+
+def test_fleet_help_and_fleet_errors_read_as_the_commands_do(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fleet", "-h"]) == 0
+    assert capsys.readouterr().err.startswith("usage: simproxy fleet N [flags]")
+    assert main(["fleet", "2", "-h"]) == 0  # was 2, after an empty "simproxy: " line
+    assert capsys.readouterr().err == usage_text()
+    assert main(["fleet", "2", "-capture", "-spy"]) == 1
+    assert capsys.readouterr().err == "simproxy: Two or more modes supplied, check your flags\n"
 
 
 # --- logs

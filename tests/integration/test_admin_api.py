@@ -124,11 +124,17 @@ def test_mode_round_trip_and_every_mode_accepted(simproxy: Simproxy, ns: str) ->
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        (b"{not json", "Malformed JSON"),
-        (b"", "Malformed JSON"),
-        (b'{"mode": 5}', "Malformed JSON"),
-        (b'{"mode": "simulate", "arguments": {"stateful": "yes"}}', "Malformed JSON"),
-        (b'{"mode": "teleport"}', "Not a valid mode"),
+        (b"{not json", "Malformed JSON: line 1, column 2: unexpected character, expected a string key"),
+        (b"", "Malformed JSON: the body is empty"),
+        (b'{"mode": 5}', 'Malformed JSON: "mode" must be a string, not 5'),
+        (
+            b'{"mode": "simulate", "arguments": {"stateful": "yes"}}',
+            'Malformed JSON: "arguments.stateful" must be true or false, not "yes"',
+        ),
+        (
+            b'{"mode": "teleport"}',
+            'Not a valid mode: "teleport"; one of capture, diff, modify, simulate, spy, synthesize',
+        ),
         (
             b'{"mode": "capture", "arguments": {"headersWhitelist": ["*", "X-A"]}}',
             "Must provide a list containing only an asterix, or a list containing only headers names",
@@ -159,7 +165,10 @@ def test_destination(simproxy: Simproxy) -> None:
             422,
             {"error": "destination is not a valid regular expression string"},
         )
-        assert simproxy.admin_json("PUT", "/api/v2/service/destination", raw=b"[") == (400, {"error": "Malformed JSON"})
+        assert simproxy.admin_json("PUT", "/api/v2/service/destination", raw=b"[") == (
+            400,
+            {"error": "Malformed JSON: line 1, column 2: unexpected end of data"},
+        )
         assert simproxy.admin_json("GET", "/api/v2/service/destination") == (200, {"destination": "example\\.com"})
     finally:
         simproxy.admin_json("PUT", "/api/v2/service/destination", {"destination": "."})
@@ -252,8 +261,8 @@ def test_v3_exact_match_file_imports_and_is_served(simproxy: Simproxy) -> None:
 def test_rejected_simulations_leave_the_previous_one_served(simproxy: Simproxy) -> None:
     _put(simproxy, simulation(pair("/kept", "still here")))
     cases = [
-        (b"not json", 400, "Invalid JSON"),
-        (b"[1, 2]", 400, "Invalid JSON"),
+        (b"not json", 400, "Invalid JSON: line 1, column 1: invalid literal, expected 'null'"),
+        (b"[1, 2]", 400, "Invalid JSON: a simulation must be a JSON object, not an array"),
         (b'{"data": {"pairs": []}}', 400, 'Invalid JSON, missing "meta" object'),
         (b'{"data": {"pairs": []}, "meta": {}}', 400, 'Invalid JSON, missing "meta.schemaVersion" string'),
         (

@@ -36,7 +36,10 @@ def test_bad_data_sources_are_refused_and_change_nothing(simproxy: Simproxy) -> 
         {"error": "record on line 2: wrong number of fields"},
     )
     assert simproxy.admin_json("PUT", path, {"name": "q", "data": 'a,b"c\n'})[0] == 400
-    assert simproxy.admin_json("PUT", path, raw=b"{nope") == (400, {"error": "Malformed JSON"})
+    assert simproxy.admin_json("PUT", path, raw=b"{nope") == (
+        400,
+        {"error": "Malformed JSON: line 1, column 2: unexpected character, expected a string key"},
+    )
     assert simproxy.admin_json("DELETE", f"{path}/missing") == (404, {"error": "no CSV data source named 'missing'"})
     assert simproxy.admin_json("GET", path)[1] == {"csvDataSources": [{"name": "kept", "data": "a\n1\n"}]}
     simproxy.admin_json("DELETE", f"{path}/kept")

@@ -1,18 +1,25 @@
 """Hoverfly's logs (issue 19, item 1): the start-up messages in ``/api/v2/logs`` and on standard
-output, in logrus's text (coloured or plain) or as one JSON object per line, and in a file."""
+output, in logrus's text (coloured or plain) or as one JSON object per line, and in a file; then
+simproxy's own line once the instance serves (issue 37, item 8), which ``-compat hoverfly`` leaves out."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.integration.conftest import Simproxy, wait_until
+from benchmarks.procs import listeners
+from simproxy.admin.command import COMMAND
+from simproxy.admin.redisserver import free_port
+from tests.integration.conftest import ROOT, Simproxy, call, wait_until
 
-START = [
+HOVERFLY_START = [
     "Default proxy port has been overwritten",
     "Default admin port has been overwritten",
     "Using memory backend",
@@ -21,11 +28,13 @@ START = [
     "serving proxy",
     "Admin interface is starting...",
 ]
+READY = "simproxy is ready"
+START = [*HOVERFLY_START, READY]
 
 
 def _when_started(read: Callable[[], str]) -> str:
     """What ``read`` gives once it holds the last start-up message."""
-    text: str = wait_until(lambda: (lambda t: t if "Admin interface is starting..." in t else None)(read()))
+    text: str = wait_until(lambda: (lambda t: t if READY in t else None)(read()))
     return text
 
 
@@ -59,6 +68,59 @@ def test_the_start_up_is_logged_as_hoverfly_logs_it(simproxy_factory: Any) -> No
 def test_four_workers_log_the_start_up_once(simproxy_factory: Any) -> None:
     sp: Simproxy = simproxy_factory("-workers", "4")
     assert [e["msg"] for e in _logged(sp)] == START
+    assert _logged(sp)[-1]["workers"] == 4
+
+
+def test_the_ready_line_says_where_the_dashboard_admin_api_and_proxy_are(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory()
+    ready = _logged(sp)[-1]
+    admin = f"http://127.0.0.1:{sp.admin_port}"
+    assert {k: v for k, v in ready.items() if k != "time"} == {
+        "level": "info", "msg": READY, "admin": admin, "dashboard": f"{admin}/",
+        "proxy": f"127.0.0.1:{sp.proxy_port}", "workers": 1,
+    }  # fmt: skip
+    status, headers, page = call(sp.admin_port, "GET", "/")  # the dashboard is where the line says
+    assert status == 200 and headers["content-type"].startswith("text/html") and b"<html" in page.lower()
+    line = next(line for line in _when_started(sp.output).splitlines() if READY in line)
+    assert re.fullmatch(
+        rf"\x1b\[36mINFO\x1b\[0m\[[^]]+\] simproxy is ready +\x1b\[36madmin\x1b\[0m=\"{admin}\""
+        rf" \x1b\[36mdashboard\x1b\[0m=\"{admin}/\" \x1b\[36mproxy\x1b\[0m=\"127\.0\.0\.1:{sp.proxy_port}\""
+        r" \x1b\[36mworkers\x1b\[0m=1",
+        line,
+    ), line
+    web: Simproxy = simproxy_factory("-webserver")
+    assert _logged(web)[-1]["webserver"] == f"http://127.0.0.1:{web.proxy_port}" and "proxy" not in _logged(web)[-1]
+
+
+def test_the_ready_line_comes_once_every_worker_serves(tmp_path: Path) -> None:
+    """Seen on the console, the line means what it says: the admin API answers and every worker
+    holds the proxy port (with several workers the admin port opens only then)."""
+    admin, proxy = free_port(), free_port()
+    out = tmp_path / "console.log"
+    home = os.path.join(tempfile.gettempdir(), "simproxy-tests-home")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "SIMPROXY_HOME": home}
+    command = [*COMMAND, "-ap", str(admin), "-pp", str(proxy), "-workers", "2", "-log-no-color"]
+    with out.open("wb") as sink:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT,
+                                   start_new_session=True)  # fmt: skip
+    try:
+        lines = wait_until(lambda: [line for line in out.read_text().splitlines() if READY in line], timeout=60)
+        assert call(admin, "GET", "/api/health")[0] == 200
+        assert len(listeners(process.pid, proxy)) == 2
+        assert len(lines) == 1 and lines[0].endswith(
+            f'level=info msg="simproxy is ready" admin="http://127.0.0.1:{admin}"'
+            f' dashboard="http://127.0.0.1:{admin}/" proxy="127.0.0.1:{proxy}" workers=2'
+        )
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_hoverflys_dialect_logs_hoverflys_start_up_alone(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-compat", "hoverfly")
+    # the ready line is made before the admin port answers its first request (the health check)
+    assert [e["msg"] for e in _logged(sp)] == HOVERFLY_START
+    assert READY not in sp.output()
 
 
 def test_json_logs_are_one_object_per_line(simproxy_factory: Any) -> None:

@@ -54,7 +54,10 @@ def test_the_api_sets_lists_and_deletes_actions(sp: Simproxy) -> None:
         400,
         {"error": "remote host is invalid"},
     )
-    assert sp.admin_json("PUT", ACTIONS, {"actionName": "x", "delayInMs": "soon"}) == (400, {"error": "Malformed JSON"})
+    assert sp.admin_json("PUT", ACTIONS, {"actionName": "x", "delayInMs": "soon"}) == (
+        400,
+        {"error": 'Malformed JSON: "delayInMs" must be a whole number, not "soon"'},
+    )
     assert sp.admin_json("DELETE", f"{ACTIONS}/nope") == (400, {"error": "invalid action name passed"})
     status, listed = sp.admin_json("DELETE", f"{ACTIONS}/zeta")
     assert status == 200

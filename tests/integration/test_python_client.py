@@ -84,7 +84,10 @@ def test_a_simulation_file_is_sent_as_it_is(client: Client, tmp_path: Path) -> N
 def test_a_refused_call_raises_api_error_with_the_servers_text(client: Client) -> None:
     with pytest.raises(ApiError) as refused:
         client.set_mode("sleepwalk")
-    assert (refused.value.status, refused.value.message) == (400, "Not a valid mode")
+    assert (refused.value.status, refused.value.message) == (
+        400,
+        'Not a valid mode: "sleepwalk"; one of capture, diff, modify, simulate, spy, synthesize',
+    )
     with pytest.raises(ApiError) as bad:
         client.put_simulation({"data": {"pairs": [{"request": 1}]}, "meta": {"schemaVersion": "v5"}})
     assert bad.value.status == 400 and "data.pairs.0.request" in bad.value.message

@@ -223,3 +223,39 @@ def test_import_from_a_url_loads_the_simulation_and_a_bad_url_stops_the_start(
     )  # fmt: skip
     assert result.returncode == 1
     assert 'Failed to fetch given URL, error Get "http://127.0.0.1:9/sim.json": dial tcp' in result.stderr.decode()
+
+
+def test_a_start_up_import_that_is_not_json_says_where(tmp_path: Path) -> None:
+    path = tmp_path / "sim.json"
+    path.write_text('{"data": {"pairs": []},\n "meta": {"schemaVersion": "v5.3",}}')
+    result = subprocess.run(
+        [*COMMAND, "-ap", str(free_port()), "-pp", str(free_port()), "-import", str(path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 1
+    where = "line 2, column 34: trailing comma is not allowed"
+    assert f"Failed to import given resource: {path}: Invalid JSON: {where}\n" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "status", "first_line"),
+    [
+        (["-nosuchflag"], 2, "flag provided but not defined: -nosuchflag"),
+        (["-journal-size", "lots"], 2, 'invalid value "lots" for flag -journal-size: parse error'),
+        (["-workers"], 2, "flag needs an argument: -workers"),
+        (["-log-level", "loud"], 1, 'simproxy: Unknown log-level value "loud", expected one of panic, fatal, error,'),
+        (["-import", "/nonexistent/sim.json"], 1, "Failed to import given resource"),
+    ],
+)
+def test_a_start_that_fails_exits_2_for_the_command_line_syntax_and_1_for_the_rest(
+    flags: list[str], status: int, first_line: str
+) -> None:
+    result = subprocess.run(
+        [*COMMAND, "-ap", str(free_port()), "-pp", str(free_port()), *flags],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == status, result.stderr
+    assert first_line in result.stderr
+    if status == 2:  # the error, maybe the flag's own entry, and a hint: never the 100 lines of usage
+        assert len(result.stderr.splitlines()) <= 4
+        assert result.stderr.endswith('run "simproxy -h" for the flags\n')
