@@ -314,8 +314,8 @@ class Server:
         raise HarnessError(f"simproxy did not answer within {self.settings.start_timeout:g} s:\n{self._log_excerpt()}")
 
     def _log_excerpt(self, keep: int = 8) -> str:
-        """What the last start wrote: its first and last ``keep`` lines (a usage error comes first,
-        then the whole usage text; a failure at start, last)."""
+        """What the last start wrote: its first and last ``keep`` lines (a usage error comes first;
+        a failure at start, after the start-up lines, last)."""
         try:
             with self.log_path.open("rb") as log:
                 log.seek(self._log_start)
