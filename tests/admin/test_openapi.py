@@ -1,5 +1,6 @@
 """``admin/openapi.py``: the document lists exactly the routes admin/api.py registers, is a valid
-OpenAPI 3.1 document, and declares the bearer scheme on every operation but the three open ones."""
+OpenAPI 3.1 document, declares the bearer scheme on every operation but the three open ones, and
+describes what the handlers answer where that is simproxy's own (a faulted journal entry)."""
 
 from __future__ import annotations
 
