@@ -1,9 +1,9 @@
 """The journal (Hoverfly's core/journal): entries, their wire view and storage form, paging and
 sorting, and the indexes (the ``POST /journal`` search is ``engine.journal_search``). Pure: no I/O, no clock.
 
-An answer written with a fault (simproxy's own) keeps the response the simulation chose, and says
-which fault the client got instead: ``response.fault`` in the view, an element of its own in the
-storage form (absent, as in Hoverfly, when no fault applied).
+An answer written with a fault (simproxy's own) keeps the response the simulation chose, and names
+the fault that broke or slowed it for the client: ``response.fault`` in the view, an element of its
+own in the storage form (absent, as in Hoverfly, when no fault applied).
 
 Bodies are truncated when an entry is *stored* (``encode_entry(..., body_limit)``), as Hoverfly
 truncates when it records, so the view, the search and the indexes all see the truncated text. An index name is
@@ -59,7 +59,7 @@ class JournalEntry:
     """The wire object (see ``post_serve_action_view``), or None when no action ran."""
     fault: Fault | None = None
     """The fault the answer was written with (engine/server/faults.py), or None: then the client
-    got ``status``, headers and body as recorded. With one, it got what the fault sends instead."""
+    got ``status``, headers and body as recorded. With one, it got what that fault sends."""
 
 
 def fault_view(fault: Fault) -> dict[str, Any]:
