@@ -93,6 +93,18 @@ def _journal_entry() -> Schema:
     request |= {"formData": list_map(), "body": string(), "headers": list_map()}
     response = {"status": integer(), "body": string("Base64 when `encodedBody` is true."), "encodedBody": boolean()}
     action = strings("name invoked completed correlationId") | {"status": integer()}
+    fault = {
+        "type": string(
+            "`connectionReset`, `emptyResponse`, `malformedChunk`, `randomDataThenClose`, `dribble`, `bandwidth`."
+        )
+    }
+    fault |= {"chunks": integer(), "durationMs": integer(), "bytesPerSecond": integer()}
+    response["fault"] = object_(
+        fault,
+        "type",
+        "Only when the answer was written with a fault (simproxy's own): what the client got instead of, or"
+        " as well as, this status; a timed fault (`dribble`, `bandwidth`) with its parameters.",
+    )
     entry = {
         "request": object_(request, "path method destination scheme query body headers"),
         "response": object_(response | {"headers": list_map()}, "status body encodedBody"),

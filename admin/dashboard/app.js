@@ -38,6 +38,38 @@ function cell(row, text, className) {
   return td;
 }
 
+// What reaches the client of an answer written with a fault (README, "Fault injection"): these three
+// send none of it, so the status the simulation chose is struck out; the others send the status.
+const NO_ANSWER = {
+  connectionReset: "the connection was reset instead",
+  emptyResponse: "the connection was closed with nothing sent",
+  randomDataThenClose: "random bytes were sent instead, then the connection was closed",
+};
+const SOME_ANSWER = {
+  malformedChunk: "the status and headers were sent, then a broken chunked body",
+  dribble: "the answer was sent slowly, its body in pieces",
+  bandwidth: "the answer was sent at a limited rate",
+};
+
+// A status cell: the status, and when the answer got a fault (a journal entry's), or may get one (a
+// pair's, with its fraction), the fault's type styled as an error, what the client gets in its title.
+function statusCell(row, response, ofPair) {
+  const td = cell(row, response.status);
+  const fault = response.fault;
+  if (!fault) return td;
+  const status = document.createElement(!ofPair && fault.type in NO_ANSWER ? "s" : "span");
+  status.textContent = String(response.status);
+  const tag = document.createElement("span");
+  tag.className = "fault";
+  const share = ofPair && fault.fraction !== undefined ? ` ${+(fault.fraction * 100).toFixed(2)}%` : "";
+  tag.textContent = fault.type + share;
+  td.replaceChildren(status, " ", tag);
+  const what = NO_ANSWER[fault.type] || SOME_ANSWER[fault.type] || `fault ${fault.type}`;
+  td.title = ofPair ? `answered with a fault${share && ` (${share.trim()} of requests)`}: ${what}`
+    : `the simulation chose ${response.status}; ${what}`;
+  return td;
+}
+
 function firstValue(matchers) {
   if (!Array.isArray(matchers) || !matchers.length) return "*";
   const m = matchers[0];
@@ -199,8 +231,15 @@ function journalMatches(entry) {
   const status = $("filter-status").value.trim();
   if (path && !entry.request.path.includes(path)) return false;
   if (method && entry.request.method !== method) return false;
-  if (status && String(entry.response.status) !== status) return false;
+  if (status && String(entry.response.status) !== status && !faultNamed(entry.response.fault, status)) return false;
   return true;
+}
+
+// The status filter also takes a fault: "fault" for every faulted answer, else part of its type ("reset").
+function faultNamed(fault, text) {
+  if (!fault) return false;
+  const wanted = text.toLowerCase();
+  return wanted === "fault" || fault.type.toLowerCase().includes(wanted);
 }
 
 let journalEntries = [];
@@ -219,7 +258,7 @@ function renderJournal(view) {
     cell(row, entry.request.method);
     cell(row, entry.request.destination);
     cell(row, entry.request.path + (entry.request.query ? `?${entry.request.query}` : ""), "wrap");
-    cell(row, entry.response.status);
+    statusCell(row, entry.response);
     cell(row, entry.latency === undefined ? "" : Number(entry.latency).toFixed(2));
     row.addEventListener("click", () => showEntry(entry.id));
   }
@@ -275,7 +314,7 @@ function renderPairs(view) {
     cell(row, firstValue(pair.request.method));
     cell(row, firstValue(pair.request.destination));
     cell(row, firstValue(pair.request.path), "wrap");
-    cell(row, pair.response.status);
+    statusCell(row, pair.response, true);
   });
 }
 

@@ -1,6 +1,10 @@
 """The journal (Hoverfly's core/journal): entries, their wire view and storage form, paging and
 sorting, and the indexes (the ``POST /journal`` search is ``engine.journal_search``). Pure: no I/O, no clock.
 
+An answer written with a fault (simproxy's own) keeps the response the simulation chose, and names
+the fault that broke or slowed it for the client: ``response.fault`` in the view, an element of its
+own in the storage form (absent, as in Hoverfly, when no fault applied).
+
 Bodies are truncated when an entry is *stored* (``encode_entry(..., body_limit)``), as Hoverfly
 truncates when it records, so the view, the search and the indexes all see the truncated text. An index name is
 the template ``{{<name>}}`` rendered over an entry's request.
@@ -21,7 +25,8 @@ from simproxy.engine.errors import SimulationError
 from simproxy.engine.journal.packed import MARK as PACKED
 from simproxy.engine.journal.packed import Packable, finished_at, read_entry, unpack_entry
 from simproxy.engine.matching.registry import CompiledMatcher
-from simproxy.engine.simulation.codec import sniff_content_type
+from simproxy.engine.simulation.codec import decode_fault, encode_fault, sniff_content_type
+from simproxy.engine.simulation.model import Fault
 from simproxy.engine.templating import CsvTables, NoJournal, RenderContext, Template, TemplateEngine, Variables
 from simproxy.engine.wire.request import RequestDetails, lower_keys
 from simproxy.engine.wire.response import Wire, split_journal_parts
@@ -52,6 +57,17 @@ class JournalEntry:
     latency_ms: float
     post_serve_action: dict[str, Any] | None = None
     """The wire object (see ``post_serve_action_view``), or None when no action ran."""
+    fault: Fault | None = None
+    """The fault the answer was written with (engine/server/faults.py), or None: then the client
+    got ``status``, headers and body as recorded. With one, it got what that fault sends."""
+
+
+def fault_view(fault: Fault) -> dict[str, Any]:
+    """An entry's ``response.fault``: the fault's type and the parameters it was written with. No
+    ``fraction``: the request got the fault (a request the roll spared has no ``fault``)."""
+    view = encode_fault(fault)
+    view.pop("fraction", None)
+    return view
 
 
 def post_serve_action_view(
@@ -112,7 +128,10 @@ def entry_view(entry: JournalEntry) -> dict[str, Any]:
     req_body, _ = _body(req.headers, req.body.encode("utf-8", "surrogateescape"))
     response_headers = dict(entry.response_headers)
     resp_body, encoded = _body(response_headers, entry.response_body)
-    response: dict[str, Any] = {"status": entry.status, "body": resp_body, "encodedBody": encoded}
+    response: dict[str, Any] = {"status": entry.status}
+    if entry.fault is not None:  # next to the status the client did not get as recorded
+        response["fault"] = fault_view(entry.fault)
+    response["body"], response["encodedBody"] = resp_body, encoded
     if response_headers:
         response["headers"] = _map(response_headers)
     latency = entry.latency_ms
@@ -207,13 +226,17 @@ def encode_entry(entry: JournalEntry, body_limit: int | None = None) -> bytes:
     texts = (req.method, req.scheme, req.destination, req.path, req_body, resp_body.decode("utf-8", "surrogateescape"))
     maps = (req.query.items(), req.headers.items(), req.form.items(), entry.response_headers)
     payload = (entry.id, entry.status, entry.mode, entry.time_started.isoformat(), entry.latency_ms)
-    return orjson.dumps([*payload, entry.post_serve_action, [_w(t) for t in texts], [_pairs(m) for m in maps]])
+    row = [*payload, entry.post_serve_action, [_w(t) for t in texts], [_pairs(m) for m in maps]]
+    if entry.fault is not None:  # a ninth element, only then: an entry without stays as it was
+        row.append(fault_view(entry.fault))
+    return orjson.dumps(row)
 
 
 def encode_record(
     entry_id: str, req: RequestDetails, wire: Wire, mode: str, received: float, latency_ms: float
 ) -> bytes:
-    """``encode_entry`` for the request path's common case, without building a ``JournalEntry``.
+    """``encode_entry`` for the request path's common case, without building a ``JournalEntry``:
+    an answer without a fault (the recorder sends a faulted one to ``encode_entry``).
 
     The response part was encoded once with the wire; maps are written as objects and the time
     as epoch seconds (``decode_entry`` reads both forms). Text that is not valid UTF-8 falls back
@@ -233,9 +256,12 @@ def encode_record(
 def record_entry(
     entry_id: str, req: RequestDetails, wire: Wire, mode: str, received: float, latency_ms: float
 ) -> JournalEntry:
-    """The entry for a request the proxy answered with ``wire`` (``received``: epoch seconds)."""
+    """The entry for a request the proxy answered with ``wire`` (``received``: epoch seconds), and
+    the fault it was written with, if any."""
     moment = datetime.fromtimestamp(received).astimezone()
-    return JournalEntry(entry_id, req, wire.status, wire.headers, wire.raw_body, mode, moment, latency_ms)
+    return JournalEntry(
+        entry_id, req, wire.status, wire.headers, wire.raw_body, mode, moment, latency_ms, None, wire.fault
+    )
 
 
 def decode_entry(raw: JournalRecord) -> JournalEntry:
@@ -246,7 +272,9 @@ def decode_entry(raw: JournalRecord) -> JournalEntry:
         return JournalEntry(
             e.id, e.request, e.status, e.response_headers, e.response_body, e.mode, e.received, e.latency_ms
         )
-    id_, status, mode, started, latency, action, texts, maps = orjson.loads(raw)
+    fields = orjson.loads(raw)
+    id_, status, mode, started, latency, action, texts, maps = fields[:8]
+    fault = decode_fault(fields[8], "journal entry fault") if len(fields) > 8 else None
     method, scheme, destination, path, body, resp_body = (_u(t) for t in texts)
     query, headers, form = (_unpairs(m) for m in maps[:3])
     request = RequestDetails(
@@ -259,7 +287,7 @@ def decode_entry(raw: JournalRecord) -> JournalEntry:
         time_started = datetime.fromtimestamp(started).astimezone()
     else:
         time_started = datetime.fromisoformat(started)
-    return JournalEntry(id_, request, status, response_headers, resp, mode, time_started, float(latency), action)
+    return JournalEntry(id_, request, status, response_headers, resp, mode, time_started, float(latency), action, fault)
 
 
 def completion_order(records: Sequence[JournalRecord]) -> list[int]:

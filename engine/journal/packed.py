@@ -7,7 +7,8 @@ only appends a tuple of objects that already exist (``Packable``); the in-proces
 tuple, and the flush to a shared store packs it behind a fixed header with one join. The request
 is parsed again, by the proxy's own rules, only when the journal is read. (The JSON form in
 ``engine.journal.entries`` stays for the rest: a request split over reads or pipelined, a body limit,
-indexes, an entry rewritten after its post-serve action.)
+indexes, an entry rewritten after its post-serve action, an answer written with a fault, which the
+JSON form names.)
 """
 
 from __future__ import annotations

@@ -183,12 +183,15 @@ class Recorder:
         entry is only a tuple until the flush packs it. Otherwise it is encoded as JSON at once
         (holding requests for the flush keeps them alive long enough to make the garbage
         collector's work grow with the traffic), or, for indexes and a body to cut to the limit,
-        held with its request after all."""
+        held with its request after all. An answer written with a fault is never packed: its
+        entry says which fault it got (``_record_faulted``)."""
         if not self.journal_size:
             return 0
         if self._times:
             self._close_run()
         sequence = next(self._sequence)
+        if wire.fault is not None:  # the one check an answer without a fault costs here
+            return self._record_faulted((sequence, self.entry_id(sequence), req, wire, received, latency_ms, mode))
         limit = self.body_limit
         # the common case first, inline: the read holds the request, the wire's body is its content
         whole = (
@@ -217,6 +220,20 @@ class Recorder:
             if len(self._encoded) > self._buffered_max:
                 self._encoded = self._keep("journal", self._encoded, self.journal_size)
         return sequence
+
+    def _record_faulted(self, pending: Pending) -> int:
+        """A faulted answer's entry, always in the JSON form, which holds the fault (the packed form
+        and a run of repeats have no place for one): encoded at once, or at the flush for indexes."""
+        self._same = _NONE_SAME
+        if self._packs:
+            self._encoded.append((pending[0], compact(encode_entry(self.entry(pending), self.body_limit))))
+            if len(self._encoded) > self._buffered_max:
+                self._encoded = self._keep("journal", self._encoded, self.journal_size)
+        else:
+            self._journal.append(pending)
+            if len(self._journal) > self._buffered_max:
+                self._journal = self._keep("journal", self._journal, self.journal_size)
+        return pending[0]
 
     @staticmethod
     def _within_limit(limit: int, req: RequestDetails, wire: Wire, raw: bytes | None) -> bool:

@@ -1,11 +1,13 @@
 """``admin/openapi.py``: the document lists exactly the routes admin/api.py registers, is a valid
-OpenAPI 3.1 document, and declares the bearer scheme on every operation but the three open ones."""
+OpenAPI 3.1 document, declares the bearer scheme on every operation but the three open ones, and
+describes what the handlers answer where that is simproxy's own (a faulted journal entry)."""
 
 from __future__ import annotations
 
 import asyncio
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -17,7 +19,11 @@ from sanic import Sanic
 from simproxy.admin.api import create_app
 from simproxy.admin.openapi import get_openapi, openapi_document
 from simproxy.admin.settings import Settings
+from simproxy.engine.journal.entries import entry_view, record_entry
+from simproxy.engine.simulation.model import Fault, FaultKind, Response
 from simproxy.engine.version import VERSION
+from simproxy.engine.wire.parse import Arrival, read_request
+from simproxy.engine.wire.response import render_response
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 OPEN = {("get", "/api/health"), ("post", "/api/token-auth"), ("options", "/api/token-auth")} | {
@@ -162,3 +168,16 @@ def test_the_handler_serves_a_fresh_document_as_json(document: dict[str, Any]) -
     assert orjson.loads(response.body) == document
     again = openapi_document()
     assert again == document and again is not document
+
+
+def test_a_faulted_journal_entry_is_what_the_document_describes(document: dict[str, Any]) -> None:
+    """The journal entry of an answer written with a fault names it in ``response.fault``."""
+    schema = document["components"]["schemas"]["JournalEntry"]
+    wire = render_response(Response(status=200, body=b"ok"), "response").proxy
+    request = read_request(b"GET http://h.test/ HTTP/1.1\r\nHost: h.test\r\n\r\n", Arrival())
+    for fault in (Fault(FaultKind.CONNECTION_RESET), Fault(FaultKind.DRIBBLE, chunks=3, duration_ms=10)):
+        view = entry_view(record_entry("e1", request, replace(wire, fault=fault), "simulate", 1.0, 1.0))
+        Draft202012Validator(schema).validate(orjson.loads(orjson.dumps(view)))
+        described = schema["properties"]["response"]["properties"]["fault"]
+        Draft202012Validator(described).validate(view["response"]["fault"])
+        assert set(view["response"]["fault"]) <= set(described["properties"])

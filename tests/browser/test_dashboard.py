@@ -144,3 +144,57 @@ def test_with_auth_the_page_asks_for_a_login_and_shows_nothing_before(
     browser.find_element(By.ID, "logout").click()
     _until(browser, lambda: browser.find_element(By.ID, "login").is_displayed())
     assert not browser.find_element(By.ID, "main").is_displayed()
+
+
+_ENTRY_ROW = (
+    "[...document.querySelectorAll('#journal tbody tr')].find(row => row.cells[4].textContent === arguments[0])"
+)
+"""A script's expression for the journal table's row of the path given as the script's first argument."""
+
+
+def test_a_faulted_request_shows_its_fault_next_to_the_status_it_did_not_get(
+    browser: webdriver.Chrome, simproxy_factory: Any
+) -> None:
+    sp: Simproxy = simproxy_factory()
+    doc = simulation(pair("/orders", "[]"), pair("/flaky", "ok"), pair("/slow", "slow"), pair("/rare", "ok"))
+    faults = [{"type": "connectionReset"}, {"type": "dribble", "chunks": 2, "durationMs": 20}]
+    faults.append({"type": "emptyResponse", "fraction": 0.25})
+    for at, fault in enumerate(faults, start=1):
+        doc["data"]["pairs"][at]["response"]["fault"] = fault
+    assert sp.admin("PUT", "/api/v2/simulation", doc)[0] == 200
+    assert sp.proxy("http://shop.test/orders")[0] == 200
+    with pytest.raises(ConnectionError):  # reset: no status line at all
+        sp.proxy("http://shop.test/flaky")
+    assert sp.proxy("http://shop.test/slow")[2] == b"slow"
+
+    browser.get(f"http://127.0.0.1:{sp.admin_port}/")
+    _until(browser, lambda: len(_rows(browser, "journal")) == 3)
+    statuses = {row[4]: row[5] for row in _rows(browser, "journal")}
+    assert statuses == {"/orders": "200", "/flaky": "200 connectionReset", "/slow": "200 dribble"}
+    script = (
+        f"const cell = {_ENTRY_ROW}.cells[5]; const tag = cell.querySelector('.fault');"
+        "return [cell.querySelector('s') && cell.querySelector('s').textContent, tag && tag.textContent,"
+        " tag && getComputedStyle(tag).color, cell.title];"
+    )
+    # the reset's 200 struck out (never sent), its fault in the error colour; the dribble's 200 was sent
+    assert browser.execute_script(script, "/flaky") == [
+        "200", "connectionReset", "rgb(194, 53, 43)", "the simulation chose 200; the connection was reset instead"
+    ]  # fmt: skip
+    assert browser.execute_script(script, "/slow")[:3] == [None, "dribble", "rgb(194, 53, 43)"]
+    assert browser.execute_script(script, "/orders")[:2] == [None, None]
+
+    browser.find_element(By.ID, "filter-status").send_keys("reset")
+    _until(browser, lambda: [row[4] for row in _rows(browser, "journal")] == ["/flaky"])
+    browser.find_element(By.ID, "filter-status").clear()
+    browser.execute_script(f"{_ENTRY_ROW}.click()", "/flaky")
+    detail = json.loads(browser.find_element(By.ID, "journal-detail").text)
+    assert detail["response"]["fault"] == {"type": "connectionReset"} and detail["response"]["status"] == 200
+
+    # the pairs: each with the fault it asks for, and the share of requests that get it
+    _until(browser, lambda: len(_rows(browser, "pairs")) == 4)
+    assert [row[4] for row in _rows(browser, "pairs")] == [
+        "200",
+        "200 connectionReset",
+        "200 dribble",
+        "200 emptyResponse 25%",
+    ]
