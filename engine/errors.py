@@ -39,7 +39,18 @@ class ImportFailure(EngineError):
 
 
 class UpstreamError(EngineError):
-    """The request could not be sent or its response not read; the text says why."""
+    """The request could not be sent or its response not read; the text says why, as Go's client
+    words it (``Get "http://host/path": dial tcp ...``). ``cause`` is the reason alone, as Go's
+    transport words it when no client wraps it (``dial tcp ...``): what a relayed request's 500 says."""
+
+    def __init__(self, text: str, *, cause: str | None = None) -> None:
+        super().__init__(text)
+        self.cause = text if cause is None else cause
+
+    @classmethod
+    def of_call(cls, operation: str, cause: str) -> UpstreamError:
+        """Go's client's words for a failed ``operation`` (``_go_op``), the transport's ``cause`` kept."""
+        return cls(f"{operation}: {cause}", cause=cause)
 
 
 class RequestRejected(EngineError):

@@ -149,8 +149,8 @@ class Forwarder:
         """A request outside the destination filter: passed on untouched, not journaled or counted."""
         try:
             resp = await self.send(req, mark=False)  # the service's answer as it came, no mark
-        except UpstreamError as exc:
-            return with_outcome(plain_error(500, f"{exc}\n"), "relayed")
+        except UpstreamError as exc:  # goproxy writes the transport's error, which no client wrapped
+            return with_outcome(plain_error(500, f"{exc.cause}\n"), "relayed")
         return with_outcome(self.wire(resp), "relayed")
 
     async def through(

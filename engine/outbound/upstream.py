@@ -188,15 +188,15 @@ class Upstream:
                 raw_headers = resp.raw_headers
                 status = resp.status
         except TimeoutError as exc:
-            raise UpstreamError(f"{_go_op(method, url)}: no answer within {self.options.timeout:g}s") from exc
+            raise UpstreamError.of_call(_go_op(method, url), f"no answer within {self.options.timeout:g}s") from exc
         except aiohttp.ClientConnectorCertificateError as exc:
             problem = tls_problem(exc.certificate_error)
-            raise UpstreamError(f"{_go_op(method, url)}: tls: failed to verify certificate: {problem}") from exc
+            raise UpstreamError.of_call(_go_op(method, url), f"tls: failed to verify certificate: {problem}") from exc
         except aiohttp.ClientConnectorError as exc:
             dial = dial_error(exc.host, exc.port or 0, exc.os_error, self._nameserver)
-            raise UpstreamError(f"{_go_op(method, url)}: {dial}") from exc
+            raise UpstreamError.of_call(_go_op(method, url), dial) from exc
         except (aiohttp.ClientError, OSError, ValueError) as exc:
-            raise UpstreamError(f"{_go_op(method, url)}: {str(exc) or type(exc).__name__}") from exc
+            raise UpstreamError.of_call(_go_op(method, url), str(exc) or type(exc).__name__) from exc
         elapsed_ms = round((time.perf_counter() - started) * 1000)
         merged: dict[str, list[str]] = {}
         for raw_name, raw_value in raw_headers:
@@ -208,7 +208,7 @@ class Upstream:
             try:
                 raw = _gunzip(raw)
             except (OSError, EOFError, zlib.error) as exc:
-                raise UpstreamError(f"{_go_op(method, url)}: gzip: invalid body: {exc}") from exc
+                raise UpstreamError.of_call(_go_op(method, url), f"gzip: invalid body: {exc}") from exc
             merged.pop("Content-Encoding", None)
             merged.pop("Content-Length", None)
         if mark:

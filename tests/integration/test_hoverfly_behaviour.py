@@ -151,6 +151,20 @@ def test_forwarding_failures_are_worded_as_gos_client_words_them(sp: Simproxy, u
     assert body.decode().endswith("Got error: " + error.format(ns=_first_nameserver()))
 
 
+def test_a_relayed_request_that_fails_is_a_500_with_the_transports_words_alone(sp: Simproxy) -> None:
+    """Outside the destination a request is relayed by goproxy's transport, not Go's client: its
+    error has no ``Get "url": `` in front (seen beside a real Hoverfly v1.12.10)."""
+    assert sp.admin("PUT", "/api/v2/hoverfly/destination", {"destination": "inside.test"})[0] == 200
+    try:
+        status, _, body = raw_get(sp.proxy_port, "http://127.0.0.1:9/refused")
+    finally:
+        assert sp.admin("PUT", "/api/v2/hoverfly/destination", {"destination": "."})[0] == 200
+    assert (status, body) == (
+        "HTTP/1.1 500 Internal Server Error",
+        b"dial tcp 127.0.0.1:9: connect: connection refused\n",
+    )
+
+
 def test_inside_a_tunnel_a_stored_length_that_disagrees_with_the_body_is_sent_chunked(
     sp: Simproxy, tmp_path: Path
 ) -> None:
