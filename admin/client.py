@@ -127,7 +127,7 @@ class _Base:
         self.timeout = timeout
         self.headers = {"Content-Type": "application/json"}
         if token:
-            self.headers["Authorization"] = f"Bearer {token}"
+            self._authorize(token)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.base_url!r})"
@@ -137,6 +137,10 @@ class _Base:
         if status != 200:
             raise ApiError(status, error_text(body), call.describe())
         return call.read(body)
+
+    def _authorize(self, token: str) -> str:
+        self.headers["Authorization"] = f"Bearer {token}"
+        return token
 
     def _unreachable(self, call: Call[Any], error: BaseException) -> ServerUnreachable:
         return ServerUnreachable(self.base_url, unreachable_reason(error, self.timeout), call.describe())
@@ -152,9 +156,9 @@ class Client(_Base):
     """Blocking client of the admin API at ``base_url`` (the standard library's HTTP), for
     ``with Client(...) as sp`` or plain use.
 
-    ``token`` is sent as ``Authorization: Bearer`` (for ``-auth``; ``POST /api/token-auth`` gives
-    one); ``timeout`` bounds each call in seconds. It never goes through ``HTTP_PROXY`` (which,
-    in a test, usually points at simproxy itself). Every method raises ``ApiError`` when the server
+    ``token`` is sent as ``Authorization: Bearer`` (for ``-auth``; or call ``login``); ``timeout``
+    bounds each call in seconds. It never goes through ``HTTP_PROXY`` (which, in a test, usually
+    points at simproxy itself). Every method raises ``ApiError`` when the server
     refuses the call and ``ServerUnreachable`` when no answer comes; ``ValueError`` for a
     ``base_url`` that is not an http(s) URL."""
 
@@ -189,6 +193,12 @@ class Client(_Base):
     def health(self) -> JSON:
         """``GET /api/health``: ``{"message": "simproxy is healthy"}`` once the server is up."""
         return self.send(Calls.health())
+
+    def login(self, username: str, password: str) -> str:
+        """``POST /api/token-auth``: log in to a server started with ``-auth``; the token it gives
+        is sent with every later call of this client, and returned. Wrong credentials are
+        ``ApiError`` 401 (429 after three failures)."""
+        return self._authorize(self.send(Calls.login(username, password)))
 
     def simulation(self) -> JSON:
         """``GET /api/v2/simulation``: the simulation document (``data.pairs``, ``meta``...)."""
@@ -376,6 +386,10 @@ class AsyncClient(_Base):
     async def health(self) -> JSON:
         """``GET /api/health``: ``{"message": ...}`` once the server is up."""
         return await self.send(Calls.health())
+
+    async def login(self, username: str, password: str) -> str:
+        """``POST /api/token-auth``: log in; the token is sent with every later call, and returned."""
+        return self._authorize(await self.send(Calls.login(username, password)))
 
     async def simulation(self) -> JSON:
         """``GET /api/v2/simulation``: the simulation document."""

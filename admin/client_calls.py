@@ -257,6 +257,11 @@ class Calls:
         return Call("GET", "/api/health", _json)
 
     @staticmethod
+    def login(username: str, password: str) -> Call[str]:
+        """``POST /api/token-auth`` with ``{"username": ..., "password": ...}``, read as the token."""
+        return Call("POST", "/api/token-auth", _key("token"), _encode({"username": username, "password": password}))
+
+    @staticmethod
     def simulation() -> Call[JSON]:
         """``GET /api/v2/simulation``."""
         return Call("GET", "/api/v2/simulation", _json)

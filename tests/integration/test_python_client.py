@@ -109,6 +109,25 @@ def test_errors_read_alike_from_hoverflys_plain_text_and_its_empty_401(simproxy_
     assert (refused.value.status, refused.value.message) == (400, "Not a valid mode")
 
 
+def test_login_gives_the_client_a_token_it_sends_from_then_on(simproxy_factory: Any) -> None:
+    guarded: Simproxy = simproxy_factory("-auth", "-username", "ops", "-password", "secret")
+    url = f"http://127.0.0.1:{guarded.admin_port}"
+    sp = Client(url)
+    with pytest.raises(ApiError) as wrong:
+        sp.login("ops", "guess")
+    assert wrong.value.status == 401
+    token = sp.login("ops", "secret")
+    assert sp.mode() == "simulate"
+    assert Client(url, token=token).state() == {}
+
+    async def scenario() -> str:
+        async with AsyncClient(url) as asp:
+            await asp.login("ops", "secret")
+            return await asp.mode()
+
+    assert asyncio.run(scenario()) == "simulate"
+
+
 def test_the_async_client_makes_the_same_calls(simproxy: Simproxy) -> None:
     async def scenario() -> tuple[str, int, dict[str, str], int]:
         async with AsyncClient(f"http://127.0.0.1:{simproxy.admin_port}") as sp:
