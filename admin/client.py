@@ -258,11 +258,12 @@ class Client(_Base):
     def journal(self, limit: int | None = None, offset: int = 0, *, sort: str | None = None) -> list[JSON]:
         """The journal's entries (dicts with ``request``, ``response``, ``mode``, ``timeStarted``,
         ``latency``, ``id``), oldest first: every entry from ``offset`` on, read a page at a time
-        with ``GET /api/v2/journal``, or at most ``limit`` of them in one call. ``sort`` is
+        with ``GET /api/v2/journal``, or at most ``limit`` of them in one call (none for a ``limit``
+        of 0, which the server would read as its default). ``sort`` is
         ``"timeStarted:desc"``, ``"latency:asc"``... A journal turned off (``-journal-size 0``) is
         ``ApiError`` 500."""
         if limit is not None:
-            return list(self.journal_page(limit, offset, sort=sort).get("journal") or [])
+            return list(self.journal_page(limit, offset, sort=sort).get("journal") or []) if limit > 0 else []
         entries: list[JSON] = []
         while True:
             page = self.journal_page(None, offset + len(entries), sort=sort)
@@ -438,7 +439,7 @@ class AsyncClient(_Base):
     async def journal(self, limit: int | None = None, offset: int = 0, *, sort: str | None = None) -> list[JSON]:
         """The journal's entries from ``offset`` on, all of them or at most ``limit`` (``Client.journal``)."""
         if limit is not None:
-            return list((await self.journal_page(limit, offset, sort=sort)).get("journal") or [])
+            return list((await self.journal_page(limit, offset, sort=sort)).get("journal") or []) if limit > 0 else []
         entries: list[JSON] = []
         while True:
             page = await self.journal_page(None, offset + len(entries), sort=sort)

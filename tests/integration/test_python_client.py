@@ -236,6 +236,7 @@ def test_journal_returns_every_entry_and_journal_page_one_page_with_its_total(si
     assert queries(sp.journal()) == [f"i={n:02}" for n in range(30)]
     assert queries(sp.journal(offset=10)) == [f"i={n:02}" for n in range(10, 30)]
     assert queries(sp.journal(limit=2, offset=27)) == ["i=27", "i=28"]
+    assert sp.journal(limit=0) == []  # not the server's default page
     assert queries(sp.journal(limit=1, sort="timeStarted:desc")) == ["i=29"]
     page = sp.journal_page()
     assert (len(page["journal"]), page["offset"], page["limit"], page["total"]) == (25, 0, 25, 30)
