@@ -438,7 +438,7 @@ class Simproxy:
         """Every journal entry, oldest first."""
         entries: list[JSON] = []
         while True:
-            page = self.client.journal(limit=JOURNAL_PAGE, offset=len(entries))
+            page = self.client.journal_page(limit=JOURNAL_PAGE, offset=len(entries))
             found = list(page.get("journal") or [])
             entries += found
             if not found or len(entries) >= int(page.get("total") or 0):

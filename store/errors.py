@@ -9,6 +9,9 @@ The root lives in the lowest layer so that every package (admin -> engine -> sto
     │   └── store.SimulationChanged   a state step decided on a simulation that was replaced meanwhile
     ├── engine.EngineError            see engine/errors.py
     ├── admin.ApiError                see admin/errors.py (carries the HTTP status)
+    ├── admin.client.ClientError      a call of the Python admin client failed
+    │   ├── admin.client.ApiError           the server refused it (its status and error text)
+    │   └── admin.client.ServerUnreachable  no answer came (also a ConnectionError)
     └── admin.harness.HarnessError    the pytest harness cannot give a test its simproxy
         └── admin.cassettes.CassetteError   a cassette that cannot be replayed or recorded
 """

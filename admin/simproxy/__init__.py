@@ -7,7 +7,9 @@ site-packages, so no user module named ``admin``, ``engine`` or ``store`` can sh
 
 The testing kit is the public surface::
 
-    from simproxy import Client, AsyncClient, pair
+    from simproxy import Client, AsyncClient, pair, ApiError, ServerUnreachable
+
+(the reference is docs/client.md).
 
 Names are imported on first use, so ``import simproxy.engine...`` (what every worker does) does
 not load the client.
@@ -18,9 +20,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from simproxy.admin.client import ApiError, AsyncClient, Client, pair
+    from simproxy.admin.client import ApiError, AsyncClient, Client, ClientError, ServerUnreachable, pair
 
-__all__ = ("ApiError", "AsyncClient", "Client", "pair")
+__all__ = ("ApiError", "AsyncClient", "Client", "ClientError", "ServerUnreachable", "pair")
 
 
 def __getattr__(name: str) -> object:

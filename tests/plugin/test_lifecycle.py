@@ -93,7 +93,7 @@ def test_an_instance_given_by_its_urls_is_used_and_left_running(
         run(f"--simproxy-url={urls.admin_url}", f"--simproxy-proxy-url={urls.proxy_url}").assert_outcomes(passed=1)
 
         assert info(pytester) == {"admin_url": urls.admin_url, "pid": None}
-        assert [e["request"]["path"] for e in outside.client().journal()["journal"]] == ["/seen-by-the-outside"]
+        assert [e["request"]["path"] for e in outside.client().journal()] == ["/seen-by-the-outside"]
     finally:
         outside.close()
     assert refused(int(urls.admin_url.rsplit(":", 1)[1]))
