@@ -428,10 +428,13 @@ class Simproxy:
         document = {"data": {"pairs": [dict(p) for p in pairs], **kept}, "meta": {"schemaVersion": SCHEMA_VERSION}}
         return self.client.append_simulation(document)
 
-    def mode(self, mode: str | None = None, **arguments: Any) -> str:
-        """The mode; with ``mode``, switch to it first (``simproxy.mode("spy")``)."""
+    def mode(self, mode: str | None = None, arguments: Mapping[str, Any] | None = None, /, **more: Any) -> str:
+        """The mode; with ``mode``, switch to it first, its arguments as a mapping and/or keywords
+        (``simproxy.mode("spy")``, ``simproxy.mode("spy", {"captureOnMiss": True})``)."""
         if mode is not None:
-            self.client.set_mode(mode, **arguments)
+            self.client.set_mode(mode, arguments, **more)
+        elif arguments or more:
+            raise TypeError("simproxy.mode() takes arguments only with a mode to switch to")
         return self.client.mode()
 
     def journal(self) -> list[JSON]:

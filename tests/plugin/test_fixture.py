@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from simproxy.admin.client import pair
+from simproxy.admin.client import Call, pair
 
 
 def children():
@@ -106,6 +106,9 @@ def test_5_https_through_the_ca(simproxy, monkeypatch):
 def test_6_the_marker_sets_the_mode_and_can_leave_the_environment_alone(simproxy):
     assert simproxy.mode() == "spy"
     assert "HTTP_PROXY" not in os.environ and os.environ["NO_PROXY"] == "keep.me"
+    assert simproxy.mode("spy", {"captureOnMiss": True}) == "spy"  # arguments as a mapping
+    assert simproxy.client.send(Call("GET", "/api/v2/hoverfly/mode", json.loads))["arguments"]["captureOnMiss"]
+    assert simproxy.mode("capture", stateful=True) == "capture"  # or as keywords
 """
 
 TLS_PAIR = {
