@@ -1,14 +1,17 @@
 """Shared state behind one interface: ``Store``, with an in-process and a Redis implementation;
 consumers are typed against the resources they use (``Documents``, ``SharedState``, ``JournalStore``, ...).
 
-The Redis one (``store.redis``, and redis-py with it) is imported only when asked for: by
-``open_store`` given a URL, or by the first use of ``store.RedisStore`` or ``store.key_prefix``, so
-a start on the in-process store never loads redis-py.
+Each implementation is imported only when asked for: the Redis one (``simproxy.store.redis``, and
+redis-py with it) by ``open_store`` given a URL or by the first use of ``RedisStore`` or
+``key_prefix``, so a start on the in-process store never loads redis-py; the in-process one
+(``simproxy.store.memory``, and asyncio with it) by ``open_store`` without one or by the first use
+of ``MemoryStore``, so what needs only the error tree (the admin client) never loads asyncio.
 """
 
 from __future__ import annotations
 
 import importlib
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from simproxy.store.base import (
@@ -35,9 +38,9 @@ from simproxy.store.base import (
 )
 from simproxy.store.batches import Batch, BatchId, BatchIds, Outbox
 from simproxy.store.errors import SimproxyError, SimulationChanged, StoreError, StoreUnavailable, WriteUnconfirmed
-from simproxy.store.memory import MemoryStore
 
 if TYPE_CHECKING:
+    from simproxy.store.memory import MemoryStore
     from simproxy.store.redis import RedisStore, key_prefix
 
 __all__ = (
@@ -76,14 +79,17 @@ __all__ = (
     "open_store",
 )
 
-_FROM_REDIS = frozenset({"RedisStore", "key_prefix"})
+_LAZY = MappingProxyType(
+    {"RedisStore": "simproxy.store.redis", "key_prefix": "simproxy.store.redis", "MemoryStore": "simproxy.store.memory"}
+)
 
 
 def __getattr__(name: str) -> object:
-    """``RedisStore`` and ``key_prefix``, from ``store.redis`` imported on first use."""
-    if name in _FROM_REDIS:
-        return getattr(importlib.import_module("simproxy.store.redis"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """``RedisStore``, ``key_prefix`` and ``MemoryStore``, from their modules imported on first use."""
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)
 
 
 def open_store(redis_url: str, prefix: str = "simproxy:") -> Store:
@@ -92,4 +98,6 @@ def open_store(redis_url: str, prefix: str = "simproxy:") -> Store:
         from simproxy.store.redis import RedisStore
 
         return RedisStore.from_url(redis_url, prefix)
+    from simproxy.store.memory import MemoryStore
+
     return MemoryStore()

@@ -85,3 +85,11 @@ def test_the_redis_store_is_still_importable_from_the_store_package() -> None:
 
     assert simproxy.store.RedisStore is simproxy.store.redis.RedisStore
     assert simproxy.store.key_prefix is simproxy.store.redis.key_prefix
+
+
+def test_the_admin_client_loads_no_event_loop_nor_any_store() -> None:
+    """``from simproxy import Client`` in a test or script: the standard library's HTTP and the error
+    tree, nothing of the server (asyncio comes with aiohttp, for ``AsyncClient``, on first use)."""
+    modules = _modules_after("simproxy", "simproxy.admin.client")
+    assert {"asyncio", "aiohttp", "simproxy.store.memory", "simproxy.store.redis"} & modules == set()
+    assert not any(name.startswith("simproxy.engine") for name in modules)
