@@ -1,6 +1,6 @@
 """A simproxy for a test session, and the object one test drives it with.
 
-``Server`` is the session's simproxy: ``sys.executable -m admin`` on free loopback ports, started
+``Server`` is the session's simproxy: ``python -I -m simproxy`` (admin/command.py) on free loopback ports, started
 on first use and stopped by ``close()``, at interpreter exit, or (Linux) by the kernel as soon as
 the process that started it dies, SIGKILL included. Or it is an instance already running (a
 simproxy or a Hoverfly), given by its two URLs, which is never started nor stopped.
