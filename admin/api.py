@@ -216,7 +216,9 @@ def _error_of(exc: Exception, dialect: Dialect) -> tuple[str, int]:
 
 async def _start_worker(app: Sanic[Any, Any]) -> None:
     settings: Settings = app.ctx.settings
-    registry = MatcherRegistry()
+    # a stored document compiles whatever an instance of either dialect accepted; an admin write is
+    # refused or loaded as its dialect says (engine.errors.InvalidValue)
+    registry = MatcherRegistry(lenient=True)
     store = open_store(settings.redis_url, settings.redis_prefix)
     recorder = Recorder(
         journal_size=settings.journal_size,
@@ -289,7 +291,7 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
     app.ctx.services = Services(
         settings=settings,
         runtime=runtime,
-        registry=registry,
+        registry=MatcherRegistry(lenient=settings.dialect.is_hoverfly),
         middleware=dispatcher.middleware,
         interception=interception,
         auth=authenticator,

@@ -67,7 +67,7 @@ def run(settings: Settings) -> int:
 
 async def _bootstrap_shared(settings: Settings) -> None:
     store = open_store(settings.redis_url, settings.redis_prefix)
-    runtime = Runtime(store, MatcherRegistry(), default_config=initial_config(settings))
+    runtime = Runtime(store, MatcherRegistry(lenient=True), default_config=initial_config(settings))
     try:
         await store.ping()
         # other instances on the store (pods, a fleet) apply the start-up before this one serves;

@@ -19,6 +19,8 @@ class Services:
     settings: Settings
     runtime: Runtime
     registry: MatcherRegistry
+    """Compiles what an admin write brings: what Hoverfly accepts though it cannot work is refused,
+    or with ``-compat hoverfly`` loaded as Hoverfly runs it (the runtime's own registry loads it always)."""
     middleware: MiddlewareRunner
     """The worker's runner: ``PUT .../middleware`` tries a new middleware with it first."""
     interception: Interception | None = None

@@ -140,7 +140,7 @@ async def bootstrap(runtime: Runtime, settings: Settings, *, wait: bool = True) 
     since (a new simulation, another mode, state mid-sequence), which a pod that restarts or scales
     out must not undo. A different start-up (a new ConfigMap, other flags: a rollout) is applied.
     """
-    imported = await load_imports(settings, runtime.registry)
+    imported = await load_imports(settings, MatcherRegistry(lenient=settings.dialect.is_hoverfly))
     sources = await load_data_sources(settings)
     wanted = initial_config(settings)
     if settings.journal_indexing_keys:

@@ -2,6 +2,7 @@
 
 EngineError
 ├── SimulationError   a simulation that cannot be compiled (admin answers 400, nothing stored)
+│   └── InvalidValue      a matcher value Hoverfly accepts though it cannot work (-compat hoverfly loads it)
 ├── ImportFailure     a simulation Hoverfly rejects at import time with 500 "An error occurred: ..."
 ├── UpstreamError     a forwarded request got no usable answer (the proxy answers Hoverfly's 502)
 ├── RequestRejected   a request the proxy cannot serve (no Host, addressed to the proxy itself)
@@ -14,6 +15,8 @@ EngineError
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from simproxy.store.errors import SimproxyError
 
@@ -32,6 +35,31 @@ class SimulationError(EngineError):
         super().__init__(f"{path}: {message}" if path else message)
         self.path = path
         self.message = message
+
+
+def _never(_actual: str) -> bool:
+    return False
+
+
+class InvalidValue(SimulationError):
+    """A matcher value that cannot do what it says (a number for ``exact``, a regex or JSONPath that
+    does not compile, text that is not JSON for ``json``...), which Hoverfly nevertheless stores: its
+    matcher then fails at run time and answers ``runtime(input)``, most often "no match".
+
+    The spec dialect refuses it with 400 (``refusal``); ``-compat hoverfly``, and every worker
+    loading a stored document, compiles ``runtime`` in its place, as Hoverfly runs it."""
+
+    def __init__(
+        self, path: str, message: str, runtime: Callable[[str], bool] = _never, behaviour: str = "never matches"
+    ) -> None:
+        super().__init__(path, message)
+        self.runtime = runtime
+        self.behaviour = behaviour
+
+    def refusal(self) -> SimulationError:
+        """The spec dialect's 400: what is wrong, and what ``-compat hoverfly`` would do instead."""
+        hint = f"-compat hoverfly loads it as Hoverfly does: a matcher that {self.behaviour}"
+        return SimulationError(self.path, f"{self.message} ({hint})")
 
 
 class ImportFailure(EngineError):

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from simproxy.engine.errors import SimulationError
+from simproxy.engine.errors import InvalidValue
 from simproxy.engine.simulation.model import JSON
 
 Predicate = Callable[[str], bool]
@@ -34,10 +34,18 @@ def never(_actual: str) -> bool:
     return False
 
 
+def always(_actual: str) -> bool:
+    return True
+
+
 def require_str(value: JSON, path: str, kind: str) -> str:
-    """The matcher value, which must be a string (a 400 at ``path.value`` otherwise)."""
+    """The matcher value, which must be a string: another JSON value is ``InvalidValue`` at
+    ``path.value`` (Hoverfly's matchers then never match; ``negate`` always does)."""
     if not isinstance(value, str):
-        raise SimulationError(f"{path}.value", f"the {kind} matcher needs a string value, not {json_type(value)}")
+        message = f"the {kind} matcher needs a string value, not {json_type(value)}"
+        if kind == "negate":
+            raise InvalidValue(f"{path}.value", message, always, "always matches")
+        raise InvalidValue(f"{path}.value", message)
     return value
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from simproxy.engine.errors import SimulationError
+from simproxy.engine.errors import InvalidValue, SimulationError
 from simproxy.engine.gocompat.gojson import (
     InvalidJSON,
     Number,
@@ -35,7 +35,10 @@ def _expected(value: JSON, path: str, kind: str) -> Any:
     try:
         return decode_literal(text)
     except InvalidJSON as exc:
-        raise SimulationError(f"{path}.value", f"the {kind} value is not JSON: {exc}") from exc
+        message = f"the {kind} value is not JSON: {exc}"
+        if kind == "json":  # Hoverfly's json matcher compares the texts before it parses anything
+            raise InvalidValue(f"{path}.value", message, text.__eq__, "matches only this same text") from exc
+        raise InvalidValue(f"{path}.value", message) from exc
 
 
 def json_equal(value: JSON, path: str) -> Built:
@@ -143,7 +146,7 @@ def _compile_path(query: str, path: str) -> JsonPath:
     try:
         return compile_jsonpath(prepare(query))
     except ValueError as exc:
-        raise SimulationError(f"{path}.value", f"invalid JSONPath {query!r}: {exc}") from exc
+        raise InvalidValue(f"{path}.value", f"invalid JSONPath {query!r}: {exc}") from exc
 
 
 def _on_json(compiled: JsonPath, kind: str) -> Built:
@@ -213,7 +216,7 @@ def jwt_json_path(value: JSON, path: str) -> Built:
     """``jwtjsonpath``: a JSONPath over the token's header and payload; ``$.x`` means ``$.payload.x``."""
     query = require_str(value, path, "jwtjsonpath").strip(_GO_SPACE)
     if not query:
-        raise SimulationError(f"{path}.value", "an empty JSONPath never matches")
+        raise InvalidValue(f"{path}.value", "an empty JSONPath never matches")
     lower = query.lower()
     if not lower.startswith(("$.payload.", "$.header.")):
         if query.startswith("$."):

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
-from simproxy.engine.errors import SimulationError
+from simproxy.engine.errors import InvalidValue, SimulationError
 from simproxy.engine.matching.base import Built, json_type, require_str
 from simproxy.engine.simulation.model import JSON, Matcher
 
@@ -23,13 +24,27 @@ def negate(value: JSON, path: str) -> Built:
     return Built(require_str(value, path, "negate").__ne__)
 
 
-def _strings(value: JSON, path: str) -> tuple[str, ...]:
+_GO_KINDS: Mapping[type, str] = MappingProxyType(
+    {bool: "bool", int: "float64", float: "float64", dict: "map[string]interface {}", list: "[]interface {}"}
+)
+"""Go's type of each JSON value, for ``reflect.Value.String`` of an array item that is no string."""
+
+
+def go_value_text(item: JSON) -> str:
+    """An array item as Hoverfly reads it into a string (``reflect.Value.String``): a string as it
+    is, another value as ``<float64 Value>``, ``<bool Value>``, ..., null as ``<invalid Value>``."""
+    if isinstance(item, str):
+        return item
+    if item is None:
+        return "<invalid Value>"
+    return f"<{_GO_KINDS[type(item)]} Value>"
+
+
+def _strings(value: JSON, path: str) -> tuple[JSON, ...]:
     if not isinstance(value, list):
-        raise SimulationError(f"{path}.value", f"the array matcher needs an array of strings, not {json_type(value)}")
-    for i, item in enumerate(value):
-        if not isinstance(item, str):
-            raise SimulationError(f"{path}.value[{i}]", f"the array matcher compares strings, not {json_type(item)}")
-    return tuple(value)
+        message = f"the array matcher needs an array of strings, not {json_type(value)}"
+        raise InvalidValue(f"{path}.value", message)
+    return tuple(value)  # items that are no strings: ``array`` says what Hoverfly makes of them
 
 
 def _flags(config: Mapping[str, JSON] | None, path: str) -> tuple[bool, bool, bool]:
@@ -49,8 +64,20 @@ def array(value: JSON, config: Mapping[str, JSON] | None, path: str) -> Built:
     known (every item expected), occurrences (each expected value as often), order (the expected
     list is a subsequence); each flag skips one. No config is exact list equality.
     """
-    expected = _strings(value, path)
-    ignore_unknown, ignore_order, ignore_occurrences = _flags(config, path)
+    items = _strings(value, path)
+    expected = tuple(map(go_value_text, items))
+    predicate = _array_predicate(expected, *_flags(config, path))
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            message = f"the array matcher compares strings, not {json_type(item)}"
+            behaviour = f"reads it as the string {expected[i]!r}, as Go prints it"
+            raise InvalidValue(f"{path}.value[{i}]", message, predicate, behaviour)
+    return Built(predicate)
+
+
+def _array_predicate(
+    expected: tuple[str, ...], ignore_unknown: bool, ignore_order: bool, ignore_occurrences: bool
+) -> Callable[[str], bool]:
     known = frozenset(expected)
     counts = Counter(expected)
 
@@ -64,7 +91,7 @@ def array(value: JSON, config: Mapping[str, JSON] | None, path: str) -> Built:
                 return False
         return ignore_order or _in_order(expected, items)
 
-    return Built(predicate)
+    return predicate
 
 
 def _in_order(expected: tuple[str, ...], items: list[str]) -> bool:

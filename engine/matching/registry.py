@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from simproxy.engine.errors import SimulationError
+from simproxy.engine.errors import InvalidValue, SimulationError
 from simproxy.engine.gocompat.goregex import InvalidPattern, compile_go
 from simproxy.engine.matching.base import Built, Extract, Predicate, never, require_str
 from simproxy.engine.matching.json_family import json_equal, json_partial, json_path, jwt, jwt_json_path
@@ -65,7 +65,7 @@ def regex(value: JSON, path: str) -> Built:
     try:
         compiled = compile_go(pattern)
     except InvalidPattern as exc:
-        raise SimulationError(path, f"invalid regular expression {pattern!r}: {exc}") from exc
+        raise InvalidValue(path, f"invalid regular expression {pattern!r}: {exc}") from exc
     return Built(lambda actual: compiled.search(actual) is not None)
 
 
@@ -131,9 +131,14 @@ class MatcherRegistry:
         self,
         factories: Mapping[str, MatcherFactory] = BUILTIN_MATCHERS,
         config_factories: Mapping[str, ConfigMatcherFactory] = CONFIG_MATCHERS,
+        *,
+        lenient: bool = False,
     ) -> None:
         self._factories = dict(factories)
         self._config_factories = dict(config_factories)
+        self.lenient = lenient
+        """Whether a value Hoverfly accepts though it cannot work (``InvalidValue``) compiles to what
+        Hoverfly's matcher then does (``-compat hoverfly``, and any stored document), or is a 400."""
 
     @property
     def names(self) -> frozenset[str]:
@@ -157,6 +162,10 @@ class MatcherRegistry:
                 built = self._config_factories[name](matcher.value, matcher.config, path)
         except RecursionError as exc:  # a value nested deeper than Python's stack allows
             raise SimulationError(f"{path}.value", "the value is nested too deeply") from exc
+        except InvalidValue as invalid:
+            if not self.lenient:
+                raise invalid.refusal() from invalid
+            built = Built(invalid.runtime)
         then = None if matcher.do_match is None else self.compile(matcher.do_match, f"{path}.doMatch")
         return CompiledMatcher(built.predicate, points_for(matcher), then, extract=built.extract)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from xml.parsers import expat
 
-from simproxy.engine.errors import SimulationError
+from simproxy.engine.errors import InvalidValue, SimulationError
 from simproxy.engine.gocompat.goregex import GoRegex, InvalidPattern, compile_go
 from simproxy.engine.gocompat.xpath import check_xpath, run_xpath, string_value
 from simproxy.engine.matching.base import Built, guarded, require_str
@@ -37,7 +37,7 @@ def xml_equal(value: JSON, path: str) -> Built:
     except UnicodeEncodeError:
         expected = None
     if expected is None:
-        raise SimulationError(f"{path}.value", "the xml value holds a NUL character, which Hoverfly never matches")
+        raise InvalidValue(f"{path}.value", "the xml value holds a NUL character, which Hoverfly never matches")
     return Built(guarded(lambda actual: minify(_utf8(actual)) == expected, False, "xml"))
 
 
@@ -157,14 +157,14 @@ def _template(element: _Element, path: str) -> _Template:
     try:  # everything up to the last }} is the pattern, trailing spaces included, as in Hoverfly
         return _Template(element.tag, (), text, regex=compile_go(found.group(1)))
     except InvalidPattern as exc:
-        raise SimulationError(f"{path}.value", f"invalid regex in <{element.tag}>: {exc}") from exc
+        raise InvalidValue(f"{path}.value", f"invalid regex in <{element.tag}>: {exc}") from exc
 
 
 def xml_templated(value: JSON, path: str) -> Built:
     """``xmltemplated``: element trees compared, with ``{{ ignore }}`` and ``{{ regex:... }}`` leaves."""
     expected = _parse_tree(require_str(value, path, "xmltemplated"))
     if expected is None:
-        raise SimulationError(f"{path}.value", "the xmltemplated value is not XML with a root element")
+        raise InvalidValue(f"{path}.value", "the xmltemplated value is not XML with a root element")
     template = _template(expected, path)
 
     def predicate(actual: str) -> bool:
@@ -181,7 +181,10 @@ def xml_templated(value: JSON, path: str) -> Built:
 def xpath(value: JSON, path: str) -> Built:
     """``xpath``: true for a non-empty node-set, true boolean, non-zero (or NaN) number, non-empty string."""
     expr = require_str(value, path, "xpath")
-    compiled = check_xpath(expr, f"{path}.value")
+    try:
+        compiled = check_xpath(expr, f"{path}.value")
+    except SimulationError as exc:  # Hoverfly's xpath fails on every request: no match
+        raise InvalidValue(exc.path, exc.message) from exc
 
     def predicate(actual: str) -> bool:
         result = run_xpath(expr, compiled, actual)

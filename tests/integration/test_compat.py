@@ -217,3 +217,50 @@ def test_admin_answers_carry_no_empty_alt_svc_header(simproxy: Simproxy, hoverfl
             ("OPTIONS", "/api/v2/state"),
         ):
             assert "alt-svc" not in sp.admin(method, path)[1]
+
+
+# Values Hoverfly v1.12.10 stores though they cannot work, and what its matchers then do (seen beside it)
+UNWORKABLE = [
+    {"request": {"body": [{"matcher": "json", "value": "{bad json"}]}, "response": {"status": 200, "body": "same"}},
+    {"request": {"path": [{"matcher": "exact", "value": "/n"}], "body": [{"matcher": "negate", "value": 1}]},
+     "response": {"status": 200, "body": "negated"}},
+    {"request": {"path": [{"matcher": "exact", "value": 1}]}, "response": {"status": 200, "body": "never"}},
+    {"request": {"path": [{"matcher": "regex", "value": "\\d{5}++"}]}, "response": {"status": 200, "body": "never"}},
+]  # fmt: skip
+
+
+def assert_served_as_hoverfly_serves_them(sp: Simproxy) -> None:
+    assert sp.proxy("http://api.test/x", "POST", b"{bad json")[2] == b"same"  # the texts are compared first
+    assert sp.proxy("http://api.test/n", "POST", b"anything")[2] == b"negated"  # negate of a number: always
+    assert sp.proxy("http://api.test/1")[0] == 502  # exact of a number: never
+    assert sp.proxy("http://api.test/12345")[0] == 502  # a regex Go cannot compile: never
+
+
+def test_values_hoverfly_stores_though_they_cannot_work_are_loaded_as_it_runs_them(hf: Simproxy) -> None:
+    doc = simulation(*UNWORKABLE)
+    assert hf.admin("PUT", "/api/v2/simulation", doc)[0] == 200
+    exported = hf.admin_json("GET", "/api/v2/simulation")[1]["data"]["pairs"]
+    assert [p["request"] for p in exported] == [p["request"] for p in UNWORKABLE]  # exported as given
+    assert_served_as_hoverfly_serves_them(hf)
+
+
+def test_the_spec_refuses_them_saying_what_compat_hoverfly_does(simproxy: Simproxy) -> None:
+    assert simproxy.admin("PUT", "/api/v2/simulation", simulation(PAIR))[0] == 200
+    status, body = simproxy.admin_json("PUT", "/api/v2/simulation", simulation(*UNWORKABLE))
+    assert status == 400
+    assert body["error"] == (
+        "Invalid simulation: data.pairs[0].request.body[0].value: the json value is not JSON: "
+        "Expecting property name enclosed in double quotes: line 1 column 2 (char 1) "
+        "(-compat hoverfly loads it as Hoverfly does: a matcher that matches only this same text)"
+    )
+    assert simproxy.proxy("http://api.test/known")[2] == b"known"  # nothing stored changed
+
+
+def test_a_spec_instance_serves_what_a_hoverfly_dialect_one_stored_on_their_shared_store(
+    simproxy_factory: Any, redis_server: Any
+) -> None:
+    shared = ("-redis-url", redis_server.url, "-redis-prefix", "unworkable:")
+    compat: Simproxy = simproxy_factory(*shared, "-compat", "hoverfly")
+    spec: Simproxy = simproxy_factory(*shared)
+    assert compat.admin("PUT", "/api/v2/simulation", simulation(*UNWORKABLE))[0] == 200
+    assert_served_as_hoverfly_serves_them(spec)
