@@ -222,6 +222,7 @@ def pair_request(pair: Any) -> Request:
             query = sample(value) or ""
     deprecated = sample(matcher.get("deprecatedQuery")) if matcher.get("deprecatedQuery") else None
     query = "&".join(filter(None, [query, deprecated or "", "&".join(f"{quote(k)}={quote(v)}" for k, v in items)]))
+    query = quote(query, safe="=&;/:+,%?@!$'()*[]~-._")  # a raw query may hold spaces
     headers: list[tuple[str, str]] = []
     for key in ("headers", "headersWithMatchers"):
         value = matcher.get(key)
@@ -357,6 +358,12 @@ def csv_steps(sources: Sequence[tuple[str, str]]) -> tuple[Step, ...]:
     )
 
 
+def csv_cleanup(sources: Sequence[tuple[str, str]]) -> tuple[Step, ...]:
+    """Steps deleting the CSV data sources again (a listing of several comes in random order from Hoverfly)."""
+    path = "/api/v2/hoverfly/templating-data-source/csv/"
+    return tuple(admin("DELETE", path + quote(n, safe=""), label=f"delete CSV {n}", compare=False) for n, _ in sources)
+
+
 def template_case(case: TemplateCase, sources: Sequence[tuple[str, str]], corpus: str = "templates") -> Case:
     simulation = templated_simulation(case.template)
     state = dict(case.state) or {"basket": "eggs"}
@@ -367,6 +374,7 @@ def template_case(case: TemplateCase, sources: Sequence[tuple[str, str]], corpus
         admin("PUT", "/api/v2/state", {"state": state}, "state", compare=False),
         admin("PUT", "/api/v2/simulation", simulation, "PUT the templated pair"),
         request.step("the templated answer", loose=bool(RANDOM.search(case.template))),
+        *csv_cleanup(sources),
     )
     document = {"template": case.template, "state": state, "simulation": simulation}
     return Case(corpus, case.origin, document, steps)

@@ -1,15 +1,16 @@
 """Comparing two answers to the same request, after normalising only what must differ.
 
-What must differ between two servers run side by side, and is normalised: the ``Date`` header's value
-(not whether it is there), each server's own ports and folder where an answer echoes them (with the
-random names of temporary files in it), and, in admin answers, the journal's ids and timestamps
-(``id``, ``journalEntryId``, ``timeStarted``, ``latency``), log times (``time``), an export's
-``timeExported`` and ``Date`` values recorded in JSON; in what a post-serve action received, its
-ids and UUIDs (a correlation id). The version string is a
-known difference: it is replaced too, but a body that differs only by it is reported as its own kind
-(``version string``), never as the same. A step marked ``loose`` (a template with a random helper)
-compares less: a JSON body's keys and nesting (every value counts as the same), another body only
-whether it is empty, and of the headers other than the standard ones only whether they have a value.
+What must differ between two servers run side by side, and is normalised: the value of the ``Date``
+header, each server's own ports and folder where an answer echoes them (with the random names of
+temporary files in it), and, in admin answers, the journal's ids and timestamps (``id``,
+``journalEntryId``, ``timeStarted``, ``latency``), log times (``time``), an export's ``timeExported``
+and ``Date`` values recorded in JSON; in what a post-serve action received, its ids and UUIDs (a
+correlation id). Headers are compared without ``Date``; whether each answer has one is reported as
+a noted difference (``NOTED``), and so is the version string: it is replaced, but a body that
+differs only by it is reported as ``version string``, never hidden. A step marked ``loose`` (a
+template with a random helper) compares less: a JSON body's keys and nesting (every value counts as
+the same), another body only whether it is empty, and of the headers other than the standard ones
+only whether they have a value.
 
 Each aspect that differs gets a detail (``Hoverfly 200, simproxy 400``, ``only simproxy:
 connection``); the aspects and their details group the differences of a run, an exchange in as many
@@ -35,6 +36,7 @@ KINDS = (
     "framing",
     "headers",
     "delay",
+    "Date header",
     "version string",
     "reason phrase",
     "header name case",
@@ -45,6 +47,11 @@ LOCAL = frozenset({"both Content-Length and Transfer-Encoding", "no answer", "st
 """Aspects whose groups are split by where the request went (a 400 on PUT is not a 400 on the proxy)."""
 FORMATTING = frozenset({"header name case", "header order"})
 """Aspects that leave the same answer apart from how its headers are laid out."""
+NOTED = frozenset({"Date header", "version string"})
+"""Known differences that are reported but do not count against "the same answer": the brief compares
+headers without ``Date``, and the version string is simproxy's own."""
+CONTENT = frozenset({"both Content-Length and Transfer-Encoding", "no answer", "status", "body"})
+"""Aspects that change what a client reads (its status and body), not how the answer is framed or labelled."""
 STANDARD_HEADERS = frozenset({"content-length", "content-type", "date", "transfer-encoding", "connection"})
 _TIME_KEYS = "timeStarted|timeExported|latency|time"
 _JSON_VALUE = r"(?:\"(?:[^\"\\]|\\.)*\"|-?\d[\d.eE+-]*|null)"
@@ -75,12 +82,18 @@ class Verdict:
 
     @property
     def same(self) -> bool:
-        return not self.aspects
+        """The same answer: nothing differs but the noted differences (``NOTED``)."""
+        return {aspect for aspect, _ in self.aspects} <= NOTED
 
     @property
     def same_but_layout(self) -> bool:
         """The same answer apart from header order or the case of header names."""
-        return {aspect for aspect, _ in self.aspects} <= FORMATTING
+        return {aspect for aspect, _ in self.aspects} <= FORMATTING | NOTED
+
+    @property
+    def same_content(self) -> bool:
+        """The same status and body (and both answered, neither framed with both length headers)."""
+        return not {aspect for aspect, _ in self.aspects} & CONTENT
 
     @property
     def kind(self) -> str:
@@ -212,9 +225,14 @@ def compare(step: Step, hoverfly: Answer, simproxy: Answer, facts: tuple[Facts, 
     if hoverfly.chunked != simproxy.chunked:
         aspects["framing"] = "Hoverfly chunked, simproxy Content-Length" if hoverfly.chunked else "simproxy chunked"
     heads_h, heads_s = _headers(hoverfly, fh, changed, step.loose), _headers(simproxy, fs, changed, step.loose)
-    framing = {"content-length", "transfer-encoding"} if "framing" in aspects else set()
-    lower_h = Counter((k.lower(), v) for k, v in heads_h if k.lower() not in framing)
-    lower_s = Counter((k.lower(), v) for k, v in heads_s if k.lower() not in framing)
+    dates = [any(k.lower() == "date" for k, _ in heads) for heads in (heads_h, heads_s)]
+    if dates[0] != dates[1]:
+        aspects["Date header"] = f"only {'Hoverfly' if dates[0] else 'simproxy'} sends one"
+    skipped = {"date"} | ({"content-length", "transfer-encoding"} if "framing" in aspects else set())
+    kept_h = [(k, v) for k, v in heads_h if k.lower() not in skipped]
+    kept_s = [(k, v) for k, v in heads_s if k.lower() not in skipped]
+    lower_h = Counter((k.lower(), v) for k, v in kept_h)
+    lower_s = Counter((k.lower(), v) for k, v in kept_s)
     if lower_h != lower_s:
         only_h = sorted({k for k, _ in lower_h - lower_s} - {k for k, _ in lower_s - lower_h})
         only_s = sorted({k for k, _ in lower_s - lower_h} - {k for k, _ in lower_h - lower_s})
@@ -225,15 +243,16 @@ def compare(step: Step, hoverfly: Answer, simproxy: Answer, facts: tuple[Facts, 
         ]
         parts.append(f"values of {', '.join(values)}" if values else "")
         aspects["headers"] = "; ".join(p for p in parts if p)
-    elif sorted(k for k, _ in heads_h) != sorted(k for k, _ in heads_s):
-        names = sorted({k for k, _ in heads_s} - {k for k, _ in heads_h})
-        aspects["header name case"] = f"simproxy writes {', '.join(names)}"
-    order_h = [k.lower() for k, _ in hoverfly.headers]
-    order_s = [k.lower() for k, _ in simproxy.headers]
-    if "headers" not in aspects and order_h != order_s:
-        aspects["header order"] = (
-            f"{_shape([k for k, _ in hoverfly.headers])} | {_shape([k for k, _ in simproxy.headers])}"
-        )
+    common = {k.lower() for k, _ in kept_h} & {k.lower() for k, _ in kept_s}
+    if {k for k, _ in kept_h if k.lower() in common} != {k for k, _ in kept_s if k.lower() in common}:
+        cased = sorted({k for k, _ in kept_s if k.lower() in common} - {k for k, _ in kept_h})
+        aspects["header name case"] = f"simproxy writes {', '.join(cased)}"
+    # the order of the headers both sent (Date included), whatever else differs
+    shared = common | ({"date"} if all(dates) else set())
+    order_h = [k for k, _ in hoverfly.headers if k.lower() in shared]
+    order_s = [k for k, _ in simproxy.headers if k.lower() in shared]
+    if [k.lower() for k in order_h] != [k.lower() for k in order_s]:
+        aspects["header order"] = f"{_shape(order_h)} | {_shape(order_s)}"
     if step.delay_ms >= SHORTEST_DELAY_MS:
         waited = [a.elapsed * 1000 >= 0.8 * step.delay_ms for a in (hoverfly, simproxy)]
         if waited[0] != waited[1]:

@@ -165,8 +165,12 @@ class Run:
             "name": case.name,
             "exchanges": len(verdicts),
             "same": all(v.same for _, v in verdicts),
+            "same_content": all(v.same_content for _, v in verdicts),
             "same_but_layout": all(v.same_but_layout for _, v in verdicts),
         }
+        collected = [a.status == 200 for step, a in zip(case.steps, answers_h, strict=True) if step.port == "collect"]
+        if collected:
+            record["collected"] = collected  # whether the action (or remote call) was seen on the first server
         if case.expected_hit is not None:
             last = answers_h[-1]
             record["hoverfly_hit"] = last.status == 200 and last.body == b"matched"
@@ -251,6 +255,7 @@ def table(run: Run, names: Sequence[str]) -> list[dict[str, Any]]:
             "corpus": name,
             "cases": len(mine_),
             "exchanges": sum(c["exchanges"] for c in mine_),
+            "same_content": sum(c["same_content"] for c in mine_),
             "same": sum(c["same"] for c in mine_),
             "same_but_layout": sum(c["same_but_layout"] for c in mine_),
         })  # fmt: skip
@@ -293,10 +298,13 @@ def _short(answer: dict[str, Any], width: int = 300) -> str:
 def render(report: dict[str, Any], show: int) -> list[str]:
     """The report for people: the table, what was mined and skipped, then the groups."""
     lines = [f"Hoverfly {report['versions'].get('hoverfly')} against simproxy {report['versions'].get('simproxy')}", ""]
-    columns = ("corpus", "cases", "exchanges", "same answers", "same apart from header order/case")
-    lines.append(f"{columns[0]:<12} {columns[1]:>6} {columns[2]:>10} {columns[3]:>13} {columns[4]:>34}")
+    columns = ("corpus", "cases", "exchanges", "same status+body", "same answers", "same apart from header order/case")
+    lines.append(
+        f"{columns[0]:<12} {columns[1]:>6} {columns[2]:>10} {columns[3]:>16} {columns[4]:>13} {columns[5]:>34}"
+    )
     for row in report["table"]:
-        counts = f"{row['cases']:>6} {row['exchanges']:>10} {row['same']:>13} {row['same_but_layout']:>34}"
+        counts = f"{row['cases']:>6} {row['exchanges']:>10} {row['same_content']:>16} {row['same']:>13}"
+        counts += f" {row['same_but_layout']:>34}"
         lines.append(f"{row['corpus']:<12} {counts}")
     mining = report["mining"]
     sizes = f"{mining['simulations']} simulations, {mining['templates']} templates, {mining['matchers']} matcher cases"

@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import quote
 
 from benchmarks.corpus import SimulationDoc, TemplateCase
 from benchmarks.diffcases import Case, Request, admin, pair_request, resets, simulation_cases, template_case
@@ -535,14 +536,16 @@ def journal_cases(
             hits = [
                 pair_request(p).step(f"pair {i} request {r + 1}") for r in range(2) for i, p in enumerate(pairs[:10])
             ]
-        tail = [admin("GET", "/api/v2/journal/index"), *[admin("DELETE", f"/api/v2/journal/index/{k}") for k in keys]]
+        removals = [admin("DELETE", f"/api/v2/journal/index/{quote(k, safe='')}") for k in keys]
+        tail = [admin("GET", "/api/v2/journal/index"), *removals]
         cases.append(Case("journal", f"journal: {doc.origin}", doc.document, (*resets(), *index, *body, *hits, *tail)))
     for case in templates:
         if "journal" in case.template:
             made = template_case(case, sources, corpus="journal")
             keys = sorted(set(re.findall(r"journal\s+['\"]([^'\"]+)", case.template))) or ["Request.QueryParam.id"]
             indexes = [admin("POST", "/api/v2/journal/index", {"name": k}, f"index {k}", compare=False) for k in keys]
-            again = made.steps[-1]
-            steps = (*made.steps[:-1], *indexes, again, again)
+            at = next(i for i, step in enumerate(made.steps) if step.label == "the templated answer")
+            again = made.steps[at]
+            steps = (*made.steps[:at], *indexes, again, again, *made.steps[at + 1 :])
             cases.append(Case("journal", f"journal: {case.origin}", made.document, steps))
     return cases

@@ -304,6 +304,9 @@ class _UpstreamServer(ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.received: list[dict[str, Any]] = []
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet: a proxy that closes a kept-alive connection to the upstream is not an error here."""
+
 
 class Upstream:
     """The local HTTP server the proxies forward to in capture, spy, modify and diff modes."""
