@@ -76,9 +76,11 @@ class Facts:
 
 @dataclass(frozen=True)
 class Verdict:
-    """How two answers to one step compare: each aspect that differs with its detail, most important first."""
+    """How two answers to one step compare: each aspect that differs with its detail, most important
+    first, and where the normalised bodies part when they do."""
 
     aspects: tuple[tuple[str, str], ...] = ()
+    divergence: dict[str, Any] | None = None
 
     @property
     def same(self) -> bool:
@@ -94,6 +96,10 @@ class Verdict:
     def same_content(self) -> bool:
         """The same status and body (and both answered, neither framed with both length headers)."""
         return not {aspect for aspect, _ in self.aspects} & CONTENT
+
+    def without(self, aspects: frozenset[str]) -> Verdict:
+        """The verdict with ``aspects`` set aside."""
+        return Verdict(tuple((k, v) for k, v in self.aspects if k not in aspects), self.divergence)
 
     @property
     def kind(self) -> str:
@@ -139,6 +145,17 @@ def loose_shape(body: bytes) -> bytes:
     if ok:
         return json.dumps(_masked(value)).encode()
     return b"x" if body.strip() else b""
+
+
+def divergence(a: bytes, b: bytes, context: int = 80) -> dict[str, Any]:
+    """Where two bodies first part: the offset, and the text around it on each side."""
+    at = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    start = max(0, at - context)
+    return {
+        "offset": at,
+        "hoverfly": a[start : at + context].decode("utf-8", errors="replace"),
+        "simproxy": b[start : at + context].decode("utf-8", errors="replace"),
+    }
 
 
 def _versionless(body: bytes, facts: Facts) -> bytes:
@@ -257,4 +274,5 @@ def compare(step: Step, hoverfly: Answer, simproxy: Answer, facts: tuple[Facts, 
         waited = [a.elapsed * 1000 >= 0.8 * step.delay_ms for a in (hoverfly, simproxy)]
         if waited[0] != waited[1]:
             aspects["delay"] = f"only {'Hoverfly' if waited[0] else 'simproxy'} waited {step.delay_ms} ms"
-    return Verdict(tuple((k, aspects[k]) for k in KINDS if k in aspects))
+    parted = divergence(_versionless(body_h, fh), _versionless(body_s, fs)) if "body" in aspects else None
+    return Verdict(tuple((k, aspects[k]) for k in KINDS if k in aspects), parted)
