@@ -405,7 +405,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         else None,
         "incidents": run.incidents,
         "groups": groups(run, documents),
-        "differences_index": [f"{d['corpus']}: {d['case']} #{d['step']} [{d['kind']}]" for d in run.differences],
+        "differences_index": [
+            {key: d[key] for key in ("corpus", "case", "step", "label", "where", "aspects")} for d in run.differences
+        ],
         "cases": run.cases,
         "documents": {
             k: v for k, v in documents.items() if k in {f"{d['corpus']}: {d['case']}" for d in run.differences}
