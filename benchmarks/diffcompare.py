@@ -2,15 +2,16 @@
 
 What must differ between two servers run side by side, and is normalised: the value of the ``Date``
 header, each server's own ports and folder where an answer echoes them (with the random names of
-temporary files in it), and, in admin answers, the journal's ids and timestamps (``id``,
-``journalEntryId``, ``timeStarted``, ``latency``), log times (``time``), an export's ``timeExported``
-and ``Date`` values recorded in JSON; in what a post-serve action received, its ids and UUIDs (a
-correlation id). Headers are compared without ``Date``; whether each answer has one is reported as
-a noted difference (``NOTED``), and so is the version string: it is replaced, but a body that
-differs only by it is reported as ``version string``, never hidden. A step marked ``loose`` (a
-template with a random helper) compares less: a JSON body's keys and nesting (every value counts as
-the same), another body only whether it is empty, and of the headers other than the standard ones
-only whether they have a value.
+temporary files in it), and, in admin answers, the times and ids each server makes up: the
+journal's ``id``, ``journalEntryId``, ``timeStarted``, ``latency`` and a post-serve action's
+``correlationId``, ``invoked`` and ``completed``; log times (``time``), diff reports'
+``timestamp``, an export's ``timeExported``, and ``Date`` values recorded in JSON; in what a
+post-serve action received, its ids and UUIDs (a correlation id). Headers are compared without
+``Date``; whether each answer has one is reported as a noted difference (``NOTED``), and so is the
+version string: it is replaced, but a body that differs only by it is reported as ``version
+string``, never hidden. A step marked ``loose`` (a template with a random helper) compares less: a
+JSON body's keys and nesting (every value counts as the same), another body only whether it is
+empty, and of the headers other than the standard ones only whether they have a value.
 
 Each aspect that differs gets a detail (``Hoverfly 200, simproxy 400``, ``only simproxy:
 connection``); the aspects and their details group the differences of a run, an exchange in as many
@@ -53,10 +54,10 @@ headers without ``Date``, and the version string is simproxy's own."""
 CONTENT = frozenset({"both Content-Length and Transfer-Encoding", "no answer", "status", "body"})
 """Aspects that change what a client reads (its status and body), not how the answer is framed or labelled."""
 STANDARD_HEADERS = frozenset({"content-length", "content-type", "date", "transfer-encoding", "connection"})
-_TIME_KEYS = "timeStarted|timeExported|latency|time"
+_TIME_KEYS = "timeStarted|timeExported|latency|timestamp|invoked|completed|time"
 _JSON_VALUE = r"(?:\"(?:[^\"\\]|\\.)*\"|-?\d[\d.eE+-]*|null)"
 _TIMES = re.compile(rf'("(?:{_TIME_KEYS})"\s*:\s*){_JSON_VALUE}'.encode())
-_IDS = re.compile(rf'("(?:id|journalEntryId)"\s*:\s*){_JSON_VALUE}'.encode())
+_IDS = re.compile(rf'("(?:id|journalEntryId|correlationId)"\s*:\s*){_JSON_VALUE}'.encode())
 _UUID = re.compile(rb"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _IN_FOLDER = re.compile(rb"\{folder\}[^\s\"'\\]*")
 _DATES = re.compile(rb'("Date"\s*:\s*\[\s*)"[^"]*"')

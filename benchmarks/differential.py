@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from benchmarks.corpus import Mined, mine
@@ -60,7 +61,7 @@ CORPORA = (
     "upstream",
     "journal",
 )
-FLAGS = {"webserver": ("-webserver",), "middleware": ("-enable-middleware-api",)}
+FLAGS = MappingProxyType({"webserver": ("-webserver",), "middleware": ("-enable-middleware-api",)})
 """Flags a corpus needs both servers started with (the others run on one default pair)."""
 ADMIN_HEADERS = frozenset({"headers", "header order", "header name case", "Date header"})
 """Aspects of an admin answer's headers: in corpora other than ``admin`` they are reported with the rest
@@ -119,6 +120,8 @@ class Run:
     differences: list[dict[str, Any]] = field(default_factory=list)
     incidents: list[str] = field(default_factory=list)
     versions: dict[str, str] = field(default_factory=dict)
+    both_lengths: Counter[str] = field(default_factory=Counter)
+    """Answers, per server, framed with both Content-Length and Transfer-Encoding (RFC 9112 forbids it)."""
 
     def sides(self, config: str) -> tuple[Side, Side]:
         flags = FLAGS.get(config, ())
@@ -154,6 +157,9 @@ class Run:
         hoverfly, simproxy = pair
         answers_h = self.play(hoverfly, case)
         answers_s = self.play(simproxy, case)
+        for name, answers in (("hoverfly", answers_h), ("simproxy", answers_s)):
+            framed = [a for a in answers if a.header("Content-Length") is not None]
+            self.both_lengths[name] += sum(a.header("Transfer-Encoding") is not None for a in framed)
         assert hoverfly.facts is not None and simproxy.facts is not None
         facts = (hoverfly.facts, simproxy.facts)
         verdicts: list[tuple[int, Verdict]] = []
@@ -322,6 +328,11 @@ def render(report: dict[str, Any], show: int) -> list[str]:
         lines.append(
             f"  matcher cases where the answer agrees with Hoverfly's unit test: {agree['agree']} of {agree['total']}"
         )
+    both = report["both_lengths"]
+    lines.append(
+        f"  answers with both Content-Length and Transfer-Encoding: Hoverfly {both['hoverfly']}, "
+        f"simproxy {both['simproxy']}"
+    )
     for incident in report["incidents"]:
         lines.append(f"  incident: {incident}")
     lines += ["", f"{len(report['groups'])} groups of differences ({len(report['differences_index'])} exchanges):"]
@@ -404,6 +415,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if expectations
         else None,
         "incidents": run.incidents,
+        "both_lengths": {"hoverfly": run.both_lengths["hoverfly"], "simproxy": run.both_lengths["simproxy"]},
         "groups": groups(run, documents),
         "differences_index": [
             {key: d[key] for key in ("corpus", "case", "step", "label", "where", "aspects")} for d in run.differences

@@ -34,6 +34,7 @@ def test_simproxy_agrees_with_itself_on_every_corpus(tmp_path: Path, capsys: pyt
         assert row["cases"] > 0, name
         assert row["same"] == row["cases"], (name, report["groups"][:3])
     assert report["groups"] == [] and report["incidents"] == []
+    assert report["both_lengths"] == {"hoverfly": 0, "simproxy": 0}
     assert rows["simulations"]["cases"] == 4 and rows["matchers"]["cases"] == 4
     assert rows["simulations"]["exchanges"] > 4 * 3  # PUT, export, the pairs' requests, misses, state, journal
     assert report["versions"]["hoverfly"] == report["versions"]["simproxy"] != ""

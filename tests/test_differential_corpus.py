@@ -121,8 +121,16 @@ def _answer(body: bytes, *headers: tuple[str, str], status: int = 200) -> Answer
 
 def test_what_must_differ_is_normalised_and_the_version_is_reported() -> None:
     step = Step("admin", "GET", "/api/v2/journal")
-    a = _answer(b'{"id":"abc","timeStarted":"2026-01-01T00:00:00Z","port":"2222","v":"v1.12.10"}', ("Date", "Mon"))
-    b = _answer(b'{"id":"xyz","timeStarted":"2026-01-01T00:00:01Z","port":"4444","v":"v0.1.0"}', ("Date", "Tue"))
+    a = _answer(
+        b'{"id":"abc","timeStarted":"2026-01-01T00:00:00Z","timestamp":"2026-01-01T00:00:00Z","port":"2222",'
+        b'"v":"v1.12.10"}',
+        ("Date", "Mon"),
+    )
+    b = _answer(
+        b'{"id":"xyz","timeStarted":"2026-01-01T00:00:01Z","timestamp":"2026-01-01T00:00:01Z","port":"4444",'
+        b'"v":"v0.1.0"}',
+        ("Date", "Tue"),
+    )
     verdict = compare(step, a, b, FACTS)
     assert [k for k, _ in verdict.aspects] == ["version string"]
     assert normalise_body(b"/w/h/tmp_123 and 1111", FACTS[0], step) == b"{folder}/... and {admin-port}"
