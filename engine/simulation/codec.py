@@ -165,12 +165,36 @@ def _decode_matcher(raw: Any, path: str) -> Matcher:
     if config is not None and not isinstance(config, Mapping):
         raise SimulationError(path, "the matcher config must be an object")
     do_match = raw.get("doMatch")
+    value = _kept_json(raw.get("value"), f"{path}.value")
     return Matcher(
         name=name,
-        value=_kept_json(raw.get("value"), f"{path}.value"),
+        value=_form_fields(value) if name == "form" else value,
         config=None if config is None else _kept_json(dict(config), f"{path}.config"),
         do_match=None if do_match is None else _decode_matcher(do_match, f"{path}.doMatch"),
     )
+
+
+def _form_fields(value: JSON) -> JSON:
+    """A ``form`` matcher's value as Hoverfly holds it: each field's matchers decoded into its
+    matcher struct, so they are written ``matcher``, ``value``, ``config``, ``doMatch`` in that order
+    and any other member is dropped. A value of another shape is kept for the compiler to refuse."""
+    if not isinstance(value, dict):
+        return value
+    return {
+        name: [_form_matcher(m) for m in matchers] if isinstance(matchers, list) else matchers
+        for name, matchers in value.items()
+    }
+
+
+def _form_matcher(raw: JSON) -> JSON:
+    if not isinstance(raw, dict):
+        return raw
+    out: dict[str, JSON] = {"matcher": raw.get("matcher", ""), "value": raw.get("value")}
+    if raw.get("config"):  # Go's omitempty: an empty config is not written
+        out["config"] = raw["config"]
+    if raw.get("doMatch") is not None:
+        out["doMatch"] = _form_matcher(raw["doMatch"])
+    return out
 
 
 def _decode_response(raw: Mapping[str, Any], path: str) -> Response:

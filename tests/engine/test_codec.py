@@ -587,3 +587,21 @@ def test_a_whole_number_beyond_64_bits_is_refused_naming_it(value: Any) -> None:
 def test_the_largest_64_bit_whole_numbers_are_kept() -> None:
     data = {"literals": [{"name": "n", "value": [float(2**63), -float(2**63), 2**64 - 1]}]}
     assert decode_simulation(data).literals[0]["value"] == [2**63, -(2**63), 2**64 - 1]
+
+
+def test_a_form_matchers_fields_are_written_as_hoverflys_matcher_structs() -> None:
+    """Hoverfly decodes each form field's matchers into its matcher struct: the export writes them
+    ``matcher, value, config, doMatch`` whatever order they came in, without other members
+    (seen beside Hoverfly v1.12.10: its PUT answer and closest-miss text are these bytes)."""
+    form = {
+        "b": [{"value": "2", "extra": 1, "matcher": "exact"}],
+        "a": [{"doMatch": {"value": "1", "matcher": "exact"}, "value": "$.x", "matcher": "jsonpath"}],
+        "c": [{"config": {"ignoreOrder": True}, "value": ["x"], "matcher": "array"}],
+    }
+    data = {"pairs": [{"request": {"body": [{"matcher": "form", "value": form}]}, "response": {"status": 200}}]}
+    written = orjson.dumps(export(data)["pairs"][0]["request"]["body"][0]["value"])
+    assert written == (
+        b'{"a":[{"matcher":"jsonpath","value":"$.x","doMatch":{"matcher":"exact","value":"1"}}],'
+        b'"b":[{"matcher":"exact","value":"2"}],'
+        b'"c":[{"matcher":"array","value":["x"],"config":{"ignoreOrder":true}}]}'
+    )
