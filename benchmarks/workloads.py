@@ -3,7 +3,8 @@ each a simulation, the requests sent to it, and the answer the first one must ge
 
 W1 to W7 and M10k are design.md §5's and issue 20's; W8 to W14 are what load tests of real services
 send besides (browser headers, glob and body matchers, templates with helpers, state and the body,
-a sequence), measured against Hoverfly since stop 35.
+a sequence), measured against Hoverfly since stop 35; W15 to W18 are issue 39's templated answers (an
+order API built from the body, a stateful journey step, an 800 KB body, a loop over the body's array).
 """
 
 from __future__ import annotations
@@ -244,6 +245,43 @@ def _beside() -> list[Workload]:
         }
         for step in (1, 2, 3)
     ]
+    order_api = _templated(
+        _exact("/checkout"),
+        "{\"order\": \"{{ Request.Body 'jsonpath' '$.id' }}\", "
+        "\"customer\": \"{{ Request.Body 'jsonpath' '$.customer.name' }}\", "
+        "\"total\": {{ multiply (Request.Body 'jsonpath' '$.qty') '9.5' '' }}, "
+        "\"tier\": \"{{#if (isGreaterThan (Request.Body 'jsonpath' '$.qty') '10')}}bulk{{else}}retail{{/if}}\", "
+        "\"tags\": [{{#each (split 'a,b,c' ',')}}\"{{this}}\"{{#unless @last}},{{/unless}}{{/each}}], "
+        '"at": "{{ now \'2006-01-02\' \'\' }}", "via": "{{ Request.Header.X-Client }}"}',
+        201,
+        method=_exact("POST"),
+    )
+    journey = [
+        {
+            "request": {"path": _exact("/basket"), "requiresState": {"stage": "browsing"}},
+            "response": {
+                "status": 200,
+                "templated": True,
+                "body": '{"user": "{{ State.user }}", "stage": "{{ State.stage }}", '
+                '"item": "{{ Request.QueryParam.sku }}"}',
+                "transitionsState": {"stage": "browsing"},
+            },
+        }
+    ]
+    filler = "x" * 1000
+    big = "".join(f'{{"n": {i}, "pad": "{filler}"}},' for i in range(800))
+    large_body = _templated(
+        _exact("/report"),
+        '{"id": "{{ Request.QueryParam.id }}", "items": [' + big + "{}], "
+        '"method": "{{ Request.Method }}", "agent": "{{ Request.Header.User-Agent }}", "n": "{{ Request.Path.[0] }}"}',
+    )
+    items = json.dumps({"items": [{"sku": f"s{i}", "qty": i} for i in range(100)]})
+    each_body = _templated(
+        _exact("/lines"),
+        '[{{#each (Request.Body \'jsonpath\' \'$.items\')}}{"line": {{@index}}, "sku": "{{this.sku}}"}'
+        "{{#unless @last}},{{/unless}}{{/each}}]",
+        method=_exact("POST"),
+    )
     return [
         Workload(
             "W8",
@@ -298,5 +336,42 @@ def _beside() -> list[Workload]:
             [Request("GET", "/poll")],
             b"step 1",
             state={"sequence:1": "1"},
+        ),
+        Workload(
+            "W15",
+            "an order-API answer: jsonpath on the body (3x), multiply, #if isGreaterThan, #each split, now, a header",
+            [order_api],
+            [
+                Request(
+                    "POST",
+                    "/checkout",
+                    (*_JSON, ("X-Client", "web")),
+                    '{"id": "o{n}", "customer": {"name": "Ada"}, "qty": 12}',
+                )
+            ],
+            b"",
+            status=201,
+        ),
+        Workload(
+            "W16",
+            "a stateful journey step printing State fields and a query parameter",
+            journey,
+            [Request("GET", "/basket?sku=a{n}")],
+            b"",
+            state={"user": "ada", "stage": "browsing"},
+        ),
+        Workload(
+            "W17",
+            "an 800 KB templated body with five expressions",
+            [large_body],
+            [Request("GET", "/report?id={n}", (("User-Agent", "wrk"),))],
+            b"",
+        ),
+        Workload(
+            "W18",
+            "#each over a 100-item JSON array from the request body",
+            [each_body],
+            [Request("POST", "/lines", _JSON, items)],
+            b"",
         ),
     ]
