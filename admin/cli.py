@@ -1,29 +1,32 @@
-"""The ``simproxy`` command: parse the command line (admin/arguments.py), report a usage error
-with Go's ``flag`` wording and exit status (2: a syntax error, followed by a hint rather than the
-whole usage; 1: a value refused), or run the server (admin/server.py) or a fleet (``simproxy fleet
-N``, admin/fleet.py). Both are imported only when run: ``-h`` loads neither.
+"""The ``simproxy`` command: parse the command line (admin/flags.py, admin/arguments.py), report a
+usage error with Go's ``flag`` wording and exit status (2: a syntax error, followed by a hint rather
+than the whole usage; 1: a value refused), or run the server (admin/server.py) or a fleet
+(``simproxy fleet N``, admin/fleet.py).
+
+Each step imports what it needs when it runs: ``-h`` and a syntax error load only the flag table,
+and the server's modules (Sanic, the engine) load only once the flags are valid. The garbage
+collector is paused from the first of those imports until the worker is about to serve
+(admin/serving.py freezes what start-up built, then resumes it): start-up makes hundreds of
+thousands of long-lived objects and no garbage worth a scan.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from simproxy.admin.arguments import parse_args
-from simproxy.admin.flags import (
-    PROGRAM,
-    HelpRequested,
-    UsageError,
-    VersionRequested,
-    syntax_error_text,
-    usage_text,
-)
+if TYPE_CHECKING:
+    from simproxy.admin.flags import UsageError
 
 
 def report(error: UsageError) -> int:
     """Write what the command says for ``error`` (help, version, a syntax or a fatal error) and
     return its exit status."""
+    from simproxy.admin.flags import PROGRAM, HelpRequested, VersionRequested, syntax_error_text, usage_text
+
     if isinstance(error, HelpRequested):
         sys.stderr.write(usage_text())
     elif isinstance(error, VersionRequested):
@@ -42,8 +45,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         from simproxy.admin.fleet import run_fleet
 
         return run_fleet(args[1:], os.environ)
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        settings = parse_args(args, os.environ)
+        return _serve(args)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _serve(args: Sequence[str]) -> int:
+    from simproxy.admin.flags import UsageError, parse_flags
+
+    try:
+        flags = parse_flags(args)  # -h and syntax errors: nothing more is imported
+        from simproxy.admin.arguments import settings_from_flags
+
+        settings = settings_from_flags(flags, os.environ)
     except UsageError as error:
         return report(error)
     from simproxy.admin.server import run

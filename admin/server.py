@@ -20,7 +20,7 @@ from pathlib import Path
 
 from simproxy.admin.listeners import Endpoint, close_all
 from simproxy.admin.redisserver import RedisServer
-from simproxy.admin.serving import Worker, WorkerSockets
+from simproxy.admin.serving import Worker, WorkerSockets, settle_heap
 from simproxy.admin.settings import Settings
 from simproxy.admin.startup import bootstrap, initial_config
 from simproxy.admin.workers import StoppedBeforeReady, Supervisor, stop_before_ready
@@ -50,6 +50,7 @@ def run(settings: Settings) -> int:
         if settings.redis_url:
             asyncio.run(_bootstrap_shared(settings))  # the in-process store is written by its worker
         if several:
+            settle_heap()  # before the forks: the workers share these pages, not touched by a scan
             Supervisor(settings, admin, proxies).run()
         else:
             Worker(settings, WorkerSockets(admin, proxies[0])).run(on_ready=lambda: None)
