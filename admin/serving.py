@@ -30,6 +30,7 @@ from simproxy.admin.api import create_app
 from simproxy.admin.listeners import Endpoint
 from simproxy.admin.settings import Settings
 from simproxy.admin.startlog import announce_ready
+from simproxy.admin.touchup import take_over, touch_up
 from simproxy.engine.fleet.config import BACKLOG
 from simproxy.engine.server.listener import DRAIN_GRACE, ProxyServer
 
@@ -141,7 +142,10 @@ class Worker:
         # Sanic's start-up rewrites its HTTP/1 writer for the protocols it serves, as it learns them
         # from run(): told of this one server, it drops the empty Alt-Svc header it adds otherwise
         app.state.server_info.append(ApplicationServerInfo(settings={"version": HTTP.VERSION_1}))
+        ours = take_over(app)
         await admin.startup()
+        if ours:  # Sanic's rewrite of its methods for this app, kept between starts
+            touch_up(app, self.settings.ca_home / "cache")
         await admin.before_start()  # admin/api.py: the store, the runtime, the proxy port
         settle_heap()
         try:
