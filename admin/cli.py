@@ -4,7 +4,8 @@ than the whole usage; 1: a value refused), or run the server (admin/server.py) o
 (``simproxy fleet N``, admin/fleet.py).
 
 Each step imports what it needs when it runs: ``-h`` and a syntax error load only the flag table,
-and the server's modules (Sanic, the engine) load only once the flags are valid. The garbage
+and the server's modules (Sanic, the engine) load only once the flags are valid, with the code their
+dataclasses generate kept between starts (admin/codecache.py). The garbage
 collector is paused from the first of those imports until the worker is about to serve
 (admin/serving.py freezes what start-up built, then resumes it): start-up makes hundreds of
 thousands of long-lived objects and no garbage worth a scan.
@@ -59,11 +60,16 @@ def _serve(args: Sequence[str]) -> int:
 
     try:
         flags = parse_flags(args)  # -h and syntax errors: nothing more is imported
-        from simproxy.admin.arguments import settings_from_flags
-
-        settings = settings_from_flags(flags, os.environ)
     except UsageError as error:
         return report(error)
-    from simproxy.admin.server import run
+    from simproxy.admin.codecache import GeneratedCode, cache_folder
 
+    with GeneratedCode(cache_folder(os.environ.get("SIMPROXY_HOME", ""))):
+        from simproxy.admin.arguments import settings_from_flags
+
+        try:
+            settings = settings_from_flags(flags, os.environ)
+        except UsageError as error:
+            return report(error)
+        from simproxy.admin.server import run
     return run(settings)

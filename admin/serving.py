@@ -27,6 +27,7 @@ from sanic.application.state import ApplicationServerInfo
 from sanic.http.constants import HTTP
 
 from simproxy.admin.api import create_app
+from simproxy.admin.codecache import cache_folder
 from simproxy.admin.listeners import Endpoint
 from simproxy.admin.settings import Settings
 from simproxy.admin.startlog import announce_ready
@@ -145,7 +146,7 @@ class Worker:
         ours = take_over(app)
         await admin.startup()
         if ours:  # Sanic's rewrite of its methods for this app, kept between starts
-            touch_up(app, self.settings.ca_home / "cache")
+            touch_up(app, cache_folder(self.settings.ca_folder))
         await admin.before_start()  # admin/api.py: the store, the runtime, the proxy port
         settle_heap()
         try:

@@ -15,13 +15,11 @@ its own touch-up as usual.
 from __future__ import annotations
 
 import ast
-import contextlib
 import hashlib
 import inspect
 import marshal
 import os
 import sys
-import tempfile
 import textwrap
 from pathlib import Path
 from types import CodeType
@@ -30,6 +28,8 @@ from typing import Any
 from sanic import Sanic, __version__
 from sanic.touchup.schemes import BaseScheme
 from sanic.touchup.service import TouchUp
+
+from simproxy.admin.codecache import keep_file
 
 Target = tuple[Any, str]
 """A class Sanic rewrites a method of, and the method's name."""
@@ -75,7 +75,7 @@ def rewritten(app: Sanic[Any, Any], folder: Path) -> list[tuple[Target, CodeType
     if codes is None:
         codes = [_rewrite(app, target, schemes) for target in targets]
         if path is not None:
-            _keep(path, codes)
+            keep_file(path, marshal.dumps(tuple(codes)))
     return list(zip(targets, codes, strict=True))
 
 
@@ -120,17 +120,3 @@ def _load(path: Path, count: int) -> list[CodeType] | None:
     if not isinstance(codes, tuple) or len(codes) != count or not all(isinstance(c, CodeType) for c in codes):
         return None
     return list(codes)
-
-
-def _keep(path: Path, codes: list[CodeType]) -> None:
-    """Write the code objects for the next start, whole or not at all; a folder that cannot be written is skipped."""
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=".touchup-", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(marshal.dumps(tuple(codes)))
-            os.replace(temporary, path)
-        except OSError:
-            os.unlink(temporary)
-            raise
