@@ -4,7 +4,7 @@
 so a taken port is reported before anything else starts. One worker (the default) serves in this
 process (admin/serving.py): nothing else is started. Several workers are forked from it
 (admin/workers.py); without ``-redis-url`` they share a private redis-server on a Unix socket,
-stopped on exit.
+stopped on exit. Both modules are imported only then: a one-worker start does not load them.
 """
 
 from __future__ import annotations
@@ -17,16 +17,18 @@ import socket
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from simproxy.admin.listeners import Endpoint, close_all
-from simproxy.admin.redisserver import RedisServer
-from simproxy.admin.serving import Worker, WorkerSockets, settle_heap
+from simproxy.admin.serving import StoppedBeforeReady, Worker, WorkerSockets, settle_heap, stop_before_ready
 from simproxy.admin.settings import Settings
 from simproxy.admin.startup import bootstrap, initial_config
-from simproxy.admin.workers import StoppedBeforeReady, Supervisor, stop_before_ready
 from simproxy.engine.fleet.runtime import Runtime
 from simproxy.engine.matching.registry import MatcherRegistry
 from simproxy.store import SimproxyError, open_store
+
+if TYPE_CHECKING:
+    from simproxy.admin.redisserver import RedisServer
 
 
 def run(settings: Settings) -> int:
@@ -45,11 +47,15 @@ def run(settings: Settings) -> int:
         proxies = [proxy.bind(reuse_port=several or settings.share_proxy_port) for _ in range(settings.workers)]
         sockets += proxies
         if (several or settings.db_path) and not settings.redis_url:
+            from simproxy.admin.redisserver import RedisServer  # imported only when needed, as the workers below
+
             private = RedisServer(save_to=Path(settings.db_path) if settings.db_path else None).start()
             settings = replace(settings, redis_url=private.url, private_store=True)
         if settings.redis_url:
             asyncio.run(_bootstrap_shared(settings))  # the in-process store is written by its worker
         if several:
+            from simproxy.admin.workers import Supervisor
+
             settle_heap()  # before the forks: the workers share these pages, not touched by a scan
             Supervisor(settings, admin, proxies).run()
         else:

@@ -19,6 +19,7 @@ import socket
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 import uvloop
@@ -52,6 +53,16 @@ def settle_heap() -> None:
     paused during start-up by admin/cli.py, resumes. It also spares the exit a full scan of it all."""
     gc.freeze()
     gc.enable()
+
+
+class StoppedBeforeReady(BaseException):
+    """A stop signal arrived before serving began: unwinds the start (exit 0)."""
+
+
+def stop_before_ready(signum: int, frame: FrameType | None) -> None:
+    """The handler of SIGTERM and SIGINT until serving begins (in the main process, and in a forked
+    worker until it has its own)."""
+    raise StoppedBeforeReady
 
 
 class StartAborted(Exception):

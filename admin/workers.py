@@ -34,7 +34,7 @@ import traceback
 from dataclasses import dataclass
 from types import FrameType
 
-from simproxy.admin.serving import Worker, WorkerSockets
+from simproxy.admin.serving import StoppedBeforeReady, Worker, WorkerSockets, stop_before_ready
 from simproxy.admin.settings import Settings
 from simproxy.engine.execution.lifeline import die_with_parent
 from simproxy.engine.server.listener import DRAIN_GRACE
@@ -51,17 +51,8 @@ _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 _WATCHED = frozenset({*_STOP_SIGNALS, signal.SIGCHLD})
 
 
-class StoppedBeforeReady(BaseException):
-    """A stop signal arrived before serving began: unwinds the start (exit 0)."""
-
-
 class WorkerStartFailed(SimproxyError):
     """A first worker could not start: the instance does not start (exit 1 with this message)."""
-
-
-def stop_before_ready(signum: int, frame: FrameType | None) -> None:
-    """The handler of SIGTERM and SIGINT until serving begins."""
-    raise StoppedBeforeReady
 
 
 @dataclass(slots=True)
