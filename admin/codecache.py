@@ -52,9 +52,8 @@ class GeneratedCode:
         if getattr(dataclasses, "exec", None) == self._exec:
             del dataclasses.exec  # type: ignore[attr-defined]
         if self._missed:
-            keep_file(
-                self._path, marshal.dumps(self._used)
-            )  # what this start used: code no class makes any more is dropped
+            # what this start used: the code of classes that changed since is dropped
+            keep_file(self._path, marshal.dumps(self._used))
 
     def _exec(self, source: object, globals: dict[str, Any] | None = None, locals: Any = None) -> None:
         """``exec``, with the source text's compiled code found, or compiled and noted."""
@@ -70,6 +69,7 @@ class GeneratedCode:
 
 
 def _load(path: Path) -> dict[str, CodeType]:
+    """The kept code by source text; empty when there is no file (or not what is expected)."""
     try:
         kept = marshal.loads(path.read_bytes())
     except (OSError, EOFError, ValueError, TypeError):
