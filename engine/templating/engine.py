@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from simproxy.engine.gocompat.jsonpath_k8s import JsonPath
     from simproxy.engine.templating.compiler import Usage
     from simproxy.engine.templating.direct import DirectText
+    from simproxy.engine.templating.helpers_time import NowTexts
     from simproxy.engine.templating.render import Program
 
 log = logging.getLogger(__name__)
@@ -216,6 +217,7 @@ class TemplateEngine:
         self, *, now: Callable[[], datetime] = lambda: datetime.now(UTC), rng: random.Random | None = None
     ) -> None:
         self.now = now
+        self._now_texts: NowTexts | None = None
         self.rng = rng if rng is not None else random.Random()
         self._faker: Faker | None = None
         self._jsonpaths = _Cache()
@@ -228,6 +230,15 @@ class TemplateEngine:
         self.current_date_time = GoFunc(
             ("str", "str", "str"), False, lambda _call, a, b, c: f"{a} {b} {c}", "func(string, string, string) string"
         )
+
+    @property
+    def now_texts(self) -> NowTexts:
+        """``now``'s texts of the current second (engine/templating/helpers_time.py), made when first used."""
+        if self._now_texts is None:
+            from simproxy.engine.templating.helpers_time import NowTexts
+
+            self._now_texts = NowTexts()
+        return self._now_texts
 
     # -- compiling --------------------------------------------------------------------------
 
