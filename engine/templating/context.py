@@ -140,10 +140,16 @@ class RootData(GoStruct):
         )
 
 
+UNREAD = object()
+"""``RenderState.body_json`` before the first body query of the render."""
+NOT_JSON = object()
+"""``RenderState.body_json`` of a body that is not JSON."""
+
+
 class RenderState:
     """The state of one render that helpers reach through their call."""
 
-    __slots__ = ("csv", "headers", "internal", "journal", "kvs", "request", "root", "services")
+    __slots__ = ("body_json", "csv", "headers", "internal", "journal", "kvs", "request", "root", "services")
 
     def __init__(self, services: Any, request: RequestDetails, csv: CsvTables, journal: JournalLookup) -> None:
         self.services = services
@@ -154,3 +160,5 @@ class RenderState:
         self.internal: dict[str, Any] = {}
         self.headers: list[tuple[str, str]] = []
         self.root: Any = None
+        self.body_json: Any = UNREAD
+        """The request body as Go's decoder reads it, once a jsonpath query has read it."""
