@@ -221,8 +221,12 @@ class TemplateEngine:
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         rng: random.Random | None = None,
         lenient: bool = False,
+        specialise: bool = True,
     ) -> None:
         self.lenient = lenient
+        self.specialise = specialise
+        """Compile to ``engine.templating.fast``'s specialised nodes where they apply; off, only the
+        general nodes, which the specialised ones are tested against."""
         """Whether a template Hoverfly stores though it cannot run as written (it does not parse, or
         calls a helper that does not exist or with arguments that cannot work) compiles to what
         Hoverfly then serves (``-compat hoverfly``'s writes, and any stored document), or is refused
@@ -263,7 +267,7 @@ class TemplateEngine:
         from simproxy.engine.templating.registry import HELPERS
         from simproxy.engine.templating.render import Program, Unparsed
 
-        compiler = Compiler(HELPERS, strict=not self.lenient)
+        compiler = Compiler(HELPERS, strict=not self.lenient, specialise=self.specialise)
         try:
             program = compiler.program(parse(text))
         except NestedTooDeeply as exc:  # Hoverfly runs it; simproxy cannot

@@ -118,7 +118,12 @@ def request_body(call: Call, query_type: str, query: str) -> Any:
         return fetch_from_body(rt.services, kind, query, rt.request.body)
     if query == "":
         raise RenderFailure("an empty JSONPath query (Hoverfly crashes)")
-    data = rt.body_json  # the body is read once per render, however many queries read it
+    return query_body_json(rt, query)
+
+
+def query_body_json(rt: Any, query: str) -> Any:
+    """A JSONPath query on the request body, decoded at the first query of the render only."""
+    data = rt.body_json
     if data is UNREAD:
         try:
             data = decode_float(rt.request.body)
