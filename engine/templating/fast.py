@@ -169,20 +169,34 @@ def _constant(value: Any) -> Converter:
 class ConditionBlock(BlockNode):
     """``{{#if x}}`` or ``{{#unless x}}``: one argument, no hash, no block parameters."""
 
-    __slots__ = ("negate", "param")
+    __slots__ = ("negate", "param", "texts")
 
     def __init__(self, negate: bool, param: Any, program: Program | None, inverse: Program | None) -> None:
         super().__init__(None, True, program, inverse)
         self.negate = negate
         self.param = param
+        self.texts = (_text_only(inverse), _text_only(program))
+        """Each branch's text when it is text alone (the inverse first), else None."""
 
     def render(self, scope: Scope) -> str:
         scope.blocks.append(self)  # inline block helpers inside render this block again
         value = self.param.eval(scope)
-        branch = self.inverse if truthy(value) is self.negate else self.program
-        text = branch.render(scope) if branch is not None else ""
+        chosen = truthy(value) is not self.negate
+        text = self.texts[chosen]
+        if text is None or scope.depth >= MAX_DEPTH:
+            branch = self.program if chosen else self.inverse
+            text = branch.render(scope) if branch is not None else ""
         scope.blocks.pop()
         return text
+
+
+def _text_only(program: Program | None) -> str | None:
+    if program is None:
+        return ""
+    parts = program.parts
+    if not parts:
+        return ""
+    return parts[0] if len(parts) == 1 and parts[0].__class__ is str else None
 
 
 class EachBlock(BlockNode):
