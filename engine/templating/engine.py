@@ -92,9 +92,15 @@ class Template:
     direct: DirectText | None = field(default=None, repr=False)
     """The template as text and request getters when it prints nothing but request fields
     (engine/templating/direct.py): the same text as ``render`` without its machinery."""
+    constant: RenderResult | None = field(default=None, repr=False)
+    """What a template of text alone renders to (a ``transitionsState`` value without a mustache),
+    given without a render when no variable is computed alongside."""
 
     def render(self, ctx: RenderContext) -> RenderResult:
         """Render against ``ctx``; any failure gives ``ok=False`` and the template text unchanged."""
+        constant = self.constant
+        if constant is not None and not ctx.variables.entries:
+            return constant
         engine = self.engine
         rt = RenderState(engine, ctx.request, ctx.csv, ctx.journal, ctx.hoverfly)
         try:
@@ -283,8 +289,12 @@ class TemplateEngine:
         assert program is not None
         compiler.finish()
         usage = compiler.usage
+        parts = program.parts
+        constant = None
+        if not parts or (len(parts) == 1 and parts[0].__class__ is str):
+            constant = RenderResult(parts[0] if parts else "", True, None, ())
         return Template(
-            usage.state, usage.csv, usage.writes_csv, usage.journal, text, program, self, direct_text(program)
+            usage.state, usage.csv, usage.writes_csv, usage.journal, text, program, self, direct_text(program), constant
         )
 
     def compile_variables(self, variables: Sequence[Mapping[str, Any]], where: str) -> Variables:

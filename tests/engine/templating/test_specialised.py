@@ -234,3 +234,19 @@ def test_the_specialised_nodes_at_the_edges_of_their_shapes(template: str, expec
     specialised, general = outcome(template, BODY, True), outcome(template, BODY, False)
     assert specialised == general
     assert specialised[:2] == ((template, False) if expected is None else (expected, True))
+
+
+def test_a_template_of_text_alone_is_given_as_its_text_and_variables_still_run(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    eng = engine()
+    template = eng.compile("browsing", WHERE)
+    assert template.constant is not None
+    assert template.render(context(using=eng)) == template.constant
+    assert (template.constant.text, template.constant.ok) == ("browsing", True)
+    # a variable is computed at every render, whatever the template prints (this one fails, and says so)
+    failing = [{"name": "v", "function": "requestBody", "arguments": ["jsonpath", ""]}]
+    with caplog.at_level("WARNING"):
+        result = template.render(context(using=eng, variables=failing))
+    assert (result.text, result.ok) == ("browsing", True)
+    assert "variable v left unset" in caplog.text
