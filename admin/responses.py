@@ -9,6 +9,7 @@ import orjson
 from sanic import Request
 from sanic.response import HTTPResponse
 
+from simproxy.admin.gowire import SniffedTypeResponse
 from simproxy.admin.services import Services
 from simproxy.engine.gocompat.dialect import SPEC, Dialect
 from simproxy.engine.gocompat.gojson import go_html_escape
@@ -45,6 +46,7 @@ def error_response(message: str, status: int, dialect: Dialect = SPEC) -> HTTPRe
     body = orjson.dumps({"error": message})
     if dialect.is_hoverfly:
         body = go_html_escape(body.decode()).encode()
+        return SniffedTypeResponse(body, status=status, content_type=dialect.error_content_type)
     return HTTPResponse(body, status=status, content_type=dialect.error_content_type)
 
 
