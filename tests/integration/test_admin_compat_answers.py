@@ -118,3 +118,44 @@ def test_a_missing_body_file_keeps_the_spec_words_without_the_switch(spec: Simpr
         json.loads(body)["error"]
         == "An error occurred: data.pairs[0].response No such file or directory: missing/x.json"
     )
+
+
+@pytest.mark.parametrize(
+    ("body", "put", "patch"),
+    [
+        (b"", "EOF", "unexpected end of JSON input"),
+        (b"{", "unexpected EOF", "unexpected end of JSON input"),
+        (b'{"state":', "unexpected EOF", "unexpected end of JSON input"),
+        (
+            b"x",
+            "invalid character 'x' looking for beginning of value",
+            "invalid character 'x' looking for beginning of value",
+        ),
+        (b"[]", "json: cannot unmarshal array into Go value of type v2.StateView", None),
+        (
+            b'{"state":"x"}',
+            "json: cannot unmarshal string into Go struct field StateView.state of type map[string]string",
+            "json: cannot unmarshal string into Go struct field .state of type map[string]string",
+        ),
+        (
+            b'{"state":{"a":1}}',
+            "json: cannot unmarshal number into Go struct field StateView.state.a of type string",
+            "json: cannot unmarshal number into Go struct field .state.a of type string",
+        ),
+        (b'{"state":{"a":"1"}} x', None, "invalid character 'x' after top-level value"),
+    ],
+)
+def test_a_state_body_go_cannot_decode_is_worded_as_go_words_it(
+    hoverfly_like: Simproxy, body: bytes, put: str | None, patch: str | None
+) -> None:
+    for method, words in (("PUT", put), ("PATCH", patch or put)):
+        status, _, answer = hoverfly_like.admin(method, "/api/v2/state", raw=body)
+        if words is None:  # Go's decoder reads the first value and leaves the rest
+            assert (status, answer) == (200, b'{"state":{"a":"1"}}')
+        else:
+            assert (status, json.loads(answer)) == (400, {"error": words}), method
+
+
+def test_a_null_state_value_is_the_empty_string(hoverfly_like: Simproxy) -> None:
+    status, _, answer = hoverfly_like.admin("PUT", "/api/v2/state", raw=b'{"state":{"a":null}}')
+    assert (status, answer) == (200, b'{"state":{"a":""}}')
