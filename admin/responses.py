@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any, cast
-from urllib.parse import unquote_plus
+from urllib.parse import unquote, unquote_plus
 
 import orjson
 from sanic import Request
@@ -55,9 +55,9 @@ def error_response(message: str, status: int, dialect: Dialect = SPEC) -> HTTPRe
 def path_name(raw: str, dialect: Dialect) -> str:
     """A name taken from the path (``/journal/index/<name>`` and the like). Hoverfly's router decodes
     the segment as a query value (``%24`` is ``$``, ``+`` a space; an invalid escape leaves nothing);
-    the spec dialect takes it as it came."""
+    the spec dialect decodes it as a path segment (``%20`` is a space, ``+`` stays a plus)."""
     if not dialect.is_hoverfly:
-        return raw
+        return unquote(raw, errors="surrogateescape")
     if not valid_escapes(raw):
         return ""
     return unquote_plus(raw, errors="surrogateescape")

@@ -93,6 +93,21 @@ def test_csv_sources_and_actions_named_in_the_path_are_decoded(hoverfly_like: Si
     assert (status, body) == (200, b"{}")
 
 
+def test_names_in_the_path_are_percent_decoded_without_the_switch_too(spec: Simproxy) -> None:
+    name = "Request.QueryParam.a b"
+    assert spec.admin("POST", "/api/v2/journal/index", {"name": name})[0] == 200
+    assert spec.admin("DELETE", "/api/v2/journal/index/Request.QueryParam.a%20b")[0] == 200
+    assert spec.admin_json("GET", "/api/v2/journal/index")[1] in ([], None)
+    csv = {"name": "two words", "csv": "id,name\n1,one\n"}
+    assert spec.admin("PUT", "/api/v2/hoverfly/templating-data-source/csv", csv)[0] == 200
+    assert spec.admin("DELETE", "/api/v2/hoverfly/templating-data-source/csv/two%20words")[0] == 200
+    status, _, body = spec.admin("DELETE", "/api/v2/hoverfly/templating-data-source/csv/two%20words")
+    assert status == 404 and "two words" in json.loads(body)["error"]
+    plus = {"name": "one+two", "csv": "id\n1\n"}  # a plus in a path is a plus
+    assert spec.admin("PUT", "/api/v2/hoverfly/templating-data-source/csv", plus)[0] == 200
+    assert spec.admin("DELETE", "/api/v2/hoverfly/templating-data-source/csv/one+two")[0] == 200
+
+
 def _body_file(path: str) -> dict[str, Any]:
     return simulation({"request": {"path": [{"matcher": "exact", "value": "/f"}]}, "response": {"bodyFile": path}})
 
