@@ -249,6 +249,7 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
             proxy=settings.upstream_proxy,
             timeout=settings.upstream_timeout,
             client_auth=settings.client_auth,
+            go_client=settings.dialect.go_layout,
         )
     )
     dispatcher = Dispatcher(

@@ -10,12 +10,14 @@ headers. The expected heads below are what a real Hoverfly v1.12.10 answered to 
 
 from __future__ import annotations
 
+import json
 import socket
 from typing import Any
 
 import pytest
 
-from tests.integration.conftest import Simproxy, simulation
+from tests.integration.conftest import Simproxy, simulation, wait_until
+from tests.integration.upstream import Upstream
 
 
 def answer(port: int, target: str, method: str = "GET", close: bool = False) -> tuple[list[str], bytes, bool]:
@@ -162,3 +164,40 @@ def test_the_spec_keeps_its_layout(simproxy_factory: Any) -> None:
     answer(spec.proxy_port, "http://svc.test/a")
     [entry] = spec.admin_json("GET", "/api/v2/journal")[1]["journal"]
     assert "Content-Length" not in entry["response"]["headers"]
+
+
+def _forwarded_headers(sp: Simproxy, upstream: Upstream, path: str) -> list[tuple[str, str]]:
+    assert sp.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "capture"})[0] == 200
+    with socket.create_connection(("127.0.0.1", sp.proxy_port), timeout=10) as sock:
+        target = upstream.url(path)
+        sock.sendall(f"GET {target} HTTP/1.1\r\nHost: {upstream.host}\r\nx-b: 1\r\nA-Thing: 2\r\n\r\n".encode())
+        sock.recv(65536)
+    [seen] = [r for r in list(upstream.requests) if r.path == path]
+    return list(seen.headers.items())
+
+
+def test_requests_go_upstream_with_the_headers_gos_client_writes(simproxy_factory: Any, upstream: Upstream) -> None:
+    hf = simproxy_factory("-compat", "hoverfly")
+    assert _forwarded_headers(hf, upstream, "/echo/go-client") == [
+        ("Host", upstream.host), ("User-Agent", "Go-http-client/1.1"), ("A-Thing", "2"), ("X-B", "1"),
+        ("Accept-Encoding", "gzip"),
+    ]  # fmt: skip
+    spec = simproxy_factory()
+    assert _forwarded_headers(spec, upstream, "/echo/spec-client") == [
+        ("Host", upstream.host), ("X-B", "1"), ("A-Thing", "2"), ("Accept-Encoding", "gzip"),
+    ]  # fmt: skip
+
+
+def test_a_remote_post_serve_action_gets_hoverflys_payload(simproxy_factory: Any, upstream: Upstream) -> None:
+    hf = simproxy_factory("-compat", "hoverfly")
+    hook = {"actionName": "hook", "remote": upstream.url("/go-hook")}
+    assert hf.admin("PUT", "/api/v2/hoverfly/post-serve-action", hook)[0] == 200
+    acted = pair("/acted", "done", postServeAction="hook")
+    assert hf.admin("PUT", "/api/v2/simulation", simulation(acted))[0] == 200
+    answer(hf.proxy_port, "http://svc.test/acted")
+    [call] = wait_until(lambda: [r for r in list(upstream.requests) if r.path == "/go-hook"])
+    request = json.loads(call.body)["request"]
+    assert (request["formData"], request["headers"]) == ({}, {})
+    assert [name for name, _ in call.headers.items()] == [
+        "Host", "User-Agent", "Content-Length", "Content-Type", "X-Correlation-Id", "Accept-Encoding"
+    ]  # fmt: skip
