@@ -201,3 +201,13 @@ def test_a_remote_post_serve_action_gets_hoverflys_payload(simproxy_factory: Any
     assert [name for name, _ in call.headers.items()] == [
         "Host", "User-Agent", "Content-Length", "Content-Type", "X-Correlation-Id", "Accept-Encoding"
     ]  # fmt: skip
+
+
+def test_a_pair_without_a_status_is_answered_200_where_hoverfly_drops_the_connection(hf: Simproxy) -> None:
+    """Hoverfly keeps status 0 and its Go server refuses to write it: the client's connection
+    closes without an answer. simproxy answers 200, in Go's layout (README, Compatibility)."""
+    no_status = {"request": {"path": [{"matcher": "exact", "value": "/zero"}]}, "response": {"body": "zero"}}
+    assert hf.admin("POST", "/api/v2/simulation", simulation(no_status))[0] == 200
+    head, rest, _ = answer(hf.proxy_port, "http://svc.test/zero")
+    assert head == ["HTTP/1.1 200 OK", "Content-Length: 4", "Date: -", "Content-Type: text/plain; charset=utf-8"]
+    assert rest == b"zero"
