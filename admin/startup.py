@@ -73,6 +73,7 @@ async def import_with_files(
             allowed_origins=allowed,
             downloaded=downloaded,
             known_actions=known_actions,
+            go_file_errors=settings.dialect.is_hoverfly,
         )
     )
     if len(result.simulation.pairs) > settings.max_pairs:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from simproxy.engine.version import VERSION
+
 
 @dataclass(frozen=True, slots=True)
 class Dialect:
@@ -25,6 +27,10 @@ class Dialect:
     """The name written in texts: ``<product> Error!``, ``not matched by <product>``, ..."""
     version_key: str
     """The key of the release in exported metadata."""
+    release: str
+    """The release the admin API names (version, configuration, exported metadata): simproxy's
+    own, or ``v1.12.10`` under ``-compat hoverfly``, which hoverctl and hoverfly-java read as
+    Hoverfly's version."""
     usage_keys: tuple[str, ...]
     """The wrappers of ``GET .../usage`` (the spec's ``metrics``; Hoverfly's ``usage``)."""
     null_empty_lists: bool
@@ -58,6 +64,7 @@ SPEC = Dialect(
     name="spec",
     product="simproxy",
     version_key="serviceVersion",
+    release=VERSION,
     usage_keys=("metrics", "usage"),
     null_empty_lists=False,
     error_content_type="application/json",
@@ -73,6 +80,7 @@ HOVERFLY = Dialect(
     name="hoverfly",
     product="Hoverfly",
     version_key="hoverflyVersion",
+    release="v1.12.10",
     usage_keys=("usage",),
     null_empty_lists=True,
     error_content_type="text/plain; charset=utf-8",

@@ -157,8 +157,11 @@ def compile_simulation(
     sim: Simulation, registry: MatcherRegistry, templates: TemplateEngine | None = None, go: bool = False
 ) -> CompiledSimulation:
     """Compile every matcher and template (raising ``SimulationError`` with its path) and build the
-    index; ``go``: the answers laid out as Go's server writes Hoverfly's (``-compat hoverfly``)."""
-    engine = templates or TemplateEngine()
+    index; ``go``: the answers laid out as Go's server writes Hoverfly's (``-compat hoverfly``).
+
+    The registry's ``lenient`` goes for the templates too: what Hoverfly stores though it cannot
+    work, a matcher value or a template, is loaded as Hoverfly runs it or refused, alike."""
+    engine = templates or TemplateEngine(lenient=registry.lenient)
     compiled = tuple(_compile_pair(i, pair, registry, engine, go) for i, pair in enumerate(sim.pairs))
     index = PairIndex.build((p.request.path, p.request.method) for p in sim.pairs).with_items(compiled, _position)
     reads = any(cp.requires_state for cp in compiled)

@@ -2,7 +2,9 @@
 
 Strict compilation refuses what raymond would only find when rendering: a known helper called
 with the wrong number of arguments, or a literal of the wrong kind for an int, float or
-``[]string`` parameter. Comments vanish and neighbouring text is merged.
+``[]string`` parameter (the render fails), and an unknown helper called with arguments (it gives
+nothing). Lenient compilation keeps them, to run as Hoverfly runs them. Comments vanish and
+neighbouring text is merged.
 """
 
 from __future__ import annotations
@@ -18,7 +20,15 @@ from simproxy.engine.templating.values import GoInt, go_atoi, go_title
 
 
 class CompileError(ValueError):
-    """A helper call that can never succeed."""
+    """A helper call that cannot do what it says; ``behaviour`` is what Hoverfly does with it."""
+
+    def __init__(self, message: str, behaviour: str) -> None:
+        super().__init__(message)
+        self.behaviour = behaviour
+
+
+FAILS_THE_RENDER = "the render fails and the template is served as it is written"
+GIVES_NOTHING = "the call gives nothing, which prints as an empty text"
 
 
 @dataclass(slots=True)
@@ -111,8 +121,7 @@ class Compiler:
         head = expr.head
         if isinstance(head, syntax.PathExpr):
             if self.strict and (params or hash_) and _names_a_helper(head):
-                # Hoverfly renders "" for an unknown helper; simproxy refuses it at import instead
-                raise CompileError(f"unknown helper {head.parts[0]!r}")
+                raise CompileError(f"unknown helper {head.parts[0]!r}", GIVES_NOTHING)
             return render.FieldExpr(self.path(head), params, hash_)
         text = syntax.literal_str(head) or ""
         return render.LiteralExpr(evaluate.Part(text, go_title(text), go_atoi(text)), params, hash_)
@@ -154,16 +163,16 @@ class Compiler:
             return
         if len(expr.params) != len(spec.types):
             raise CompileError(
-                f"helper {spec.name} takes {len(spec.types)} argument(s), got {len(expr.params)}"
-                f" (Hoverfly fails the render)"
+                f"helper {spec.name} takes {len(spec.types)} argument(s), got {len(expr.params)}", FAILS_THE_RENDER
             )
         for i, (kind, param) in enumerate(zip(spec.types, expr.params, strict=True)):
             given = _literal_type(param)
             wanted = {"int": "int", "float": "float64", "strlist": "[]string"}.get(kind)
             if given is not None and wanted is not None and given != wanted:
                 raise CompileError(
-                    f"helper {spec.name} argument {i + 1} is a {given} literal but must be {wanted}"
-                    + (" (a number written with a decimal point)" if wanted == "float64" else "")
+                    f"helper {spec.name} argument {i + 1} is {_article(given)} {given} literal but must be {wanted}"
+                    + (" (a number written with a decimal point)" if wanted == "float64" else ""),
+                    FAILS_THE_RENDER,
                 )
 
     def note(self, spec: HelperSpec, expr: syntax.Expression) -> None:
@@ -197,3 +206,7 @@ def _names_a_helper(head: syntax.PathExpr) -> bool:
         and not head.scoped
         and go_title(head.parts[0]) not in _ROOT_FUNCTIONS
     )
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[0] in "aeiou" else "a"

@@ -50,6 +50,9 @@ class RenderContext:
     csv: CsvTables
     """Mutated in place by the write helpers."""
     journal: JournalLookup
+    hoverfly: bool = False
+    """Call helpers as Hoverfly v1.12.10's raymond does where the spec dialect does better on
+    purpose (``-compat hoverfly``): ``concat`` then fails the render, as there."""
 
 
 @hot_value
@@ -143,13 +146,17 @@ class RootData(GoStruct):
 class RenderState:
     """The state of one render that helpers reach through their call."""
 
-    __slots__ = ("csv", "headers", "internal", "journal", "kvs", "request", "root", "services")
+    __slots__ = ("csv", "headers", "hoverfly", "internal", "journal", "kvs", "request", "root", "services")
 
-    def __init__(self, services: Any, request: RequestDetails, csv: CsvTables, journal: JournalLookup) -> None:
+    def __init__(
+        self, services: Any, request: RequestDetails, csv: CsvTables, journal: JournalLookup, hoverfly: bool = False
+    ) -> None:
         self.services = services
         self.request = request
         self.csv = csv
         self.journal = journal
+        self.hoverfly = hoverfly
+        """``RenderContext.hoverfly``."""
         self.kvs: dict[str, Any] = {}
         self.internal: dict[str, Any] = {}
         self.headers: list[tuple[str, str]] = []

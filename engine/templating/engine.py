@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _CACHE_SIZE = 512
+_COMPAT = "-compat hoverfly loads it as Hoverfly does:"
+_SERVED_AS_WRITTEN = "every render fails and the template is served as it is written"
 
 
 class _Cache:
@@ -93,7 +95,7 @@ class Template:
     def render(self, ctx: RenderContext) -> RenderResult:
         """Render against ``ctx``; any failure gives ``ok=False`` and the template text unchanged."""
         engine = self.engine
-        rt = RenderState(engine, ctx.request, ctx.csv, ctx.journal)
+        rt = RenderState(engine, ctx.request, ctx.csv, ctx.journal, ctx.hoverfly)
         try:
             variables = ctx.variables.evaluate(rt)
             state = ctx.state if isinstance(ctx.state, dict) else dict(ctx.state)
@@ -213,8 +215,17 @@ def _request_body(call: Call, query_type: str, query: str) -> Any:
 
 class TemplateEngine:
     def __init__(
-        self, *, now: Callable[[], datetime] = lambda: datetime.now(UTC), rng: random.Random | None = None
+        self,
+        *,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        rng: random.Random | None = None,
+        lenient: bool = False,
     ) -> None:
+        self.lenient = lenient
+        """Whether a template Hoverfly stores though it cannot run as written (it does not parse, or
+        calls a helper that does not exist or with arguments that cannot work) compiles to what
+        Hoverfly then serves (``-compat hoverfly``'s writes, and any stored document), or is refused
+        naming what is wrong and what ``-compat hoverfly`` would do."""
         self.now = now
         self.rng = rng if rng is not None else random.Random()
         self._faker: Faker | None = None
@@ -232,19 +243,26 @@ class TemplateEngine:
     # -- compiling --------------------------------------------------------------------------
 
     def compile(self, text: str, where: str) -> Template:
-        """Parse and check a template; ``SimulationError(where, ...)`` when it cannot work."""
+        """Parse and check a template; ``SimulationError(where, ...)`` when it cannot work (unless
+        ``lenient``: then as Hoverfly runs it). A template nested deeper than Python's stack allows
+        is refused either way."""
         from simproxy.engine.templating.compiler import CompileError, Compiler
         from simproxy.engine.templating.direct import direct_text
-        from simproxy.engine.templating.parser import TemplateSyntaxError, parse
+        from simproxy.engine.templating.parser import NestedTooDeeply, TemplateSyntaxError, parse
         from simproxy.engine.templating.registry import HELPERS
+        from simproxy.engine.templating.render import Program, Unparsed
 
-        compiler = Compiler(HELPERS, strict=True)
+        compiler = Compiler(HELPERS, strict=not self.lenient)
         try:
             program = compiler.program(parse(text))
-        except TemplateSyntaxError as exc:
+        except NestedTooDeeply as exc:  # Hoverfly runs it; simproxy cannot
             raise SimulationError(where, f"template parse error: {exc}") from exc
+        except TemplateSyntaxError as exc:
+            if self.lenient:  # Hoverfly keeps no template, and every render of it fails
+                return Template(False, False, False, False, text, Program((Unparsed(str(exc)),), None), self)
+            raise SimulationError(where, f"template parse error: {exc} ({_COMPAT} {_SERVED_AS_WRITTEN})") from exc
         except CompileError as exc:
-            raise SimulationError(where, f"template error: {exc}") from exc
+            raise SimulationError(where, f"template error: {exc} ({_COMPAT} {exc.behaviour})") from exc
         except RecursionError:
             raise SimulationError(where, "template error: the template is nested too deeply") from None
         assert program is not None

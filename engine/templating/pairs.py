@@ -156,9 +156,12 @@ def render_pair(
     variables: Variables,
     csv: CsvTables,
     journal: JournalLookup = _NO_JOURNAL,
+    *,
+    hoverfly: bool = False,
 ) -> Rendered:
-    """Render body, headers and transitions of one response for one request (never raises)."""
-    ctx = RenderContext(request, state, literals, variables, csv, journal)
+    """Render body, headers and transitions of one response for one request (never raises);
+    ``hoverfly``: call helpers as Hoverfly v1.12.10 does (``RenderContext.hoverfly``)."""
+    ctx = RenderContext(request, state, literals, variables, csv, journal, hoverfly)
     effects: list[RenderResult] = []
 
     body = templates.body.render(ctx)
