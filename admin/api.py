@@ -252,6 +252,7 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
             proxy=settings.upstream_proxy,
             timeout=settings.upstream_timeout,
             client_auth=settings.client_auth,
+            go_client=settings.dialect.go_layout,
         )
     )
     dispatcher = Dispatcher(
@@ -283,6 +284,7 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
         auth=authenticator,
         chunked_tunnel=dialect.chunked_tunnel,
         product=dialect.product,
+        go_layout=dialect.go_layout,
     )
     sock = app.ctx.proxy_socket or Endpoint(settings.listen_on_host, settings.proxy_port, "proxy").bind(reuse_port=True)
     await proxy.start(sock)

@@ -12,6 +12,7 @@ reproduced past the first character).
 from __future__ import annotations
 
 import json
+from types import MappingProxyType
 from typing import Any
 
 from simproxy.admin.errors import BadRequest
@@ -19,7 +20,7 @@ from simproxy.admin.errors import BadRequest
 _WHITESPACE = " \t\r\n"
 _VALUE_START = frozenset('{["-0123456789tfn')
 _LITERALS = ("true", "false", "null")
-_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+_ESCAPES = MappingProxyType({"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"})
 
 
 def go_state(body: bytes, *, stream: bool) -> Any:

@@ -73,7 +73,7 @@ def _decode(
 ) -> tuple[Simulation, CompiledSimulation]:
     doc = parse_simulation(body, max_pairs, product=dialect.product, extensions=dialect.extensions)
     incoming = decode_simulation(doc["data"])
-    return incoming, compile_simulation(incoming, registry)  # bad matchers fail here, with document paths
+    return incoming, compile_simulation(incoming, registry, go=dialect.go_layout)  # bad matchers fail here, with paths
 
 
 async def _incoming(request: Request) -> tuple[Simulation, CompiledSimulation]:
@@ -105,7 +105,9 @@ async def put_simulation(request: Request) -> HTTPResponse:
     if _unchanged(result.simulation, incoming):  # the common case: compiled once, not twice
         compiled = replace(validated, simulation=result.simulation)
     else:
-        compiled = await svc.offload.run(compile_simulation, result.simulation, svc.registry)
+        compiled = await svc.offload.run(
+            compile_simulation, result.simulation, svc.registry, None, svc.runtime.dialect.go_layout
+        )
     effects = import_effects(result.sequence_keys, replace=True)
     await svc.runtime.write_simulation(result.simulation, compiled, expected=None, effects=effects)  # a new lineage
     _log_import(incoming, result)
@@ -123,7 +125,9 @@ async def post_simulation(request: Request) -> HTTPResponse:
         result = await import_with_files(
             svc.settings, snap.simulation.simulation, incoming, snap.config.action_names, svc.offload
         )
-        compiled = await svc.offload.run(compile_simulation, result.simulation, svc.registry)
+        compiled = await svc.offload.run(
+            compile_simulation, result.simulation, svc.registry, None, svc.runtime.dialect.go_layout
+        )
         written = await svc.runtime.write_simulation(
             result.simulation,
             compiled,

@@ -48,6 +48,8 @@ class Dialect:
     """The subject of a CA generated for the fleet (not of ``-cert`` or ``-generate-ca-cert``)."""
     extensions: bool
     """An import may use simproxy's own members of the simulation format (``fault``, ``faults``)."""
+    go_layout: bool = False
+    """The proxy port's answers are laid out as Go's server writes Hoverfly's (engine/wire/golayout.py)."""
 
     @property
     def is_hoverfly(self) -> bool:
@@ -88,6 +90,7 @@ HOVERFLY = Dialect(
     ca_name="hoverfly.proxy",
     ca_org="Hoverfly Authority",
     extensions=False,
+    go_layout=True,
 )
 
 DIALECTS = MappingProxyType({dialect.name: dialect for dialect in (SPEC, HOVERFLY)})
