@@ -11,7 +11,7 @@ from sanic.response import HTTPResponse
 
 from simproxy.admin.configuration import write_config
 from simproxy.admin.errors import BadRequest
-from simproxy.admin.responses import json_response, services
+from simproxy.admin.responses import json_response, path_name, services
 from simproxy.admin.views import load_object, typed
 from simproxy.engine.fleet.config import ActionSpec, RuntimeConfig
 
@@ -59,6 +59,7 @@ async def put_action(request: Request) -> HTTPResponse:
 async def delete_action(request: Request, name: str) -> HTTPResponse:
     runtime = services(request).runtime
     await runtime.sync()
+    name = path_name(name, runtime.dialect)
     if not name or name not in runtime.snapshot.config.action_names:
         raise BadRequest("invalid action name passed")
     config = await write_config(runtime, lambda current: current.without_action(name))

@@ -16,6 +16,7 @@ from simproxy.admin import actions, auth, cache, datasources, diff, journal, liv
 from simproxy.admin import configuration as conf
 from simproxy.admin import simulation as sim
 from simproxy.admin.errors import ApiError
+from simproxy.admin.gowire import go_wire
 from simproxy.admin.listeners import Endpoint
 from simproxy.admin.logsetup import LogSinks, install_logging
 from simproxy.admin.metricslog import log_usage
@@ -53,6 +54,8 @@ def create_app(settings: Settings) -> Sanic[Any, Any]:
     app.ctx.dashboard = page.load_assets()
     _routes(app, settings)
     app.register_middleware(auth.require_token, "request")
+    if settings.dialect.is_hoverfly:  # registered first, Sanic runs it after every other response middleware
+        app.register_middleware(go_wire, "response")
     if settings.dev_cors_origin:
         app.register_middleware(_dev_cors, "response")
     app.error_handler.add(Exception, _handle_error)
@@ -249,6 +252,7 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
             proxy=settings.upstream_proxy,
             timeout=settings.upstream_timeout,
             client_auth=settings.client_auth,
+            go_client=settings.dialect.go_layout,
         )
     )
     dispatcher = Dispatcher(
@@ -280,6 +284,7 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
         auth=authenticator,
         chunked_tunnel=dialect.chunked_tunnel,
         product=dialect.product,
+        go_layout=dialect.go_layout,
     )
     sock = app.ctx.proxy_socket or Endpoint(settings.listen_on_host, settings.proxy_port, "proxy").bind(reuse_port=True)
     await proxy.start(sock)

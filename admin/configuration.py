@@ -29,7 +29,6 @@ from simproxy.engine.fleet.runtime import Runtime
 from simproxy.engine.gocompat.goregex import InvalidPattern, compile_go
 from simproxy.engine.modes.cors import cors_view
 from simproxy.engine.outbound.middleware import TRIAL, MiddlewareError
-from simproxy.engine.version import VERSION
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +48,7 @@ async def get_config(request: Request) -> HTTPResponse:
             webserver=svc.settings.webserver,
             upstream_proxy=svc.settings.upstream_proxy,
             cors=svc.settings.cors,
+            release=svc.runtime.dialect.release,
         )
     )
 
@@ -116,7 +116,7 @@ async def get_usage(request: Request) -> HTTPResponse:
 
 
 async def get_version(request: Request) -> HTTPResponse:
-    return json_response({"version": VERSION})
+    return json_response({"version": services(request).runtime.dialect.release})
 
 
 async def get_upstream_proxy(request: Request) -> HTTPResponse:

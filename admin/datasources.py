@@ -8,7 +8,7 @@ from sanic import Request
 from sanic.response import HTTPResponse
 
 from simproxy.admin.errors import BadRequest, NotFound
-from simproxy.admin.responses import json_response, services
+from simproxy.admin.responses import json_response, path_name, services
 from simproxy.admin.views import load_object, typed
 from simproxy.engine.fleet.cas import until_written
 from simproxy.engine.fleet.datasources import CsvSources, Rows
@@ -42,6 +42,7 @@ async def put_source(request: Request) -> HTTPResponse:
 
 async def delete_source(request: Request, name: str) -> HTTPResponse:
     runtime = services(request).runtime
+    name = path_name(name, runtime.dialect)
     current = await runtime.fresh_csv()
     if name not in current.tables:
         if runtime.dialect.forgiving_deletes:  # Hoverfly: 200 and the sources as they are

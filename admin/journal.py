@@ -16,7 +16,7 @@ from sanic.response import HTTPResponse
 
 from simproxy.admin.configuration import write_config
 from simproxy.admin.errors import BadRequest, NotFound, ServerError
-from simproxy.admin.responses import json_response, services
+from simproxy.admin.responses import json_response, path_name, services
 from simproxy.admin.services import Services
 from simproxy.admin.views import load_object, typed
 from simproxy.engine.fleet.runtime import Runtime
@@ -196,6 +196,7 @@ async def delete_index(request: Request, name: str) -> HTTPResponse:
     svc = services(request)
     runtime = svc.runtime
     _enabled(runtime)
+    name = path_name(name, runtime.dialect)
     if name not in _index_names(runtime):
         if runtime.dialect.forgiving_deletes:  # Hoverfly: 200 and the indexes as they are
             return json_response(_indexes(runtime, await _entries(svc), None))

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any, cast
+from urllib.parse import unquote, unquote_plus
 
 import orjson
 from sanic import Request
 from sanic.response import HTTPResponse
 
+from simproxy.admin.gowire import SniffedTypeResponse
 from simproxy.admin.services import Services
 from simproxy.engine.gocompat.dialect import SPEC, Dialect
 from simproxy.engine.gocompat.gojson import go_html_escape
+from simproxy.engine.wire.request import valid_escapes
 
 JSON_TYPE = "application/json; charset=utf-8"
 
@@ -45,7 +48,19 @@ def error_response(message: str, status: int, dialect: Dialect = SPEC) -> HTTPRe
     body = orjson.dumps({"error": message})
     if dialect.is_hoverfly:
         body = go_html_escape(body.decode()).encode()
+        return SniffedTypeResponse(body, status=status, content_type=dialect.error_content_type)
     return HTTPResponse(body, status=status, content_type=dialect.error_content_type)
+
+
+def path_name(raw: str, dialect: Dialect) -> str:
+    """A name taken from the path (``/journal/index/<name>`` and the like). Hoverfly's router decodes
+    the segment as a query value (``%24`` is ``$``, ``+`` a space; an invalid escape leaves nothing);
+    the spec dialect decodes it as a path segment (``%20`` is a space, ``+`` stays a plus)."""
+    if not dialect.is_hoverfly:
+        return unquote(raw, errors="surrogateescape")
+    if not valid_escapes(raw):
+        return ""
+    return unquote_plus(raw, errors="surrogateescape")
 
 
 def services(request: Request) -> Services:

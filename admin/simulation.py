@@ -24,7 +24,8 @@ from simproxy.admin.startup import import_effects, import_with_files
 from simproxy.admin.views import simulation_view, warnings_view
 from simproxy.engine.fleet.cas import until_written
 from simproxy.engine.gocompat.dialect import Dialect
-from simproxy.engine.gocompat.goregex import InvalidPattern, compile_go
+from simproxy.engine.gocompat.goregex import GoRegex, InvalidPattern, compile_go
+from simproxy.engine.gocompat.ottosyntax.regexp import go_regexp_error
 from simproxy.engine.matching.registry import MatcherRegistry
 from simproxy.engine.matching.scoring import CompiledSimulation, compile_simulation
 from simproxy.engine.simulation.codec import decode_simulation
@@ -41,16 +42,23 @@ async def get_simulation(request: Request) -> HTTPResponse:
     sim = runtime.snapshot.simulation.simulation
     pattern = request.args.get("urlPattern")
     if pattern:
-        sim = replace(sim, pairs=tuple(p for p in sim.pairs if _url_matches(pattern, p)))
+        compiled = _url_pattern(pattern, runtime.dialect)
+        sim = replace(sim, pairs=tuple(p for p in sim.pairs if _url_matches(compiled, p)))
     return await _simulation_response(services(request), sim)
 
 
-def _url_matches(pattern: str, pair: Pair) -> bool:
-    """Hoverfly's ``urlPattern`` filter: first exact destination value + first exact path value."""
+def _url_pattern(pattern: str, dialect: Dialect) -> GoRegex:
+    """The ``urlPattern`` filter compiled; a 500 when Go would refuse it, worded as Go's ``regexp``
+    words it under ``-compat hoverfly`` (``missing closing ): `((```)."""
     try:
-        compiled = compile_go(pattern)
+        return compile_go(pattern)
     except InvalidPattern as exc:
-        raise ServerError(f"error parsing regexp: {exc}") from exc
+        detail = go_regexp_error(pattern) if dialect.is_hoverfly else None
+        raise ServerError(f"error parsing regexp: {detail or exc}") from exc
+
+
+def _url_matches(compiled: GoRegex, pair: Pair) -> bool:
+    """Hoverfly's ``urlPattern`` filter: first exact destination value + first exact path value."""
     return compiled.search(_first_exact(pair.request.destination) + _first_exact(pair.request.path)) is not None
 
 
@@ -65,7 +73,7 @@ def _decode(
 ) -> tuple[Simulation, CompiledSimulation]:
     doc = parse_simulation(body, max_pairs, product=dialect.product, extensions=dialect.extensions)
     incoming = decode_simulation(doc["data"])
-    return incoming, compile_simulation(incoming, registry)  # bad matchers fail here, with document paths
+    return incoming, compile_simulation(incoming, registry, go=dialect.go_layout)  # bad matchers fail here, with paths
 
 
 async def _incoming(request: Request) -> tuple[Simulation, CompiledSimulation]:
@@ -97,7 +105,9 @@ async def put_simulation(request: Request) -> HTTPResponse:
     if _unchanged(result.simulation, incoming):  # the common case: compiled once, not twice
         compiled = replace(validated, simulation=result.simulation)
     else:
-        compiled = await svc.offload.run(compile_simulation, result.simulation, svc.registry)
+        compiled = await svc.offload.run(
+            compile_simulation, result.simulation, svc.registry, None, svc.runtime.dialect.go_layout
+        )
     effects = import_effects(result.sequence_keys, replace=True)
     await svc.runtime.write_simulation(result.simulation, compiled, expected=None, effects=effects)  # a new lineage
     _log_import(incoming, result)
@@ -115,7 +125,9 @@ async def post_simulation(request: Request) -> HTTPResponse:
         result = await import_with_files(
             svc.settings, snap.simulation.simulation, incoming, snap.config.action_names, svc.offload
         )
-        compiled = await svc.offload.run(compile_simulation, result.simulation, svc.registry)
+        compiled = await svc.offload.run(
+            compile_simulation, result.simulation, svc.registry, None, svc.runtime.dialect.go_layout
+        )
         written = await svc.runtime.write_simulation(
             result.simulation,
             compiled,

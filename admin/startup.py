@@ -73,6 +73,7 @@ async def import_with_files(
             allowed_origins=allowed,
             downloaded=downloaded,
             known_actions=known_actions,
+            go_file_errors=settings.dialect.is_hoverfly,
         )
     )
     if len(result.simulation.pairs) > settings.max_pairs:
@@ -155,7 +156,7 @@ async def bootstrap(runtime: Runtime, settings: Settings, *, wait: bool = True) 
         await runtime.write_csv({**current.tables, **sources}, expected=None, wait=wait)
     if imported is not None:
         lineage = new_lineage()
-        compiled = compile_simulation(imported.simulation, runtime.registry)
+        compiled = compile_simulation(imported.simulation, runtime.registry, go=runtime.dialect.go_layout)
         effects = import_effects(imported.sequence_keys, replace=True)
         await runtime.write_simulation(
             imported.simulation, compiled, expected=None, lineage=lineage, wait=wait, effects=effects

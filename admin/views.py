@@ -99,7 +99,7 @@ def now_rfc3339() -> str:
 
 
 def meta_view(dialect: Dialect) -> dict[str, str]:
-    return {"schemaVersion": SCHEMA_VERSION, dialect.version_key: VERSION, "timeExported": now_rfc3339()}
+    return {"schemaVersion": SCHEMA_VERSION, dialect.version_key: dialect.release, "timeExported": now_rfc3339()}
 
 
 def simulation_view(sim: Simulation, dialect: Dialect) -> dict[str, Any]:
@@ -141,7 +141,13 @@ def middleware_view(spec: MiddlewareSpec) -> dict[str, str]:
 
 
 def config_view(
-    config: RuntimeConfig, counters: dict[str, int], *, webserver: bool, upstream_proxy: str, cors: bool = False
+    config: RuntimeConfig,
+    counters: dict[str, int],
+    *,
+    webserver: bool,
+    upstream_proxy: str,
+    cors: bool = False,
+    release: str = VERSION,
 ) -> dict[str, Any]:
     return {
         "cors": cors_view(cors),
@@ -151,7 +157,7 @@ def config_view(
         "arguments": arguments_view(config.mode, config.args()),
         "isWebServer": webserver,
         "usage": {"counters": counters_view(counters)},
-        "version": VERSION,
+        "version": release,
         "upstreamProxy": upstream_proxy,
     }
 

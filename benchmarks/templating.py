@@ -4,6 +4,7 @@ Run from the repository root::
 
     python -m benchmarks.templating            # full run
     python -m benchmarks.templating --quick    # smoke run
+    python -m benchmarks.templating --general  # each case also with the general nodes only
 
 Cases: a plain body (``templated: true`` with no tags), a typical templated JSON body (request
 fields, a literal, a helper or two), a 64 KB templated JSON body (a large captured-style document
@@ -11,6 +12,11 @@ with a tag in every record: the issue's target, at least 5,000 renders a second 
 the same size built by an ``#each`` over the request's items with per-item helpers (the heavy
 case), and an 800 KB templated JSON body. Each render goes through ``engine.templated.render_pair`` exactly as the
 proxy calls it for a hit; every case is checked to render (``ok``) before it is timed.
+
+Then the cost of one mustache of each common kind: a body of 40 such mustaches, less the same body
+with the mustaches taken out, over 40. With ``--general`` every figure is also measured with the
+general render nodes alone (``TemplateEngine(specialise=False)``, engine/templating/fast.py), the
+two alternated in one process.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from dataclasses import asdict, dataclass
 from simproxy.engine.matching.registry import MatcherRegistry
 from simproxy.engine.matching.scoring import compile_simulation
 from simproxy.engine.simulation.codec import decode_simulation
-from simproxy.engine.templating import CsvTables
+from simproxy.engine.templating import CsvTables, TemplateEngine
 from simproxy.engine.templating.pairs import render_pair
 from simproxy.engine.wire.request import RequestDetails
 
@@ -97,12 +103,12 @@ class Result:
     renders_per_s: float
 
 
-def _measure(case: Case, budget: float) -> Result:
+def _measure(case: Case, budget: float, specialise: bool = True) -> Result:
     sim = decode_simulation({
         "pairs": [{"request": {}, "response": {"status": 200, "body": case.template, "templated": True}}],
         "literals": [{"name": "answer", "value": 42}],
     })  # fmt: skip
-    compiled = compile_simulation(sim, MatcherRegistry())
+    compiled = compile_simulation(sim, MatcherRegistry(), TemplateEngine(specialise=specialise))
     pair = compiled.pairs[0]
     assert pair.templates is not None and compiled.variables is not None
     req = RequestDetails.build(
@@ -139,9 +145,50 @@ def _measure(case: Case, budget: float) -> Result:
     return Result(case.name, len(body) / 1024, per * 1e6, 1 / per)
 
 
+MUSTACHES = 40
+KINDS = {
+    "a request field": "{{ Request.QueryParam.id }}",
+    "a helper with literals": "{{ add '10' '20' '' }}",
+    "a body query": "{{ Request.Body 'jsonpath' '$.items[0].name' }}",
+    "an #if on a helper": "{{#if (isGreaterThan '3' '2')}}y{{/if}}",
+    "a field in an #each": "{{#each (split 'a' ',')}}{{this}}{{@index}}{{/each}}",
+}
+
+
+def per_mustache(budget: float, specialise: bool) -> dict[str, float]:
+    """Microseconds one mustache of each kind adds to a render."""
+    filler = "<td>x</td>"
+    empty = _measure(Case("empty", filler * MUSTACHES + "{{ Request.Method }}", _items(3)), budget, specialise)
+    costs = {}
+    for kind, mustache in KINDS.items():
+        case = Case(kind, (filler + mustache) * MUSTACHES + "{{ Request.Method }}", _items(3))
+        costs[kind] = (_measure(case, budget, specialise).us_per_render - empty.us_per_render) / MUSTACHES
+    return costs
+
+
 def run(quick: bool) -> list[Result]:
     budget = 0.05 if quick else 1.0
     return [_measure(case, budget) for case in cases()]
+
+
+def compare(quick: bool) -> str:
+    """Every case and mustache kind with the specialised nodes and the general ones, alternated."""
+    budget = 0.05 if quick else 0.5
+    lines = [f"{'case':<26}{'general us':>12}{'specialised us':>16}{'ratio':>8}", "-" * 62]
+    for case in cases():
+        general, special = [], []
+        for _ in range(3):
+            general.append(_measure(case, budget, False).us_per_render)
+            special.append(_measure(case, budget, True).us_per_render)
+        g, s = statistics.median(general), statistics.median(special)
+        lines.append(f"{case.name:<26}{g:>12.1f}{s:>16.1f}{g / s:>7.2f}x")
+    lines += ["", f"{'one mustache of':<26}{'general us':>12}{'specialised us':>16}", "-" * 54]
+    rounds = [(per_mustache(budget / 4, False), per_mustache(budget / 4, True)) for _ in range(3)]
+    for kind in KINDS:
+        g = statistics.median(r[0][kind] for r in rounds)
+        s = statistics.median(r[1][kind] for r in rounds)
+        lines.append(f"{kind:<26}{g:>12.2f}{s:>16.2f}")
+    return "\n".join(lines)
 
 
 def format_table(results: Sequence[Result]) -> str:
@@ -161,7 +208,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.templating", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a fast smoke run")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
+    parser.add_argument("--general", action="store_true", help="compare with the general render nodes alone")
     args = parser.parse_args(argv)
+    if args.general:
+        print(compare(args.quick))
+        return 0
     results = run(args.quick)
     print(format_table(results))
     if args.json:

@@ -136,6 +136,15 @@ def test_what_must_differ_is_normalised_and_the_version_is_reported() -> None:
     assert normalise_body(b"/w/h/tmp_123 and 1111", FACTS[0], step) == b"{folder}/... and {admin-port}"
 
 
+def test_log_lines_as_text_are_compared_without_their_times() -> None:
+    step = Step("admin", "GET", "/api/v2/logs?limit=1")
+    first = b"INFO[2026-11-29T04:29:21Z] payloads imported  total=1\n"
+    second = b"INFO[2026-11-29T04:29:22Z] payloads imported  total=1\n"
+    assert normalise_body(first, FACTS[0], step) == normalise_body(second, FACTS[1], step)
+    other = Step("admin", "GET", "/api/v2/simulation")
+    assert normalise_body(first, FACTS[0], other) != normalise_body(second, FACTS[1], other)
+
+
 def test_each_aspect_that_differs_is_named_most_important_first() -> None:
     step = Step("proxy", "GET", "http://x/")
     a = _answer(b"same", ("Content-Length", "4"), ("Content-Type", "text/plain"), ("Date", "x"))

@@ -132,7 +132,9 @@ class Runtime:
         self.worker_id = worker_id or new_worker_id()
         self._clock_ms = clock_ms
         self._default_config = default_config or RuntimeConfig()
-        self.snapshot = Snapshot(compile_simulation(EMPTY_SIMULATION, registry), 0, self._default_config, 0)
+        self.snapshot = Snapshot(
+            compile_simulation(EMPTY_SIMULATION, registry, go=dialect.go_layout), 0, self._default_config, 0
+        )
         self.counts: dict[str, int] = {}
         self.cache = cache if cache is not None else MatchCache(1000)
         self.records = records if records is not None else Recorder(journal_size=0, logs_size=0)
@@ -275,14 +277,16 @@ class Runtime:
     async def _load_simulation(self) -> tuple[CompiledSimulation, int, str]:
         doc = await self.store.read_document("simulation")
         if doc is None:
-            return compile_simulation(EMPTY_SIMULATION, self.registry), 0, ""
+            return compile_simulation(EMPTY_SIMULATION, self.registry, go=self.dialect.go_layout), 0, ""
         version, body = doc
         compiled, lineage = await self.offload.run(self._compile_stored, body)  # seconds at 50,000 pairs
         return compiled, version, lineage
 
     def _compile_stored(self, body: bytes) -> tuple[CompiledSimulation, str]:
         data = orjson.loads(body)
-        return compile_simulation(decode_simulation(data), self.registry), str(data.get("lineage", ""))
+        return compile_simulation(decode_simulation(data), self.registry, go=self.dialect.go_layout), str(
+            data.get("lineage", "")
+        )
 
     async def _load_csv(self) -> CsvSources:
         doc = await self.store.read_document("csv")

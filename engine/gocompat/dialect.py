@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from simproxy.engine.version import VERSION
+
 
 @dataclass(frozen=True, slots=True)
 class Dialect:
@@ -25,6 +27,10 @@ class Dialect:
     """The name written in texts: ``<product> Error!``, ``not matched by <product>``, ..."""
     version_key: str
     """The key of the release in exported metadata."""
+    release: str
+    """The release the admin API names (version, configuration, exported metadata): simproxy's
+    own, or ``v1.12.10`` under ``-compat hoverfly``, which hoverctl and hoverfly-java read as
+    Hoverfly's version."""
     usage_keys: tuple[str, ...]
     """The wrappers of ``GET .../usage`` (the spec's ``metrics``; Hoverfly's ``usage``)."""
     null_empty_lists: bool
@@ -42,6 +48,8 @@ class Dialect:
     """The subject of a CA generated for the fleet (not of ``-cert`` or ``-generate-ca-cert``)."""
     extensions: bool
     """An import may use simproxy's own members of the simulation format (``fault``, ``faults``)."""
+    go_layout: bool = False
+    """The proxy port's answers are laid out as Go's server writes Hoverfly's (engine/wire/golayout.py)."""
 
     @property
     def is_hoverfly(self) -> bool:
@@ -56,6 +64,7 @@ SPEC = Dialect(
     name="spec",
     product="simproxy",
     version_key="serviceVersion",
+    release=VERSION,
     usage_keys=("metrics", "usage"),
     null_empty_lists=False,
     error_content_type="application/json",
@@ -71,6 +80,7 @@ HOVERFLY = Dialect(
     name="hoverfly",
     product="Hoverfly",
     version_key="hoverflyVersion",
+    release="v1.12.10",
     usage_keys=("usage",),
     null_empty_lists=True,
     error_content_type="text/plain; charset=utf-8",
@@ -80,6 +90,7 @@ HOVERFLY = Dialect(
     ca_name="hoverfly.proxy",
     ca_org="Hoverfly Authority",
     extensions=False,
+    go_layout=True,
 )
 
 DIALECTS = MappingProxyType({dialect.name: dialect for dialect in (SPEC, HOVERFLY)})

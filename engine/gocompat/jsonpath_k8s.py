@@ -244,6 +244,10 @@ class JsonPath:
 
     query: str
     parts: tuple[str | Steps, ...]
+    simple: tuple[str | int, ...] | None = None
+    """The query as a plain walk, when it is one block of field names and indexes from 0
+    (``$.customer.name``, ``$.items[0]``): the keys and indexes to follow in turn. Any other step
+    fails or finds nothing where the walk fails, so a caller may walk it directly."""
 
     def results(self, data: Any) -> list[Values] | None:
         """Each part's results; None on a k8s evaluation error or when the output is the query itself."""
@@ -317,7 +321,22 @@ def compile_jsonpath(query: str) -> JsonPath:
         i = end + 1
     if all(isinstance(part, str) for part in parts):
         raise ValueError("no {...} block: the output is the query itself, which Hoverfly never matches")
-    return JsonPath(query, tuple(parts))
+    return JsonPath(query, tuple(parts), _walk(parts))
+
+
+def _walk(parts: list[str | Steps]) -> tuple[str | int, ...] | None:
+    """``JsonPath.simple`` of the compiled parts, or None."""
+    if len(parts) != 1 or isinstance(parts[0], str) or not parts[0]:
+        return None
+    walk: list[str | int] = []
+    for step in parts[0]:
+        if isinstance(step, _Field):
+            walk.append(step.name)
+        elif isinstance(step, _Slice) and step.derived and step.start is not None and step.start >= 0:
+            walk.append(step.start)
+        else:
+            return None
+    return tuple(walk)
 
 
 def _block_end(query: str, i: int) -> int:

@@ -260,7 +260,7 @@ def record_entry(
     the fault it was written with, if any."""
     moment = datetime.fromtimestamp(received).astimezone()
     return JournalEntry(
-        entry_id, req, wire.status, wire.headers, wire.raw_body, mode, moment, latency_ms, None, wire.fault
+        entry_id, req, wire.status, wire.journaled_headers, wire.raw_body, mode, moment, latency_ms, None, wire.fault
     )
 
 

@@ -19,6 +19,7 @@ from simproxy.engine.simulation.faults import FaultRules, compile_faults
 from simproxy.engine.simulation.model import Matchers, NamedMatchers, Pair, Simulation
 from simproxy.engine.templating import TemplateEngine, Variables
 from simproxy.engine.templating.pairs import PairTemplates, compile_pair_templates
+from simproxy.engine.wire.golayout import go_rendered
 from simproxy.engine.wire.hot import hot_value
 from simproxy.engine.wire.request import RequestDetails
 from simproxy.engine.wire.response import RenderedResponse, render_response
@@ -153,11 +154,15 @@ class CompiledSimulation:
 
 
 def compile_simulation(
-    sim: Simulation, registry: MatcherRegistry, templates: TemplateEngine | None = None
+    sim: Simulation, registry: MatcherRegistry, templates: TemplateEngine | None = None, go: bool = False
 ) -> CompiledSimulation:
-    """Compile every matcher and template (raising ``SimulationError`` with its path) and build the index."""
-    engine = templates or TemplateEngine()
-    compiled = tuple(_compile_pair(i, pair, registry, engine) for i, pair in enumerate(sim.pairs))
+    """Compile every matcher and template (raising ``SimulationError`` with its path) and build the
+    index; ``go``: the answers laid out as Go's server writes Hoverfly's (``-compat hoverfly``).
+
+    The registry's ``lenient`` goes for the templates too: what Hoverfly stores though it cannot
+    work, a matcher value or a template, is loaded as Hoverfly runs it or refused, alike."""
+    engine = templates or TemplateEngine(lenient=registry.lenient)
+    compiled = tuple(_compile_pair(i, pair, registry, engine, go) for i, pair in enumerate(sim.pairs))
     index = PairIndex.build((p.request.path, p.request.method) for p in sim.pairs).with_items(compiled, _position)
     reads = any(cp.requires_state for cp in compiled)
     writes = reads or any(p.response.transitions_state or p.response.removes_state for p in sim.pairs)
@@ -186,7 +191,7 @@ def _position(cp: CompiledPair) -> int:
     return cp.index
 
 
-def _compile_pair(index: int, pair: Pair, registry: MatcherRegistry, engine: TemplateEngine) -> CompiledPair:
+def _compile_pair(index: int, pair: Pair, registry: MatcherRegistry, engine: TemplateEngine, go: bool) -> CompiledPair:
     base = f"data.pairs[{index}].request"
     req = pair.request
 
@@ -209,9 +214,11 @@ def _compile_pair(index: int, pair: Pair, registry: MatcherRegistry, engine: Tem
         headers=named(req.headers, "headers"),
         query=None if req.query is None else named(req.query, "query"),
         requires_state=req.requires_state or (),
-        rendered=render_response(pair.response, f"data.pairs[{index}].response", pair_name(index, pair)),
+        rendered=(go_rendered if go else render_response)(
+            pair.response, f"data.pairs[{index}].response", pair_name(index, pair)
+        ),
         templates=compile_pair_templates(
-            pair.response, engine, f"data.pairs[{index}].response", pair_name(index, pair)
+            pair.response, engine, f"data.pairs[{index}].response", pair_name(index, pair), go=go
         ),
     )
 

@@ -59,7 +59,9 @@ class Dispatcher:
         """The worker's randomness: delays, templates, and whether a request gets its fault."""
         self.upstream = upstream or Upstream()
         self.middleware = MiddlewareRunner(self.upstream, timeout=middleware_timeout)
-        self.actions = ActionRunner(self.upstream, runtime.store, runtime.records)
+        self.actions = ActionRunner(
+            self.upstream, runtime.store, runtime.records, hoverfly_payload=runtime.dialect.go_layout
+        )
         self.forwarder = Forwarder(
             runtime, self.upstream, self.middleware, webserver=webserver, own_ports=own_ports, rng=self.rng
         )

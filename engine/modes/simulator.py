@@ -65,6 +65,8 @@ class Simulator:
         self.rng = rng
         self.product = runtime.dialect.product
         """The name failures are signed with (``-compat``)."""
+        self.hoverfly_helpers = runtime.dialect.is_hoverfly
+        """Templates call helpers as Hoverfly's raymond does (``-compat``: ``concat`` fails there)."""
         self._pair_texts = PairTexts()
         self._state_turn = asyncio.Lock()
         self._matched: list[tuple[RequestDetails, Strategy, MatchResult] | None] = [None] * SLOTS
@@ -514,7 +516,17 @@ class Simulator:
         sim = snap.simulation
         assert pair.templates is not None and sim.variables is not None
         response = pair.pair.response
-        return render_pair(pair.templates, response, req, state, sim.literals, sim.variables, tables, journal)
+        return render_pair(
+            pair.templates,
+            response,
+            req,
+            state,
+            sim.literals,
+            sim.variables,
+            tables,
+            journal,
+            hoverfly=self.hoverfly_helpers,
+        )
 
     def failure(self, context: str, error: str, outcome: str = "error") -> Wire:
         return failure_wire(context, error, product=self.product, outcome=outcome)

@@ -63,9 +63,18 @@ class Served:
 
 class ActionRunner:
     def __init__(
-        self, upstream: Upstream, store: JournalStore, recorder: Recorder, *, concurrency: int = DEFAULT_CONCURRENCY
+        self,
+        upstream: Upstream,
+        store: JournalStore,
+        recorder: Recorder,
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        hoverfly_payload: bool = False,
     ) -> None:
         self.upstream = upstream
+        self.hoverfly_payload = hoverfly_payload
+        """``-compat hoverfly``: empty request maps are ``{}`` and the correlation header is named
+        ``X-Correlation-Id``, as Hoverfly sends them."""
         self.store = store
         self.recorder = recorder
         self._slots = asyncio.Semaphore(concurrency)
@@ -93,7 +102,7 @@ class ActionRunner:
         response = Response(
             status=wire.status, body=wire.raw_body, headers=wire.headers, post_serve_action=wire.post_serve_action
         )
-        payload = encode_exchange(Exchange(served.request, response))
+        payload = encode_exchange(Exchange(served.request, response), empty_maps=self.hoverfly_payload)
         async with self._slots:
             invoked = datetime.now().astimezone()
             if action.remote:
@@ -125,7 +134,8 @@ class ActionRunner:
 
     async def _remote(self, action: ActionSpec, payload: bytes) -> tuple[str, int]:
         correlation = str(uuid.uuid4())
-        headers = [("Content-Type", "application/json"), ("X-CORRELATION-ID", correlation)]
+        header = "X-Correlation-Id" if self.hoverfly_payload else "X-CORRELATION-ID"
+        headers = [("Content-Type", "application/json"), (header, correlation)]
         try:
             resp = await asyncio.wait_for(self.upstream.send("POST", action.remote, headers, payload), ACTION_TIMEOUT)
         except (UpstreamError, TimeoutError) as exc:

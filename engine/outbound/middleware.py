@@ -68,7 +68,9 @@ def sort_query_string(query: str) -> str:
     return "&".join(key + value for key in sorted(groups) for value in sorted(groups[key]))
 
 
-def encode_exchange(exchange: Exchange) -> bytes:
+def encode_exchange(exchange: Exchange, *, empty_maps: bool = False) -> bytes:
+    """The pair as middleware and post-serve actions read it; ``empty_maps``: an empty ``formData``
+    or ``headers`` is ``{}`` (Hoverfly's post-serve action payload) instead of ``null``."""
     req, resp = exchange.request, exchange.response
     response: dict[str, Any] = {"status": 0, "body": "", "encodedBody": False}
     if resp is not None:
@@ -90,9 +92,9 @@ def encode_exchange(exchange: Exchange) -> bytes:
         "destination": req.destination,
         "scheme": req.scheme,
         "query": sort_query_string(sorted_query(req.query)),
-        "formData": req.form or None,
+        "formData": req.form or ({} if empty_maps else None),
         "body": body,
-        "headers": req.headers or None,
+        "headers": req.headers or ({} if empty_maps else None),
     }
     return orjson.dumps({"response": response, "request": request})
 

@@ -59,6 +59,30 @@ class UpstreamOptions:
     """``-upstream-proxy``, ``http://`` added when it names no scheme; empty: connect directly."""
     timeout: float = DEFAULT_TIMEOUT
     client_auth: ClientAuthentication | None = None
+    go_client: bool = False
+    """``-compat hoverfly``: requests go out with the headers Go's client writes (``go_request_headers``)."""
+
+
+GO_USER_AGENT = "Go-http-client/1.1"
+_GO_OWN = frozenset({"host", "user-agent", "content-length", "transfer-encoding", "trailer"})
+
+
+def go_request_headers(method: str, headers: list[tuple[str, str]], body: bytes) -> tuple[list[tuple[str, str]], bool]:
+    """The headers after ``Host`` as Go's client writes them, and whether it asked for gzip itself:
+    ``User-Agent`` (Go's own when none was given), ``Content-Length`` (a body, or a POST, PUT or
+    PATCH without one), the others by canonical name, then ``Accept-Encoding: gzip`` when the request
+    names no encoding and no range (not for HEAD)."""
+    named: dict[str, list[str]] = {}
+    for name, value in headers:
+        named.setdefault(canonical_header(name), []).append(value)
+    out = [("User-Agent", named["User-Agent"][0] if "User-Agent" in named else GO_USER_AGENT)]
+    if body or method in ("POST", "PUT", "PATCH"):
+        out.append(("Content-Length", str(len(body))))
+    out.extend((name, value) for name in sorted(named) if name.lower() not in _GO_OWN for value in named[name])
+    gzip_asked = "Accept-Encoding" not in named and "Range" not in named and method != "HEAD"
+    if gzip_asked:
+        out.append(("Accept-Encoding", "gzip"))
+    return [(name, value) for name, value in out if value or name != "User-Agent"], gzip_asked
 
 
 def proxy_url(value: str) -> str:
@@ -138,7 +162,7 @@ class Upstream:
             (name, value) for name, values in req.headers.items() if name.lower() not in HOP_BY_HOP for value in values
         ]
         decompress = "accept-encoding" not in req.headers_lower
-        if decompress:
+        if decompress and not self.options.go_client:  # Go's client adds it itself (send)
             headers.append(("Accept-Encoding", "gzip"))
         url = outgoing_url(req)
         body = request_body(req)
@@ -173,6 +197,9 @@ class Upstream:
         import aiohttp
         from yarl import URL
 
+        if self.options.go_client:
+            headers, asked = go_request_headers(method, headers, body)
+            decompress = decompress or asked
         started = time.perf_counter()
         try:
             async with self._client().request(

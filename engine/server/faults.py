@@ -40,6 +40,7 @@ import termios
 from collections.abc import Awaitable, Callable
 
 from simproxy.engine.simulation.model import TIMED_FAULTS, Fault, FaultKind
+from simproxy.engine.wire.golayout import written_head
 from simproxy.engine.wire.response import Wire
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,8 @@ _FRAMING = (b"content-length:", b"transfer-encoding:")
 
 def head_bytes(wire: Wire, keep: bool, date: bytes) -> bytes:
     """The status line and headers as the protocol writes them (``Date``, ``Connection: close``)."""
+    if wire.tail is not None:
+        return written_head(wire, wire.tail, date, keep, False)
     parts = [wire.head] if wire.dated else [wire.head, b"Date: ", date, b"\r\n"]
     if not keep:
         parts.append(b"Connection: close\r\n")

@@ -77,6 +77,7 @@ class ProxyServer:
         auth: Authenticator | None = None,
         chunked_tunnel: bool = False,
         product: str = "simproxy",
+        go_layout: bool = False,
     ) -> None:
         self.dispatcher = dispatcher
         self.auth = auth
@@ -86,6 +87,8 @@ class ProxyServer:
         self.tls = tls
         self.plain_http_tunneling = plain_http_tunneling
         self.chunked_tunnel = chunked_tunnel
+        self.go_layout = go_layout
+        """``-compat hoverfly``: answers laid out as Go's server writes Hoverfly's (engine/wire/golayout.py)."""
         """``-compat hoverfly``: every answer inside a tunnel is chunked and closes the connection."""
         self.date = HttpDate()
         self.internal_error = plain_error(500, f"Internal error in {product}\n")

@@ -44,6 +44,7 @@ from simproxy.engine.server.flow import (
 )
 from simproxy.engine.server.tunnel import Tunnel, open_tunnel, split_authority, start_tls
 from simproxy.engine.simulation.model import TIMED_FAULTS
+from simproxy.engine.wire.golayout import as_go, go_tunnelled, written_head
 from simproxy.engine.wire.parse import Arrival, build_request
 from simproxy.engine.wire.request import RequestDetails
 from simproxy.engine.wire.response import (
@@ -501,15 +502,21 @@ class ProxyProtocol(asyncio.Protocol):
         transport = self.transport
         if transport is None or self._closing:
             return
+        if wire.tail is None and self.server.go_layout:
+            wire = as_go(wire)  # an error or a forwarded answer: pairs are compiled in Go's layout
         if received is not None:
             self.server.dispatcher.served(wire, received)
         if self._arrival.tunnel_scheme and not head_only:
             wire = self._tunnelled(wire)
         keep = keep_alive and wire.keep_alive
-        parts = [wire.head] if wire.dated else [wire.head, b"Date: ", self.server.date.value(), b"\r\n"]
-        if not keep:
-            parts.append(b"Connection: close\r\n")
-        parts.append(b"\r\n")
+        if wire.tail is not None:
+            head = written_head(wire, wire.tail, self.server.date.value(), keep_alive or not wire.keep_alive, head_only)
+            parts = [head]
+        else:
+            parts = [wire.head] if wire.dated else [wire.head, b"Date: ", self.server.date.value(), b"\r\n"]
+            if not keep:
+                parts.append(b"Connection: close\r\n")
+            parts.append(b"\r\n")
         if head_only or len(wire.body) <= JOIN_LIMIT:
             if not head_only:
                 parts.append(wire.body)
@@ -524,6 +531,8 @@ class ProxyProtocol(asyncio.Protocol):
     def _tunnelled(self, wire: Wire) -> Wire:
         """Inside a tunnel: never a length that disagrees with the body (chunked instead), and
         every answer chunked and closing under ``-compat hoverfly``."""
+        if wire.tail is not None:
+            return go_tunnelled(wire)
         if self.server.chunked_tunnel:
             return as_hoverfly_tunnels_it(wire)
         return wire if wire.keep_alive else chunked_instead(wire)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import errno
+import posixpath
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -66,15 +68,19 @@ def import_simulation(
     allowed_origins: tuple[str, ...] = (),
     downloaded: Mapping[str, bytes | str] | None = None,
     known_actions: frozenset[str] = frozenset(),
+    go_file_errors: bool = False,
 ) -> ImportResult:
     """Hoverfly's import (core/hoverfly_service.go) for PUT (``current`` None) and POST (append).
 
     The checks run in Hoverfly's order, so the first failure reported is the one Hoverfly reports:
     body files, then each pair (post-serve action, log-normal delay), then the global delays.
+    ``go_file_errors`` (``-compat hoverfly``): a body file that cannot be read is reported as Go's
+    ``os.ReadFile`` says it (``open <path>: no such file or directory``).
     """
     base = current or Simulation()
     file_warnings: list[str] = []
-    files = _BodyFiles(body_files_root or Path.cwd(), allowed_origins, downloaded or {})
+    root = body_files_root or Path.cwd()
+    files = _BodyFiles(root, allowed_origins, downloaded or {}, go_file_errors, body_files_root)
     incoming = _load_body_files(incoming, files, file_warnings)
     for pair in incoming.pairs:
         name = pair.response.post_serve_action
@@ -139,6 +145,10 @@ class _BodyFiles:
     allowed_origins: tuple[str, ...]
     downloaded: Mapping[str, bytes | str]
     """URL -> content, or the reason it could not be downloaded (see ``download_body_files``)."""
+    go_errors: bool = False
+    """A file that cannot be read is worded as Go's ``os.ReadFile`` words it."""
+    given_root: Path | None = None
+    """``-response-body-files-path`` as given (None: not given), which Go's texts show."""
 
 
 def _load_body_files(sim: Simulation, files: _BodyFiles, warnings: list[str]) -> Simulation:
@@ -205,7 +215,19 @@ def _read_body_file(name: str, files: _BodyFiles, where: str) -> bytes:
     try:
         return resolved.read_bytes()
     except OSError as exc:
+        if files.go_errors:
+            raise ImportFailure(f"{where} {go_read_error(exc, name, files.given_root)}") from exc
         raise ImportFailure(f"{where} {exc.strerror or exc}: {name}") from exc
+
+
+def go_read_error(exc: OSError, name: str, root: Path | None) -> str:
+    """Go's ``os.ReadFile`` error for the body file ``name`` under ``root``: ``<op> <path>: <reason>``,
+    the path joined and cleaned as Go's ``filepath.Join`` does, the reason in Go's lower case; a
+    directory opens in Go and fails at ``read``."""
+    shown = posixpath.normpath(posixpath.join(str(root), name) if root is not None else name)
+    op = "read" if exc.errno == errno.EISDIR else "open"
+    reason = exc.strerror or str(exc)
+    return f"{op} {shown}: {reason[:1].lower()}{reason[1:]}"
 
 
 def body_file_urls(sim: Simulation, allowed_origins: tuple[str, ...]) -> set[str]:

@@ -2,7 +2,9 @@
 
 Strict compilation refuses what raymond would only find when rendering: a known helper called
 with the wrong number of arguments, or a literal of the wrong kind for an int, float or
-``[]string`` parameter. Comments vanish and neighbouring text is merged.
+``[]string`` parameter (the render fails), and an unknown helper called with arguments (it gives
+nothing). Lenient compilation keeps them, to run as Hoverfly runs them. Comments vanish and
+neighbouring text is merged.
 """
 
 from __future__ import annotations
@@ -11,14 +13,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from simproxy.engine.templating import evaluate, render, syntax
+from simproxy.engine.templating import blocks, evaluate, fast, render, syntax
 from simproxy.engine.templating.evaluate import HelperSpec
 from simproxy.engine.templating.registry import CSV_HELPERS, CSV_WRITERS, JOURNAL_HELPERS
 from simproxy.engine.templating.values import GoInt, go_atoi, go_title
 
 
 class CompileError(ValueError):
-    """A helper call that can never succeed."""
+    """A helper call that cannot do what it says; ``behaviour`` is what Hoverfly does with it."""
+
+    def __init__(self, message: str, behaviour: str) -> None:
+        super().__init__(message)
+        self.behaviour = behaviour
+
+
+FAILS_THE_RENDER = "the render fails and the template is served as it is written"
+GIVES_NOTHING = "the call gives nothing, which prints as an empty text"
 
 
 @dataclass(slots=True)
@@ -41,10 +51,14 @@ def _literal_type(node: syntax.Param) -> str | None:
 
 
 class Compiler:
-    def __init__(self, helpers: Mapping[str, HelperSpec], strict: bool, allow_helpers: bool = True) -> None:
+    def __init__(
+        self, helpers: Mapping[str, HelperSpec], strict: bool, allow_helpers: bool = True, specialise: bool = True
+    ) -> None:
         self.helpers = helpers
         self.strict = strict
         self.allow_helpers = allow_helpers
+        self.specialise = specialise
+        """Use ``engine.templating.fast``'s nodes where a node has their shape (off: the general ones)."""
         self.usage = Usage()
         self.paths: dict[tuple[object, ...], evaluate.Path] = {}
         self.printed: dict[int, int] = {}
@@ -82,7 +96,7 @@ class Compiler:
             if isinstance(expr, render.FieldExpr):
                 key = id(expr.path)
                 self.printed[key] = self.printed.get(key, 0) + (2 if self.in_blocks else 1)
-                return render.PathMustache(expr.path, expr.params, expr.hash, not node.unescaped)
+                return self.path_mustache(expr, not node.unescaped)
             return render.MustacheNode(expr, not node.unescaped)
         if isinstance(node, syntax.Block):
             helper = bool(node.expr.helper_name()) and node.expr.helper_name() in self.helpers
@@ -90,11 +104,40 @@ class Compiler:
             self.in_blocks += 1
             program, inverse = self.program(node.program), self.program(node.inverse)
             self.in_blocks -= 1
-            return render.BlockNode(expr, helper, program, inverse)
+            return self.block(expr, helper, program, inverse)
         sub = self.param(node.name) if isinstance(node.name, syntax.SubExpr) else None
         for param in node.params:
             self.param(param)
         return render.PartialNode(syntax.name_str(node.name) or "", sub)
+
+    def path_mustache(self, expr: render.FieldExpr, escape: bool) -> render.PathMustache:
+        path = expr.path
+        query = fast.body_query(expr) if self.specialise else None
+        if query is not None:
+            return fast.BodyQueryMustache(expr, query, escape)
+        if self.specialise and not expr.params and not expr.hash and _one_name(path):
+            if path.data:
+                return fast.DataMustache(path, escape)
+            if self.in_blocks and path.first_raw is not None and not path.data_root:
+                return fast.LocalMustache(path, escape)
+        return render.PathMustache(path, expr.params, expr.hash, escape)
+
+    def block(
+        self, expr: object, helper: bool, program: render.Program | None, inverse: render.Program | None
+    ) -> render.BlockNode:
+        if (
+            self.specialise
+            and isinstance(expr, render.HelperExpr)
+            and len(expr.params) == 1
+            and not expr.hash
+            and (program is None or program.block_params is None)
+        ):
+            run = expr.spec.run
+            if run is blocks.if_ or run is blocks.unless:
+                return fast.ConditionBlock(run is blocks.unless, expr.params[0], program, inverse)
+            if run is blocks.each:
+                return fast.EachBlock(expr.params[0], program, inverse)
+        return render.BlockNode(expr, helper, program, inverse)
 
     def expression(self, expr: syntax.Expression) -> object:
         params = tuple(self.param(param) for param in expr.params)
@@ -107,13 +150,17 @@ class Compiler:
             if self.strict:
                 self.check(spec, expr)
             self.note(spec, expr)
+            typed = not all(kind == "any" for kind in spec.types)
+            if self.specialise and typed and fast.TypedCall.accepts(spec, params):
+                return fast.TypedCall(spec, params, hash_)
             return render.HelperExpr(spec, params, hash_)
         head = expr.head
         if isinstance(head, syntax.PathExpr):
             if self.strict and (params or hash_) and _names_a_helper(head):
-                # Hoverfly renders "" for an unknown helper; simproxy refuses it at import instead
-                raise CompileError(f"unknown helper {head.parts[0]!r}")
-            return render.FieldExpr(self.path(head), params, hash_)
+                raise CompileError(f"unknown helper {head.parts[0]!r}", GIVES_NOTHING)
+            field = render.FieldExpr(self.path(head), params, hash_)
+            query = fast.body_query(field) if self.specialise else None
+            return field if query is None else fast.BodyQuery(field, query)
         text = syntax.literal_str(head) or ""
         return render.LiteralExpr(evaluate.Part(text, go_title(text), go_atoi(text)), params, hash_)
 
@@ -121,7 +168,10 @@ class Compiler:
         if isinstance(node, syntax.SubExpr):
             return self.expression(node.expr)
         if isinstance(node, syntax.PathExpr):
-            return render.PathParam(self.path(node))
+            path = self.path(node)
+            if self.specialise and path.data and _one_name(path):
+                return fast.DataParam(path)
+            return render.PathParam(path)
         if isinstance(node, syntax.StringLit):
             return render.Const(node.value)
         if isinstance(node, syntax.BoolLit):
@@ -154,16 +204,16 @@ class Compiler:
             return
         if len(expr.params) != len(spec.types):
             raise CompileError(
-                f"helper {spec.name} takes {len(spec.types)} argument(s), got {len(expr.params)}"
-                f" (Hoverfly fails the render)"
+                f"helper {spec.name} takes {len(spec.types)} argument(s), got {len(expr.params)}", FAILS_THE_RENDER
             )
         for i, (kind, param) in enumerate(zip(spec.types, expr.params, strict=True)):
             given = _literal_type(param)
             wanted = {"int": "int", "float": "float64", "strlist": "[]string"}.get(kind)
             if given is not None and wanted is not None and given != wanted:
                 raise CompileError(
-                    f"helper {spec.name} argument {i + 1} is a {given} literal but must be {wanted}"
-                    + (" (a number written with a decimal point)" if wanted == "float64" else "")
+                    f"helper {spec.name} argument {i + 1} is {_article(given)} {given} literal but must be {wanted}"
+                    + (" (a number written with a decimal point)" if wanted == "float64" else ""),
+                    FAILS_THE_RENDER,
                 )
 
     def note(self, spec: HelperSpec, expr: syntax.Expression) -> None:
@@ -197,3 +247,12 @@ def _names_a_helper(head: syntax.PathExpr) -> bool:
         and not head.scoped
         and go_title(head.parts[0]) not in _ROOT_FUNCTIONS
     )
+
+
+def _one_name(path: evaluate.Path) -> bool:
+    """A path of one name at the current depth (``@index``, ``name``), not ``@root``."""
+    return len(path.parts) == 1 and not path.depth and not path.data_root
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[0] in "aeiou" else "a"

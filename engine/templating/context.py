@@ -50,6 +50,9 @@ class RenderContext:
     csv: CsvTables
     """Mutated in place by the write helpers."""
     journal: JournalLookup
+    hoverfly: bool = False
+    """Call helpers as Hoverfly v1.12.10's raymond does where the spec dialect does better on
+    purpose (``-compat hoverfly``): ``concat`` then fails the render, as there."""
 
 
 @hot_value
@@ -140,17 +143,29 @@ class RootData(GoStruct):
         )
 
 
+UNREAD = object()
+"""``RenderState.body_json`` before the first body query of the render."""
+NOT_JSON = object()
+"""``RenderState.body_json`` of a body that is not JSON."""
+
+
 class RenderState:
     """The state of one render that helpers reach through their call."""
 
-    __slots__ = ("csv", "headers", "internal", "journal", "kvs", "request", "root", "services")
+    __slots__ = ("body_json", "csv", "headers", "hoverfly", "internal", "journal", "kvs", "request", "root", "services")
 
-    def __init__(self, services: Any, request: RequestDetails, csv: CsvTables, journal: JournalLookup) -> None:
+    def __init__(
+        self, services: Any, request: RequestDetails, csv: CsvTables, journal: JournalLookup, hoverfly: bool = False
+    ) -> None:
         self.services = services
         self.request = request
         self.csv = csv
         self.journal = journal
+        self.hoverfly = hoverfly
+        """``RenderContext.hoverfly``."""
         self.kvs: dict[str, Any] = {}
         self.internal: dict[str, Any] = {}
         self.headers: list[tuple[str, str]] = []
         self.root: Any = None
+        self.body_json: Any = UNREAD
+        """The request body as Go's decoder reads it, once a jsonpath query has read it."""

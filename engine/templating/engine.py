@@ -29,11 +29,14 @@ if TYPE_CHECKING:
     from simproxy.engine.gocompat.jsonpath_k8s import JsonPath
     from simproxy.engine.templating.compiler import Usage
     from simproxy.engine.templating.direct import DirectText
+    from simproxy.engine.templating.helpers_time import NowTexts
     from simproxy.engine.templating.render import Program
 
 log = logging.getLogger(__name__)
 
 _CACHE_SIZE = 512
+_COMPAT = "-compat hoverfly loads it as Hoverfly does:"
+_SERVED_AS_WRITTEN = "every render fails and the template is served as it is written"
 
 
 class _Cache:
@@ -89,11 +92,17 @@ class Template:
     direct: DirectText | None = field(default=None, repr=False)
     """The template as text and request getters when it prints nothing but request fields
     (engine/templating/direct.py): the same text as ``render`` without its machinery."""
+    constant: RenderResult | None = field(default=None, repr=False)
+    """What a template of text alone renders to (a ``transitionsState`` value without a mustache),
+    given without a render when no variable is computed alongside."""
 
     def render(self, ctx: RenderContext) -> RenderResult:
         """Render against ``ctx``; any failure gives ``ok=False`` and the template text unchanged."""
+        constant = self.constant
+        if constant is not None and not ctx.variables.entries:
+            return constant
         engine = self.engine
-        rt = RenderState(engine, ctx.request, ctx.csv, ctx.journal)
+        rt = RenderState(engine, ctx.request, ctx.csv, ctx.journal, ctx.hoverfly)
         try:
             variables = ctx.variables.evaluate(rt)
             state = ctx.state if isinstance(ctx.state, dict) else dict(ctx.state)
@@ -213,9 +222,23 @@ def _request_body(call: Call, query_type: str, query: str) -> Any:
 
 class TemplateEngine:
     def __init__(
-        self, *, now: Callable[[], datetime] = lambda: datetime.now(UTC), rng: random.Random | None = None
+        self,
+        *,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        rng: random.Random | None = None,
+        lenient: bool = False,
+        specialise: bool = True,
     ) -> None:
+        self.lenient = lenient
+        self.specialise = specialise
+        """Compile to ``engine.templating.fast``'s specialised nodes where they apply; off, only the
+        general nodes, which the specialised ones are tested against."""
+        """Whether a template Hoverfly stores though it cannot run as written (it does not parse, or
+        calls a helper that does not exist or with arguments that cannot work) compiles to what
+        Hoverfly then serves (``-compat hoverfly``'s writes, and any stored document), or is refused
+        naming what is wrong and what ``-compat hoverfly`` would do."""
         self.now = now
+        self._now_texts: NowTexts | None = None
         self.rng = rng if rng is not None else random.Random()
         self._faker: Faker | None = None
         self._jsonpaths = _Cache()
@@ -229,29 +252,49 @@ class TemplateEngine:
             ("str", "str", "str"), False, lambda _call, a, b, c: f"{a} {b} {c}", "func(string, string, string) string"
         )
 
+    @property
+    def now_texts(self) -> NowTexts:
+        """``now``'s texts of the current second (engine/templating/helpers_time.py), made when first used."""
+        if self._now_texts is None:
+            from simproxy.engine.templating.helpers_time import NowTexts
+
+            self._now_texts = NowTexts()
+        return self._now_texts
+
     # -- compiling --------------------------------------------------------------------------
 
     def compile(self, text: str, where: str) -> Template:
-        """Parse and check a template; ``SimulationError(where, ...)`` when it cannot work."""
+        """Parse and check a template; ``SimulationError(where, ...)`` when it cannot work (unless
+        ``lenient``: then as Hoverfly runs it). A template nested deeper than Python's stack allows
+        is refused either way."""
         from simproxy.engine.templating.compiler import CompileError, Compiler
         from simproxy.engine.templating.direct import direct_text
-        from simproxy.engine.templating.parser import TemplateSyntaxError, parse
+        from simproxy.engine.templating.parser import NestedTooDeeply, TemplateSyntaxError, parse
         from simproxy.engine.templating.registry import HELPERS
+        from simproxy.engine.templating.render import Program, Unparsed
 
-        compiler = Compiler(HELPERS, strict=True)
+        compiler = Compiler(HELPERS, strict=not self.lenient, specialise=self.specialise)
         try:
             program = compiler.program(parse(text))
-        except TemplateSyntaxError as exc:
+        except NestedTooDeeply as exc:  # Hoverfly runs it; simproxy cannot
             raise SimulationError(where, f"template parse error: {exc}") from exc
+        except TemplateSyntaxError as exc:
+            if self.lenient:  # Hoverfly keeps no template, and every render of it fails
+                return Template(False, False, False, False, text, Program((Unparsed(str(exc)),), None), self)
+            raise SimulationError(where, f"template parse error: {exc} ({_COMPAT} {_SERVED_AS_WRITTEN})") from exc
         except CompileError as exc:
-            raise SimulationError(where, f"template error: {exc}") from exc
+            raise SimulationError(where, f"template error: {exc} ({_COMPAT} {exc.behaviour})") from exc
         except RecursionError:
             raise SimulationError(where, "template error: the template is nested too deeply") from None
         assert program is not None
         compiler.finish()
         usage = compiler.usage
+        parts = program.parts
+        constant = None
+        if not parts or (len(parts) == 1 and parts[0].__class__ is str):
+            constant = RenderResult(parts[0] if parts else "", True, None, ())
         return Template(
-            usage.state, usage.csv, usage.writes_csv, usage.journal, text, program, self, direct_text(program)
+            usage.state, usage.csv, usage.writes_csv, usage.journal, text, program, self, direct_text(program), constant
         )
 
     def compile_variables(self, variables: Sequence[Mapping[str, Any]], where: str) -> Variables:

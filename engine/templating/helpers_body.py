@@ -18,6 +18,7 @@ from simproxy.engine.gocompat.gojson import InvalidJSON, decode_float, format_v_
 from simproxy.engine.gocompat.jsonpath_k8s import NO_VALUE, JsonPath, run
 from simproxy.engine.gocompat.jwt import token_parts
 from simproxy.engine.gocompat.xpath import run_xpath, string_value
+from simproxy.engine.templating.context import NOT_JSON, UNREAD
 from simproxy.engine.templating.evaluate import Call
 from simproxy.engine.templating.helpers_csv import evaluation_text
 from simproxy.engine.templating.values import GO_SPACE, RenderFailure, go_trim_space
@@ -47,6 +48,18 @@ def json_query(services: Any, query: str, data: Any) -> Any:
     compiled: JsonPath | None = services.jsonpath(query)
     if compiled is None:
         return ""
+    walk = compiled.simple
+    if walk is not None:  # one value or none: what the k8s run below finds, without running it
+        for step in walk:
+            if step.__class__ is str:
+                if data.__class__ is not dict or step not in data:
+                    return ""
+                data = data[step]
+            elif data.__class__ is not list or step >= len(data):  # type: ignore[operator]
+                return ""  # not an array (or null: nothing found), or past its end
+            else:
+                data = data[step]  # type: ignore[index]
+        return data if data.__class__ is list else _printed(_text(data))
     root = [NO_VALUE if data is None else data]
     found = []
     try:
@@ -56,7 +69,14 @@ def json_query(services: Any, query: str, data: Any) -> Any:
         return ""
     if len(found) == 1 and not isinstance(found[0], str) and len(found[0]) == 1 and isinstance(found[0][0], list):
         return found[0][0]  # printed as JSON and read back, a lone array is itself
-    result = "".join(part if isinstance(part, str) else " ".join(_text(value) for value in part) for part in found)
+    return _printed(
+        "".join(part if isinstance(part, str) else " ".join(_text(value) for value in part) for part in found)
+    )
+
+
+def _printed(result: str) -> Any:
+    """The k8s output as Hoverfly reads it back: plain decimals for a scientific number, an array
+    for text that holds a JSON array."""
     if _SCIENTIFIC.match(result):
         result = format(Decimal(result).normalize(), "f")
     if result.lstrip(" \t\r\n").startswith("["):
@@ -90,9 +110,27 @@ def fetch_from_body(services: Any, query_type: str, query: str, body: str) -> An
 
 def request_body(call: Call, query_type: str, query: str) -> Any:
     scope = call.scope
-    if scope.ctx[-1] is not scope.rt.root:
+    rt = scope.rt
+    if scope.ctx[-1] is not rt.root:
         raise RenderFailure("requestBody inside a block whose context is not the root (Hoverfly crashes)")
-    return fetch_from_body(call.rt.services, query_type.lower(), query, call.rt.request.body)
+    kind = query_type.lower()
+    if kind != "jsonpath":
+        return fetch_from_body(rt.services, kind, query, rt.request.body)
+    if query == "":
+        raise RenderFailure("an empty JSONPath query (Hoverfly crashes)")
+    return query_body_json(rt, query)
+
+
+def query_body_json(rt: Any, query: str) -> Any:
+    """A JSONPath query on the request body, decoded at the first query of the render only."""
+    data = rt.body_json
+    if data is UNREAD:
+        try:
+            data = decode_float(rt.request.body)
+        except InvalidJSON:
+            data = NOT_JSON
+        rt.body_json = data
+    return "" if data is NOT_JSON else json_query(rt.services, query, data)
 
 
 def json_from_jwt(call: Call, path: str, token: str) -> Any:

@@ -6,11 +6,15 @@ and the rest); any other text is literal. Times are whole nanoseconds since the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
+from typing import TypeVar
 
 from simproxy.engine.templating.evaluate import Call
 
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 _NS = 1_000_000_000
 _MAX = 2**63 - 1
 _UNITS = MappingProxyType(
@@ -203,9 +207,13 @@ def _pad(value: int, width: int) -> str:
 
 def format_go(moment: datetime, nanos: int, layout: str) -> str:
     """``time.Time.Format`` in UTC for a naive UTC ``moment`` with ``nanos`` in its second."""
+    return _formatted(moment, nanos, _chunks(layout))
+
+
+def _formatted(moment: datetime, nanos: int, chunks: Sequence[tuple[str, str]]) -> str:
     out = []
     hour12 = moment.hour % 12 or 12
-    for std, text in _chunks(layout):
+    for std, text in chunks:
         if std == "":
             out.append(text)
         elif std == "2006":
@@ -257,16 +265,63 @@ def _nanos(moment: datetime) -> int:
     return (delta.days * 86400 + delta.seconds) * _NS + delta.microseconds * 1000
 
 
+class NowTexts:
+    """``now``'s texts, kept for the second they are true in: a layout without fractional seconds
+    prints the same all second long, so a worker formats each (offset, layout) once a second. The
+    parsed layouts and offsets are kept too; each table is emptied when it reaches ``LIMIT`` (a
+    layout taken from the request could otherwise grow it without end)."""
+
+    __slots__ = ("layouts", "offsets", "second", "texts")
+    LIMIT = 256
+
+    def __init__(self) -> None:
+        self.second = -1
+        self.texts: dict[tuple[int, str], str] = {}
+        self.offsets: dict[str, int | None] = {}
+        self.layouts: dict[str, tuple[tuple[tuple[str, str], ...], bool]] = {}
+
+    def text(self, nanos: int, offset: str, fmt: str) -> str:
+        """``now offset fmt`` at ``nanos`` (nanoseconds since the epoch, UTC)."""
+        if nanos // _NS != self.second:  # a new second: every text kept is out of date
+            self.second = nanos // _NS
+            self.texts.clear()
+        if offset != "":
+            if offset in self.offsets:
+                duration = self.offsets[offset]
+            else:
+                duration = self._keep(self.offsets, offset, parse_duration(offset))
+            if duration is not None:
+                nanos += duration
+        if fmt == "unix":
+            return str(nanos // _NS)
+        if fmt == "epoch":
+            return str(nanos // 1_000_000 if nanos >= 0 else -(-nanos // 1_000_000))
+        seconds, fraction = divmod(nanos, _NS)
+        layout = fmt or _RFC3339
+        parsed = self.layouts.get(layout)
+        if parsed is None:
+            parsed = self._keep(self.layouts, layout, _parsed(layout))
+        chunks, fractional = parsed
+        if fractional:
+            return _formatted(_EPOCH + timedelta(seconds=seconds), fraction, chunks)
+        key = (seconds, layout)  # the offset is in the seconds
+        text = self.texts.get(key)
+        if text is None:
+            text = self._keep(self.texts, key, _formatted(_EPOCH + timedelta(seconds=seconds), fraction, chunks))
+        return text
+
+    def _keep(self, table: dict[_K, _V], key: _K, value: _V) -> _V:
+        if len(table) >= self.LIMIT:
+            table.clear()
+        table[key] = value
+        return value
+
+
+def _parsed(layout: str) -> tuple[tuple[tuple[str, str], ...], bool]:
+    chunks = tuple(_chunks(layout))
+    return chunks, any(std.startswith("frac") for std, _ in chunks)
+
+
 def now_helper(call: Call, offset: str, fmt: str) -> str:
-    nanos = _nanos(call.rt.services.now())
-    if offset != "":
-        duration = parse_duration(offset)
-        if duration is not None:
-            nanos += duration
-    if fmt == "unix":
-        return str(nanos // _NS)
-    if fmt == "epoch":
-        return str(nanos // 1_000_000 if nanos >= 0 else -(-nanos // 1_000_000))
-    seconds, fraction = divmod(nanos, _NS)
-    moment = _EPOCH + timedelta(seconds=seconds)
-    return format_go(moment, fraction, fmt or _RFC3339)
+    services = call.rt.services
+    return str(services.now_texts.text(_nanos(services.now()), offset, fmt))

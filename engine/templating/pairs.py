@@ -24,6 +24,7 @@ from simproxy.engine.templating import (
     Variables,
 )
 from simproxy.engine.templating.direct import DirectText
+from simproxy.engine.wire.golayout import go_shape
 from simproxy.engine.wire.hot import hot_value
 from simproxy.engine.wire.request import RequestDetails, canonical_header
 from simproxy.engine.wire.response import Wire, WireShape, render_wire, wire_shape
@@ -77,9 +78,11 @@ class DirectAnswer:
         return (self.webserver if webserver else self.proxy).wire(self.body.render(request))
 
 
-def compile_pair_templates(resp: Response, engine: TemplateEngine, where: str, pair: str = "") -> PairTemplates | None:
+def compile_pair_templates(
+    resp: Response, engine: TemplateEngine, where: str, pair: str = "", *, go: bool = False
+) -> PairTemplates | None:
     """The templates of a ``templated`` response (``SimulationError`` naming the part that fails);
-    ``pair`` names the pair for the metrics."""
+    ``pair`` names the pair for the metrics; ``go``: its wires in Go's layout (``-compat hoverfly``)."""
     if not resp.templated:
         return None
     body = engine.compile(resp.body.decode("utf-8", "surrogateescape"), f"{where}.body")
@@ -95,7 +98,10 @@ def compile_pair_templates(resp: Response, engine: TemplateEngine, where: str, p
     templates = (body, *(t for _, ts in headers for t in ts), *(t for _, t in transitions))
     shapes = direct = None
     if not headers:
-        proxy, webserver = wire_shape(resp, where, pair), wire_shape(resp, where, pair, webserver=True)
+        if go:
+            proxy = webserver = go_shape(resp, where, pair)
+        else:
+            proxy, webserver = wire_shape(resp, where, pair), wire_shape(resp, where, pair, webserver=True)
         if proxy is not None and webserver is not None:
             shapes = WireShapes(proxy, webserver)
     if shapes is not None and body.direct is not None and not transitions:
@@ -150,9 +156,12 @@ def render_pair(
     variables: Variables,
     csv: CsvTables,
     journal: JournalLookup = _NO_JOURNAL,
+    *,
+    hoverfly: bool = False,
 ) -> Rendered:
-    """Render body, headers and transitions of one response for one request (never raises)."""
-    ctx = RenderContext(request, state, literals, variables, csv, journal)
+    """Render body, headers and transitions of one response for one request (never raises);
+    ``hoverfly``: call helpers as Hoverfly v1.12.10 does (``RenderContext.hoverfly``)."""
+    ctx = RenderContext(request, state, literals, variables, csv, journal, hoverfly)
     effects: list[RenderResult] = []
 
     body = templates.body.render(ctx)

@@ -34,6 +34,10 @@ class TemplateSyntaxError(ValueError):
     """The template does not parse; the message is raymond's."""
 
 
+class NestedTooDeeply(TemplateSyntaxError):
+    """The template is nested deeper than Python's stack allows (raymond parses it)."""
+
+
 _STATEMENT_KINDS = frozenset(
     {T.OPEN, T.OPEN_UNESCAPED, T.OPEN_BLOCK, T.OPEN_INVERSE, T.OPEN_RAW_BLOCK, T.OPEN_PARTIAL, T.CONTENT, T.COMMENT}
 )
@@ -278,5 +282,5 @@ def parse(text: str) -> Program:
             raise _fail(token.line, f"Syntax error\nToken: {token}")
         process_whitespace(result)
     except RecursionError:
-        raise TemplateSyntaxError("the template is nested too deeply") from None
+        raise NestedTooDeeply("the template is nested too deeply") from None
     return result

@@ -26,7 +26,15 @@ from simproxy.engine.templating.evaluate import (
     falls_to_root,
     root_value,
 )
-from simproxy.engine.templating.values import MISSING, GoInt, RenderFailure, escape_html, to_str, truthy
+from simproxy.engine.templating.values import (
+    MISSING,
+    GoInt,
+    RenderFailure,
+    escape_html,
+    go_type_name,
+    to_str,
+    truthy,
+)
 
 
 class Program:
@@ -143,6 +151,19 @@ class PartialNode:
         raise RenderFailure(f"Partial not found: {name}" if name else "Unexpected partial name")
 
 
+class Unparsed:
+    """The whole of a template that does not parse, kept as Hoverfly keeps it: every render fails,
+    so the template is served as it is written."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: str) -> None:
+        self.error = error
+
+    def render(self, scope: Scope) -> str:
+        raise RenderFailure(f"the template does not parse: {self.error}")
+
+
 class Const:
     __slots__ = ("value",)
 
@@ -206,9 +227,31 @@ class HelperExpr:
         spec = self.spec
         params = [param.eval(scope) for param in self.params]
         hash_ = eval_hash(scope, self.hash) if self.hash else {}
-        if spec.variadic or self.any_types:
+        if spec.variadic:
+            args = raymond_variadic(spec.name, params) if scope.rt.hoverfly else params
+            return spec.run(Call(scope, spec.name, params, hash_), *args)
+        if self.any_types:
             return spec.run(Call(scope, spec.name, params, hash_), *params)
         return call_func(scope, spec.name, spec.types, spec.options, spec.run, params, hash_)
+
+
+def raymond_variadic(name: str, params: list[Any]) -> list[Any]:
+    """The arguments Hoverfly v1.12.10 calls a variadic helper (``concat``) with from a template.
+
+    Its raymond sees one ``[]interface {}`` parameter: any other count fails the render, and so
+    does one argument that is not an array of any values; nil comes in as an empty array (the
+    helper then gives ""), an array as the one argument that the helper flattens.
+    """
+    if len(params) != 1:
+        raise RenderFailure(f"Helper '{name}' called with wrong number of arguments, needed 1 but got {len(params)}")
+    value = params[0]
+    if value is None:
+        return [[]]
+    if value.__class__ is not list:
+        raise RenderFailure(
+            f"Helper {name} called with argument 0 with type {go_type_name(value)} but it should be []interface {{}}"
+        )
+    return [value]
 
 
 class RefusedHelper:

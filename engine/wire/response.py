@@ -62,10 +62,22 @@ class Wire:
     sniffed: bytes = b""
     """The ``Content-Type`` line in ``head`` that Go's server would have sniffed and added (the
     response has none); Hoverfly's intercepted tunnel, which is not Go's server, sends none."""
+    tail: bytes | None = None
+    """Go's layout (``-compat hoverfly``, engine/wire/golayout.py): ``head`` holds the sorted headers
+    and this the lines Go's server adds after ``Date``; None: the spec's layout, all in ``head``."""
+    set_length: bool = False
+    """Hoverfly's handler set ``Content-Length`` itself (Go's layout): its journal lists it."""
 
     @property
     def raw_body(self) -> bytes:
         return self.body if self.content is None else self.content
+
+    @property
+    def journaled_headers(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The response headers as the journal records them: with the length Hoverfly's handler set."""
+        if self.set_length:
+            return (*self.headers, ("Content-Length", (str(len(self.raw_body)),)))
+        return self.headers
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +88,7 @@ class RenderedResponse:
 
 def render_response(resp: Response, path: str, pair: str = "") -> RenderedResponse:
     """Render a pair's response for both proxy and webserver mode, rejecting unsendable headers."""
-    _check_headers(resp, path)
+    check_headers(resp, path)
     journal = journal_parts(resp.body, resp.headers)  # one copy for both wires
     return RenderedResponse(
         _render(resp, canonical=False, pair=pair, journal=journal),
@@ -87,11 +99,11 @@ def render_response(resp: Response, path: str, pair: str = "") -> RenderedRespon
 def render_wire(resp: Response, path: str, pair: str = "", *, webserver: bool = False) -> Wire:
     """The one wire a mode serves (a templated response, rendered per request): ``render_response``'s
     proxy or webserver half."""
-    _check_headers(resp, path)
+    check_headers(resp, path)
     return _render(resp, canonical=webserver, pair=pair, journal=journal_parts(resp.body, resp.headers))
 
 
-def _check_headers(resp: Response, path: str) -> None:
+def check_headers(resp: Response, path: str) -> None:
     for name, values in resp.headers:
         if not name or any(c in name for c in "\r\n:") or any(("\r" in v or "\n" in v) for v in values):
             raise SimulationError(f"{path}.headers.{name}", "header names and values cannot contain line breaks")
@@ -256,7 +268,7 @@ def wire_shape(resp: Response, path: str, pair: str = "", *, webserver: bool = F
     if resp.status in _BODYLESS or resp.status < 200 or lower & {"content-length", "transfer-encoding"}:
         return None
     try:
-        _check_headers(resp, path)
+        check_headers(resp, path)
         journal_headers = _journal_headers(resp.headers)
     except (SimulationError, orjson.JSONEncodeError):
         return None

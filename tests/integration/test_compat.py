@@ -264,3 +264,41 @@ def test_a_spec_instance_serves_what_a_hoverfly_dialect_one_stored_on_their_shar
     spec: Simproxy = simproxy_factory(*shared)
     assert compat.admin("PUT", "/api/v2/simulation", simulation(*UNWORKABLE))[0] == 200
     assert_served_as_hoverfly_serves_them(spec)
+
+
+# Templates Hoverfly v1.12.10 stores though they cannot run as written, and what it serves (seen beside it)
+UNWORKABLE_TEMPLATES = [
+    ("/unclosed", "{{#if Request.Method}}yes", b"{{#if Request.Method}}yes"),  # served as written
+    ("/unknown", "[{{ nosuchhelper 'x' }}|{{ Request.Method }}]", b"[|GET]"),  # the unknown helper gives nothing
+    ("/arguments", "{{ replace 'a' 'b' }}x", b"{{ replace 'a' 'b' }}x"),  # a call that fails every render
+    ("/concat", "{{ concat 'ORD-' Request.Path.[0] }}", b"{{ concat 'ORD-' Request.Path.[0] }}"),  # raymond fails it
+]
+
+
+def templated(path: str, body: str) -> dict[str, Any]:
+    return {
+        "request": {"path": [{"matcher": "exact", "value": path}]},
+        "response": {"status": 200, "body": body, "templated": True},
+    }
+
+
+def test_templates_hoverfly_stores_though_they_cannot_run_are_served_as_it_serves_them(hf: Simproxy) -> None:
+    doc = simulation(*(templated(path, body) for path, body, _ in UNWORKABLE_TEMPLATES))
+    assert hf.admin("PUT", "/api/v2/simulation", doc)[0] == 200
+    for path, _, served in UNWORKABLE_TEMPLATES:
+        status, _, body = hf.proxy(f"http://api.test{path}")
+        assert (path, status, body) == (path, 200, served)
+
+
+def test_the_spec_refuses_such_a_template_saying_what_compat_hoverfly_does(simproxy: Simproxy) -> None:
+    assert simproxy.admin("PUT", "/api/v2/simulation", simulation(PAIR))[0] == 200
+    status, body = simproxy.admin_json("PUT", "/api/v2/simulation", simulation(templated("/a", "{{ faker }}")))
+    assert status == 400
+    assert body["error"] == (
+        "Invalid simulation: data.pairs[0].response.body: template error: helper faker takes 1 argument(s), got 0 "
+        "(-compat hoverfly loads it as Hoverfly does: the render fails and the template is served as it is written)"
+    )
+    assert simproxy.proxy("http://api.test/known")[2] == b"known"  # nothing stored changed
+    # concat works in the spec's dialect
+    assert simproxy.admin("PUT", "/api/v2/simulation", simulation(templated("/c", "{{ concat 'a' 'b' }}")))[0] == 200
+    assert simproxy.proxy("http://api.test/c")[2] == b"ab"

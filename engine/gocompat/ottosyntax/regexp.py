@@ -37,6 +37,14 @@ def regexp_error(pattern: str) -> str | None:
     return _go_syntax_error("".join(rewrite.out))
 
 
+def go_regexp_error(pattern: str) -> str | None:
+    """Go's ``regexp.Compile`` error text for ``pattern``, less its ``error parsing regexp: `` prefix;
+    None when Go takes it, or when it holds ``\\p`` or ``\\P`` (Unicode classes are not modelled)."""
+    if "\\p" in pattern or "\\P" in pattern:
+        return None
+    return _go_syntax_error(pattern)
+
+
 class _Rewrite:
     """otto's TransformRegExp: JavaScript escapes become Go ones; groups and classes must balance."""
 

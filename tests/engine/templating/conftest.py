@@ -25,8 +25,8 @@ NOW = datetime(2018, 1, 1, tzinfo=UTC)
 """The injected clock: 2018-01-01T00:00:00Z, Unix 1514764800 (Hoverfly's own test date)."""
 
 
-def engine(seed: int = 1, now: datetime = NOW) -> TemplateEngine:
-    return TemplateEngine(now=lambda: now, rng=random.Random(seed))
+def engine(seed: int = 1, now: datetime = NOW, *, lenient: bool = False) -> TemplateEngine:
+    return TemplateEngine(now=lambda: now, rng=random.Random(seed), lenient=lenient)
 
 
 def tables(**sources: str) -> CsvTables:
@@ -59,6 +59,7 @@ def context(
     csv: CsvTables | None = None,
     journal: JournalLookup | None = None,
     using: TemplateEngine | None = None,
+    hoverfly: bool = False,
 ) -> RenderContext:
     eng = using or engine()
     return RenderContext(
@@ -68,6 +69,7 @@ def context(
         variables=eng.compile_variables(variables, "data.variables") if variables else Variables(),
         csv=csv if csv is not None else CsvTables({}),
         journal=journal or NoJournal(),
+        hoverfly=hoverfly,
     )
 
 

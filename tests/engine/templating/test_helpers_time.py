@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from simproxy.engine.templating.helpers_time import parse_duration
+from simproxy.engine.templating.helpers_time import NowTexts, parse_duration
 from tests.engine.templating.conftest import engine, render, text
 
 AFTERNOON = datetime(2009, 11, 10, 23, 4, 5, 123456, tzinfo=UTC)
@@ -103,3 +105,48 @@ def test_each_render_reads_the_clock() -> None:
 )
 def test_parse_duration(duration: str, nanos: int | None) -> None:
     assert parse_duration(duration) == nanos
+
+
+def _reference(nanos: int, offset: str, fmt: str) -> str:
+    """``now`` as formatted afresh, every time (what the kept texts must equal)."""
+    from datetime import timedelta
+
+    from simproxy.engine.templating.helpers_time import _EPOCH, _NS, format_go, parse_duration
+
+    if offset != "" and (duration := parse_duration(offset)) is not None:
+        nanos += duration
+    if fmt in ("unix", "epoch"):
+        return NowTexts().text(nanos, "", fmt)  # no kept text involved: computed at once
+    seconds, fraction = divmod(nanos, _NS)
+    return format_go(_EPOCH + timedelta(seconds=seconds), fraction, fmt or "2006-01-02T15:04:05Z07:00")
+
+
+LAYOUTS = ["", "unix", "epoch", "2006-01-02", "15:04:05.000", "Mon Jan _2 15:04:05 MST 2006", "05.999999999", "x"]
+OFFSETS = ["", "1s", "-1s", "500ms", "-1.5s", "1h", "1d", "bad", "0"]
+
+
+@given(
+    start=st.integers(min_value=0, max_value=4_000_000_000 * 10**9),
+    steps=st.lists(
+        st.tuples(st.integers(min_value=0, max_value=3 * 10**9), st.sampled_from(OFFSETS), st.sampled_from(LAYOUTS)),
+        max_size=30,
+    ),
+)
+def test_texts_kept_for_the_second_are_the_texts_formatted_afresh(
+    start: int, steps: list[tuple[int, str, str]]
+) -> None:
+    """Across second boundaries, offsets that cross them and fractional layouts, one ``NowTexts``
+    answers what formatting every call afresh answers."""
+    texts, nanos = NowTexts(), start
+    for advance, offset, fmt in steps:
+        nanos += advance
+        assert texts.text(nanos, offset, fmt) == _reference(nanos, offset, fmt)
+
+
+def test_a_layout_from_the_request_cannot_grow_the_kept_texts_without_end() -> None:
+    texts = NowTexts()
+    letters = "bcdfghkqrvwxy"  # no layout element among them (digits would be: "1" is the month)
+    for i in range(3 * NowTexts.LIMIT):
+        word = letters[i % 13] + letters[i // 13 % 13] + letters[i // 169]
+        assert texts.text(10**18, "", f"2006 {word}") == f"2001 {word}"
+    assert len(texts.texts) <= NowTexts.LIMIT and len(texts.layouts) <= NowTexts.LIMIT
