@@ -25,7 +25,6 @@ from simproxy.admin.views import simulation_view, warnings_view
 from simproxy.engine.fleet.cas import until_written
 from simproxy.engine.gocompat.dialect import Dialect
 from simproxy.engine.gocompat.goregex import GoRegex, InvalidPattern, compile_go
-from simproxy.engine.gocompat.ottosyntax.regexp import go_regexp_error
 from simproxy.engine.matching.registry import MatcherRegistry
 from simproxy.engine.matching.scoring import CompiledSimulation, compile_simulation
 from simproxy.engine.simulation.codec import decode_simulation
@@ -53,7 +52,11 @@ def _url_pattern(pattern: str, dialect: Dialect) -> GoRegex:
     try:
         return compile_go(pattern)
     except InvalidPattern as exc:
-        detail = go_regexp_error(pattern) if dialect.is_hoverfly else None
+        detail = None
+        if dialect.is_hoverfly:  # otto's regexp package, loaded only for this wording
+            from simproxy.engine.gocompat.ottosyntax.regexp import go_regexp_error
+
+            detail = go_regexp_error(pattern)
         raise ServerError(f"error parsing regexp: {detail or exc}") from exc
 
 
