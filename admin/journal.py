@@ -11,15 +11,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
+import orjson
 from sanic import Request
 from sanic.response import HTTPResponse
 
 from simproxy.admin.configuration import write_config
 from simproxy.admin.errors import BadRequest, NotFound, ServerError
-from simproxy.admin.responses import json_response, path_name, services
+from simproxy.admin.responses import JSON_TYPE, json_response, path_name, services
 from simproxy.admin.services import Services
 from simproxy.admin.views import load_object, typed
 from simproxy.engine.fleet.runtime import Runtime
+from simproxy.engine.gocompat.gojson import go_html_escape
 from simproxy.engine.journal.entries import (
     JournalEntry,
     build_index,
@@ -116,23 +118,39 @@ async def get_journal(request: Request) -> HTTPResponse:
         # the page in arrival order: only its entries are decoded, however long the journal
         window, total = page_of(_arranged(records, order), limit, offset)
         page = [decode_entry(raw) for raw in window]
-        return _journal_response(page, runtime.dialect.listed([]) if page else [], offset, limit, total)
+        listed_indexes = runtime.dialect.listed([]) if page else []
+        return _journal_response(page, listed_indexes, offset, limit, total, runtime.dialect.is_hoverfly)
 
     def query() -> HTTPResponse:
         entries = _decode_all(records)
         listed = _arranged(entries, order)
         page, total = query_journal(listed, limit=limit, offset=offset, from_=from_, to=to, sort=sort)
-        return _journal_response(page, _indexes(runtime, entries, page) if page else [], offset, limit, total)
+        indexes = _indexes(runtime, entries, page) if page else []
+        return _journal_response(page, indexes, offset, limit, total, runtime.dialect.is_hoverfly)
 
     return await svc.offload.run(query)
 
 
 def _journal_response(
-    page: list[JournalEntry], indexes: list[dict[str, Any]] | None, offset: int, limit: int, total: int
+    page: list[JournalEntry],
+    indexes: list[dict[str, Any]] | None,
+    offset: int,
+    limit: int,
+    total: int,
+    go_escaped: bool = False,
 ) -> HTTPResponse:
-    return json_response(
-        {"journal": [entry_view(e) for e in page], "indexes": indexes, "offset": offset, "limit": limit, "total": total}
-    )
+    """The journal's page; ``go_escaped``: ``<``, ``>`` and ``&`` in its texts escaped as Go's encoder
+    writes them (``\u003c``...), as Hoverfly's journal answers have them (``-compat hoverfly``)."""
+    view = {
+        "journal": [entry_view(e) for e in page],
+        "indexes": indexes,
+        "offset": offset,
+        "limit": limit,
+        "total": total,
+    }
+    if go_escaped:
+        return HTTPResponse(go_html_escape(orjson.dumps(view).decode()).encode(), content_type=JSON_TYPE)
+    return json_response(view)
 
 
 async def search_journal(request: Request) -> HTTPResponse:
@@ -147,7 +165,7 @@ async def search_journal(request: Request) -> HTTPResponse:
     entries = await _entries(svc, listed=True)
     found = await svc.offload.run(search.filter, entries)
     if svc.runtime.dialect.is_hoverfly:  # Hoverfly never sets the total of a search
-        return await svc.offload.run(_journal_response, found, None, 0, 0, 0)
+        return await svc.offload.run(_journal_response, found, None, 0, 0, 0, True)
     return await svc.offload.run(_journal_response, found, [], 0, 0, len(found))
 
 

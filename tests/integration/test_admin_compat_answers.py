@@ -174,3 +174,19 @@ def test_a_state_body_go_cannot_decode_is_worded_as_go_words_it(
 def test_a_null_state_value_is_the_empty_string(hoverfly_like: Simproxy) -> None:
     status, _, answer = hoverfly_like.admin("PUT", "/api/v2/state", raw=b'{"state":{"a":null}}')
     assert (status, answer) == (200, b'{"state":{"a":""}}')
+
+
+def test_journal_answers_escape_markup_as_go_does_under_compat(hoverfly_like: Simproxy, spec: Simproxy) -> None:
+    pair = {"request": {"path": [{"matcher": "exact", "value": "/m"}]}, "response": {"status": 200, "body": "<b>&</b>"}}
+    search = {"request": {"path": [{"matcher": "exact", "value": "/m"}]}}
+    for server in (hoverfly_like, spec):
+        assert server.admin("DELETE", "/api/v2/journal")[0] == 200
+        assert server.admin("PUT", "/api/v2/simulation", simulation(pair))[0] == 200
+        assert server.proxy("http://api.test/m", "POST", b"<p>")[2] == b"<b>&</b>"
+    for method, body in (("GET", None), ("POST", search)):
+        compat = hoverfly_like.admin(method, "/api/v2/journal", body)[2]
+        assert b'"body":"\\u003cp\\u003e"' in compat and b'"body":"\\u003cb\\u003e\\u0026\\u003c/b\\u003e"' in compat
+        plain = spec.admin(method, "/api/v2/journal", body)[2]
+        assert b'"body":"<p>"' in plain and b'"body":"<b>&</b>"' in plain
+        read = json.loads(compat)["journal"][0]["response"]["body"]
+        assert read == json.loads(plain)["journal"][0]["response"]["body"] == "<b>&</b>"
