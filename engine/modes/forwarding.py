@@ -104,14 +104,8 @@ class Forwarder:
                 raise UpstreamError(str(exc)) from exc
         return await self.upstream.forward(req, proxy=proxy, mark=mark)
 
-    def wire(self, resp: UpstreamResponse, *, extra: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> Wire:
-        headers = resp.headers
-        if extra:
-            merged = dict(headers)
-            for name, values in extra:
-                merged[name] = (*merged.get(name, ()), *values)
-            headers = tuple(merged.items())
-        return self.response_wire(Response(status=resp.status, body=resp.body, headers=headers), "forwarded")
+    def wire(self, resp: UpstreamResponse) -> Wire:
+        return self.response_wire(Response(status=resp.status, body=resp.body, headers=resp.headers), "forwarded")
 
     def response_wire(self, response: Response, outcome: str) -> Wire:
         try:
@@ -169,3 +163,11 @@ class Forwarder:
 
 def with_outcome(wire: Wire, outcome: str) -> Wire:
     return replace(wire, outcome=outcome)
+
+
+def with_values(resp: UpstreamResponse, extra: tuple[tuple[str, tuple[str, ...]], ...]) -> UpstreamResponse:
+    """``resp`` with more values under some headers (spy's ``Hoverfly: Forwarded`` after ``Was-Here``)."""
+    merged = dict(resp.headers)
+    for name, values in extra:
+        merged[name] = (*merged.get(name, ()), *values)
+    return replace(resp, headers=tuple(merged.items()))

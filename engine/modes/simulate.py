@@ -14,6 +14,7 @@ from simproxy.engine.journal.logs import log_fields
 from simproxy.engine.modes.base import Kit, Outcome
 from simproxy.engine.modes.capture import SAVE_CONTEXT, captured_pair
 from simproxy.engine.modes.failures import MATCHING_CONTEXT, matching_error, request_fields
+from simproxy.engine.modes.forwarding import with_values
 from simproxy.engine.wire.request import RequestDetails
 from simproxy.engine.wire.response import Wire
 from simproxy.store import StoreError
@@ -95,7 +96,7 @@ class SpyMode(SimulateMode):
     async def _forward(self, snap: Snapshot, req: RequestDetails) -> Wire:
         forwarder = self.forwarder
         try:
-            resp = await forwarder.send(req)
+            resp = with_values(await forwarder.send(req), _FORWARDED)  # in what is answered and captured
         except UpstreamError as exc:
             return forwarder.forward_failed(req, exc, Mode.SPY)
         args = snap.config.args(Mode.SPY)
@@ -105,4 +106,4 @@ class SpyMode(SimulateMode):
                     await self.runtime.sync()  # this worker serves the new pair from its next request
             except (StoreError, CaptureConflict) as exc:
                 log.error(SAVE_CONTEXT, extra={"fields": {"error": str(exc), "mode": Mode.SPY.value}})
-        return await forwarder.delayed(snap, req, forwarder.wire(resp, extra=_FORWARDED))
+        return await forwarder.delayed(snap, req, forwarder.wire(resp))

@@ -74,7 +74,7 @@ def test_spy_capture_on_miss_records_and_then_serves_the_pair(sp: Simproxy, upst
     assert second == first  # the second came from the captured pair
     [captured] = sp.admin_json("GET", "/api/v2/simulation")[1]["data"]["pairs"]
     assert captured["response"]["body"] == first.decode()
-    assert captured["response"]["headers"]["Hoverfly"] == ["Was-Here"]
+    assert captured["response"]["headers"]["Hoverfly"] == ["Was-Here", "Forwarded"]  # as Hoverfly captures it
 
 
 def test_spy_forwarding_failure_is_502(sp: Simproxy) -> None:
