@@ -58,7 +58,9 @@ class Dispatcher:
         self.rng = rng or random.Random()
         """The worker's randomness: delays, templates, and whether a request gets its fault."""
         self.upstream = upstream or Upstream()
-        self.middleware = MiddlewareRunner(self.upstream, timeout=middleware_timeout)
+        self.middleware = MiddlewareRunner(
+            self.upstream, timeout=middleware_timeout, go_errors=runtime.dialect.is_hoverfly
+        )
         self.actions = ActionRunner(
             self.upstream, runtime.store, runtime.records, hoverfly_payload=runtime.dialect.go_layout
         )

@@ -21,6 +21,7 @@ import orjson
 from simproxy.engine.errors import EngineError, UpstreamError
 from simproxy.engine.execution.scripts import ScriptFiles, run_program
 from simproxy.engine.fleet.config import MiddlewareSpec
+from simproxy.engine.gocompat.gojson import unmarshal_error
 from simproxy.engine.outbound.goerrors import exec_error
 from simproxy.engine.outbound.upstream import Upstream
 from simproxy.engine.simulation.codec import needs_base64
@@ -182,13 +183,22 @@ def _error(message: str, command: str = "", cause: str = "", url: str = "", stdi
 
 
 class MiddlewareRunner:
-    """Runs the configured middleware for one worker."""
+    """Runs the configured middleware for one worker. ``go_errors`` (``-compat hoverfly``): a reply
+    that is not JSON is named in Go's words (``invalid character 'h' in literal true (expecting
+    'r')``), as Hoverfly's ``json.Unmarshal`` names it, instead of Python's; and only an empty
+    reply leaves the pair as it was (one of whitespace alone is ``unexpected end of JSON input``)."""
 
     def __init__(
-        self, upstream: Upstream, *, concurrency: int = DEFAULT_CONCURRENCY, timeout: float = DEFAULT_TIMEOUT
+        self,
+        upstream: Upstream,
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        timeout: float = DEFAULT_TIMEOUT,
+        go_errors: bool = False,
     ) -> None:
         self.upstream = upstream
         self.timeout = timeout
+        self.go_errors = go_errors
         self._slots = asyncio.Semaphore(concurrency)
         self._scripts = ScriptFiles("simproxy-middleware-")
 
@@ -203,17 +213,18 @@ class MiddlewareRunner:
             stdout = await self._remote(spec.remote, payload)
         else:
             stdout = await self._local(spec, payload)
-        if not stdout.strip():
+        if not (stdout if self.go_errors else stdout.strip()):  # Hoverfly decodes even a lone newline
             log.warning("No response from middleware.")
             return exchange
         try:
             return decode_exchange(stdout, exchange)
         except (ValueError, orjson.JSONDecodeError) as exc:
+            cause = (unmarshal_error(stdout) if self.go_errors else None) or str(exc)
             if spec.remote:
-                raise _error("Error when trying to serialize response from remote middleware", cause=str(exc),
+                raise _error("Error when trying to serialize response from remote middleware", cause=cause,
                              url=spec.remote, stdin=payload, stdout=stdout) from exc  # fmt: skip
             raise _error("Failed to unmarshal JSON from middleware", command=self._command_text(spec),
-                         cause=str(exc), stdin=payload, stdout=stdout) from exc  # fmt: skip
+                         cause=cause, stdin=payload, stdout=stdout) from exc  # fmt: skip
 
     def _command(self, spec: MiddlewareSpec) -> list[str]:
         return [spec.binary, self._scripts.path(spec.script)] if spec.script else [spec.binary]
@@ -250,6 +261,8 @@ class MiddlewareRunner:
         if resp.status != 200:
             raise _error(f"Error when communicating with remote middleware: received {resp.status}", url=url,
                          stdin=payload, stdout=resp.body)  # fmt: skip
+        if not resp.body and self.go_errors:
+            return b" "  # what Hoverfly decodes in place of an empty body: unexpected end of JSON input
         if not resp.body:
             raise _error("Error when trying to serialize response from remote middleware", cause="empty body",
                          url=url, stdin=payload)  # fmt: skip

@@ -264,3 +264,42 @@ def test_after_middleware_the_query_is_forwarded_as_hoverfly_re_encodes_it(
     status, _, _ = sp.proxy(upstream.url("/echo?test=a&test=b+c%2Cd&z=1&a=2&a=1"))
     assert status == 200
     assert upstream.requests[-1].path == "/echo?a=1&a=2&test=a&test=b%20c,d&z=1"
+
+
+# What Hoverfly v1.12.10 answers for each middleware output (seen on the real binary): the cause line
+# of its 422 is Go's json.Unmarshal error, and a reply of whitespace alone is decoded too.
+GO_WORDED = [
+    ("print('this is not JSON')\n", "invalid character 'h' in literal true (expecting 'r')", "this is not JSON\n"),
+    ("print('{\"response\": tru}')\n", "invalid character '}' in literal true (expecting 'e')", '{"response": tru}\n'),
+    ("import sys\nsys.stdout.write('{\"a\":1} x')\n", "invalid character 'x' after top-level value", '{"a":1} x'),
+    ("print(' ')\n", "unexpected end of JSON input", " \n"),
+]
+
+
+@pytest.mark.parametrize(("script", "cause", "stdout"), GO_WORDED)
+def test_compat_hoverfly_words_a_reply_that_is_not_json_as_go_does(
+    simproxy_factory: Any, script: str, cause: str, stdout: str
+) -> None:
+    hoverfly = simproxy_factory("-compat", "hoverfly", "-enable-middleware-api")
+    middleware = {"binary": sys.executable, "script": script, "remote": ""}
+    status, headers, body = hoverfly.admin("PUT", "/api/v2/hoverfly/middleware", middleware)
+    assert (status, headers["content-type"]) == (422, "text/plain; charset=utf-8")
+    message, command, said, *rest = json.loads(body)["error"].split("\n")
+    assert (message, said) == ("Failed to unmarshal JSON from middleware", cause)
+    assert command.startswith(f"Command: {sys.executable} ")
+    assert "\n".join(rest).endswith(f"\n\nSTDOUT:\n{stdout}")
+
+
+def test_compat_hoverfly_words_a_remote_reply_that_is_not_json_as_go_does(
+    simproxy_factory: Any, upstream: Upstream
+) -> None:
+    hoverfly = simproxy_factory("-compat", "hoverfly", "-enable-middleware-api")
+    url = upstream.url("/status/200")  # answers 200 "status 200"
+    status, error = hoverfly.admin_json("PUT", "/api/v2/hoverfly/middleware", {"remote": url})
+    assert status == 422
+    message, said, where, *_ = error["error"].split("\n")
+    assert (message, said, where) == (
+        "Error when trying to serialize response from remote middleware",
+        "invalid character 's' looking for beginning of value",
+        f"URL: {url}",
+    )
