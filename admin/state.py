@@ -51,7 +51,7 @@ def _go_state_of(body: bytes, *, required: bool) -> dict[str, str] | None:
     a PATCH the whole body as ``json.Unmarshal`` does; both name what is wrong in Go's words."""
     try:
         value = go_state(body, stream=required)
-    except json.JSONDecodeError:  # a syntax error inside the document: simproxy's words
+    except json.JSONDecodeError:  # JSON to Go that Python does not read (none known): simproxy's words
         return _state_of(body, required=required)
     if value is None and not required:
         raise BadRequest(NOT_AN_OBJECT)  # Hoverfly's handler panics on a null PATCH

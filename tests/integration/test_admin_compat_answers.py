@@ -190,3 +190,22 @@ def test_journal_answers_escape_markup_as_go_does_under_compat(hoverfly_like: Si
         assert b'"body":"<p>"' in plain and b'"body":"<b>&</b>"' in plain
         read = json.loads(compat)["journal"][0]["response"]["body"]
         assert read == json.loads(plain)["journal"][0]["response"]["body"] == "<b>&</b>"
+
+
+# Hoverfly v1.12.10's answers (seen on the real binary, the same for PUT and PATCH) for state bodies
+# that go wrong past their first character.
+STATE_SYNTAX = [
+    (b'{"state": {"a": tru}}', "invalid character '}' in literal true (expecting 'e')"),
+    (b'{"state": {"a": "b\n"}}', "invalid character '\\n' in string"),
+    (b'{"state" {}}', "invalid character '{' after object key"),
+    (b'{"state": {"a": "\\x"}}', "invalid escape sequence `\\x` in string"),
+]
+
+
+@pytest.mark.parametrize(("body", "words"), STATE_SYNTAX)
+def test_a_state_body_that_is_not_json_is_worded_as_go_words_it(
+    hoverfly_like: Simproxy, body: bytes, words: str
+) -> None:
+    for method in ("PUT", "PATCH"):
+        status, _, answer = hoverfly_like.admin(method, "/api/v2/state", raw=body)
+        assert (status, json.loads(answer)) == (400, {"error": words}), method
