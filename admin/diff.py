@@ -17,6 +17,7 @@ from simproxy.admin.jsonbody import INVALID_JSON, not_json
 from simproxy.admin.responses import empty_response, json_response, services
 from simproxy.admin.services import Services
 from simproxy.admin.views import get_field
+from simproxy.engine.gocompat.gojson import unmarshal_error
 
 if TYPE_CHECKING:
     from simproxy.engine.modes.diff_report import DiffGroup
@@ -61,7 +62,7 @@ def parse_filter(body: bytes) -> tuple[list[str], list[str]]:
     try:
         doc = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        go_words = "unexpected end of JSON input" if not body.strip(b" \t\r\n") else f"invalid JSON: {exc}"
+        go_words = unmarshal_error(body) or f"invalid JSON: {exc}"  # the latter: JSON to Go, not to orjson
         raise not_json(body, exc, go_words, spec_words=INVALID_JSON) from exc
     if doc is None:
         return [], []
