@@ -150,3 +150,17 @@ def test_a_layout_from_the_request_cannot_grow_the_kept_texts_without_end() -> N
         word = letters[i % 13] + letters[i // 13 % 13] + letters[i // 169]
         assert texts.text(10**18, "", f"2006 {word}") == f"2001 {word}"
     assert len(texts.texts) <= NowTexts.LIMIT and len(texts.layouts) <= NowTexts.LIMIT
+
+
+def test_now_reads_the_system_clock_when_no_clock_is_given() -> None:
+    import time
+
+    from simproxy.engine.templating import TemplateEngine
+
+    eng = TemplateEngine()
+    before = time.time()
+    result = render("{{ now '' 'unix' }} {{ now '' 'epoch' }}", using=eng)
+    after = time.time()
+    unix, epoch = (int(text) for text in result.text.split())
+    assert int(before) <= unix <= int(after)
+    assert int(before * 1000) <= epoch <= int(after * 1000) + 1
