@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from simproxy.engine.templating import TemplateEngine
 from simproxy.engine.templating.helpers_time import NowTexts, parse_duration
 from tests.engine.templating.conftest import engine, render, text
 
@@ -153,10 +155,6 @@ def test_a_layout_from_the_request_cannot_grow_the_kept_texts_without_end() -> N
 
 
 def test_now_reads_the_system_clock_when_no_clock_is_given() -> None:
-    import time
-
-    from simproxy.engine.templating import TemplateEngine
-
     eng = TemplateEngine()
     before = time.time()
     result = render("{{ now '' 'unix' }} {{ now '' 'epoch' }}", using=eng)
