@@ -361,4 +361,11 @@ class RequestMustache(PathMustache):
     def render(self, scope: Scope) -> str:
         if len(scope.ctx) != 1 or scope.bparams:
             return PathMustache.render(self, scope)
-        return self.getter(scope.rt.request)
+        memo = self.path.memo
+        if memo < 0:  # printed once: nothing to remember
+            return self.getter(scope.rt.request)
+        key = memo + self.escape  # as PathMustache remembers it
+        text = scope.memo.get(key)
+        if text is None:
+            text = scope.memo[key] = self.getter(scope.rt.request)
+        return text
