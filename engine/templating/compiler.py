@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from simproxy.engine.templating import blocks, evaluate, fast, render, syntax
+from simproxy.engine.templating.direct import request_getter
 from simproxy.engine.templating.evaluate import HelperSpec
 from simproxy.engine.templating.registry import CSV_HELPERS, CSV_WRITERS, JOURNAL_HELPERS
 from simproxy.engine.templating.values import GoInt, go_atoi, go_title
@@ -115,6 +116,10 @@ class Compiler:
         query = fast.body_query(expr) if self.specialise else None
         if query is not None:
             return fast.BodyQueryMustache(expr, query, escape)
+        if self.specialise and not expr.params and not expr.hash:
+            getter = request_getter(path, escape)
+            if getter is not None:
+                return fast.RequestMustache(path, escape, getter)
         if self.specialise and not expr.params and not expr.hash and _one_name(path):
             if path.data:
                 return fast.DataMustache(path, escape)

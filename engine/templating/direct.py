@@ -45,16 +45,18 @@ def direct_text(program: Program) -> DirectText | None:
         if part.__class__ is str:
             parts.append(part)
             continue
-        if part.__class__ is not PathMustache or part.params or part.hash:
+        if not isinstance(part, PathMustache) or part.params or part.hash:  # the specialised kinds too
             return None
-        getter = _getter(part.path, part.escape)
+        getter = request_getter(part.path, part.escape)
         if getter is None:
             return None
         parts.append(getter)
     return DirectText(tuple(parts))
 
 
-def _getter(path: Path, escape: bool) -> Getter | None:
+def request_getter(path: Path, escape: bool) -> Getter | None:
+    """What a mustache printing ``path`` prints, read straight from the request; None when the path
+    is not one of the request fields above."""
     parts = path.parts
     if path.data or path.data_root or path.depth or len(parts) < 2 or parts[0].title != "Request":
         return None

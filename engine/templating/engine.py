@@ -220,24 +220,30 @@ def _request_body(call: Call, query_type: str, query: str) -> Any:
     return request_body(call, query_type, query)
 
 
+def _system_now() -> datetime:
+    return datetime.now(UTC)
+
+
 class TemplateEngine:
     def __init__(
         self,
         *,
-        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        now: Callable[[], datetime] | None = None,
         rng: random.Random | None = None,
         lenient: bool = False,
         specialise: bool = True,
     ) -> None:
         self.lenient = lenient
-        self.specialise = specialise
-        """Compile to ``engine.templating.fast``'s specialised nodes where they apply; off, only the
-        general nodes, which the specialised ones are tested against."""
         """Whether a template Hoverfly stores though it cannot run as written (it does not parse, or
         calls a helper that does not exist or with arguments that cannot work) compiles to what
         Hoverfly then serves (``-compat hoverfly``'s writes, and any stored document), or is refused
         naming what is wrong and what ``-compat hoverfly`` would do."""
-        self.now = now
+        self.specialise = specialise
+        """Compile to ``engine.templating.fast``'s specialised nodes where they apply; off, only the
+        general nodes, which the specialised ones are tested against."""
+        self.now: Callable[[], datetime] = now or _system_now
+        self.system_clock = now is None
+        """No clock was given: ``now`` reads the system's in nanoseconds, without a datetime."""
         self._now_texts: NowTexts | None = None
         self.rng = rng if rng is not None else random.Random()
         self._faker: Faker | None = None

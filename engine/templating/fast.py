@@ -9,7 +9,9 @@ with what the general node decides per request decided once, at import:
 - ``EachBlock``: ``{{#each x}}`` without block parameters, an array iterated in a plain loop;
 - ``DataMustache`` / ``DataParam``: ``@index``, ``@first``, ``@last``, ``@key`` read off the frame;
 - ``LocalMustache``: a one-name path printed inside a block, found in the innermost context;
-- ``BodyQuery`` / ``BodyQueryMustache``: ``Request.Body 'jsonpath' '<query>'`` read at the root.
+- ``BodyQuery`` / ``BodyQueryMustache``: ``Request.Body 'jsonpath' '<query>'`` read at the root;
+- ``RequestMustache``: a request field (``Request.Path.[1]``, ``Request.Header.X``) printed at the
+  root, read straight from the request as engine/templating/direct.py reads it.
 
 Anything outside those shapes at render time (block parameters in scope, a context that is not a
 map) takes the general code. ``tests/engine/templating/test_specialised.py`` renders generated
@@ -22,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from simproxy.engine.templating import blocks
+from simproxy.engine.templating.direct import Getter
 from simproxy.engine.templating.evaluate import (
     GO_TYPES,
     MAX_DEPTH,
@@ -344,3 +347,25 @@ class BodyQueryMustache(PathMustache):
         value = query_body_json(scope.rt, self.query)
         text = value if value.__class__ is str else to_str(value)
         return escape_html(text) if self.escape else text
+
+
+class RequestMustache(PathMustache):
+    """A request field printed: read from the request when the root is the only context."""
+
+    __slots__ = ("getter",)
+
+    def __init__(self, path: Path, escape: bool, getter: Getter) -> None:
+        super().__init__(path, (), (), escape)
+        self.getter = getter
+
+    def render(self, scope: Scope) -> str:
+        if len(scope.ctx) != 1 or scope.bparams:
+            return PathMustache.render(self, scope)
+        memo = self.path.memo
+        if memo < 0:  # printed once: nothing to remember
+            return self.getter(scope.rt.request)
+        key = memo + self.escape  # as PathMustache remembers it
+        text = scope.memo.get(key)
+        if text is None:
+            text = scope.memo[key] = self.getter(scope.rt.request)
+        return text

@@ -6,6 +6,7 @@ and the rest); any other text is literal. Times are whole nanoseconds since the 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
@@ -324,4 +325,5 @@ def _parsed(layout: str) -> tuple[tuple[tuple[str, str], ...], bool]:
 
 def now_helper(call: Call, offset: str, fmt: str) -> str:
     services = call.rt.services
-    return str(services.now_texts.text(_nanos(services.now()), offset, fmt))
+    nanos = time.time_ns() if services.system_clock else _nanos(services.now())
+    return str(services.now_texts.text(nanos, offset, fmt))

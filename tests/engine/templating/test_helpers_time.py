@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from simproxy.engine.templating import TemplateEngine
 from simproxy.engine.templating.helpers_time import NowTexts, parse_duration
 from tests.engine.templating.conftest import engine, render, text
 
@@ -150,3 +152,13 @@ def test_a_layout_from_the_request_cannot_grow_the_kept_texts_without_end() -> N
         word = letters[i % 13] + letters[i // 13 % 13] + letters[i // 169]
         assert texts.text(10**18, "", f"2006 {word}") == f"2001 {word}"
     assert len(texts.texts) <= NowTexts.LIMIT and len(texts.layouts) <= NowTexts.LIMIT
+
+
+def test_now_reads_the_system_clock_when_no_clock_is_given() -> None:
+    eng = TemplateEngine()
+    before = time.time()
+    result = render("{{ now '' 'unix' }} {{ now '' 'epoch' }}", using=eng)
+    after = time.time()
+    unix, epoch = (int(text) for text in result.text.split())
+    assert int(before) <= unix <= int(after)
+    assert int(before * 1000) <= epoch <= int(after * 1000) + 1

@@ -188,6 +188,8 @@ def node_types(template: str) -> set[str]:
          {"ConditionBlock", "TypedCall", "BodyQuery"}),
         ("{{ Request.Body 'jsonpath' '$.id' }}", {"BodyQueryMustache"}),
         ("{{ multiply '3' '9.5' '' }}", {"TypedCall"}),
+        ("{{ Request.Path.[1] }}{{ randomString }}", {"RequestMustache"}),
+        ("{{#each (split 'a' ',')}}{{ Request.Header.X-A }}{{/each}}", {"EachBlock", "RequestMustache", "TypedCall"}),
         ("{{#each items as |item|}}{{item.name}}{{/each}}{{#if a includeZero=true}}z{{/if}}", set()),
     ],
 )  # fmt: skip
@@ -223,6 +225,9 @@ AT_EDGES = [
     ("{{#each (split 'a,b' ',')}}{{isNumeric (Request.Body 'jsonpath' '$.name')}}{{/each}}", None),
     ("{{#with Request.QueryParam}}{{Request.Body 'jsonpath' '$.name'}}{{/with}}", None),
     ("{{#if true}}{{isNumeric (Request.Body 'jsonpath' '$.name')}}{{/if}}", "false"),
+    # a request field printed inside a block whose context is not the root: looked up as raymond does
+    ("{{#each (Request.Body 'jsonpath' '$.items')}}[{{Request.Method}}]{{/each}}", "[GET][GET][GET]"),
+    ("{{#with Request.QueryParam}}{{Request.QueryParam.q}}|{{q}}{{/with}}", "1|1"),
     # nil for a bool argument: the helper is not called at all
     ("{{putValue 'k' 'v' State.nope}}[{{getValue 'k'}}]", "[]"),
     ("{{#unless (Request.Body 'jsonpath' '$.nope')}}none{{/unless}}", "none"),
@@ -250,3 +255,10 @@ def test_a_template_of_text_alone_is_given_as_its_text_and_variables_still_run(
         result = template.render(context(using=eng, variables=failing))
     assert (result.text, result.ok) == ("browsing", True)
     assert "variable v left unset" in caplog.text
+
+
+def test_a_request_field_inside_a_block_is_looked_up_in_the_blocks_context_first() -> None:
+    body = json.dumps({"items": [{"Request": {"Method": "PUT"}}, {"name": "x"}]})
+    template = "{{#each (Request.Body 'jsonpath' '$.items')}}[{{Request.Method}}]{{/each}}{{Request.Method}}"
+    for specialise in (True, False):
+        assert outcome(template, body, specialise)[:2] == ("[PUT][GET]GET", True)
