@@ -50,7 +50,3 @@ class PayloadTooLarge(ApiError):
 
 class ServerError(ApiError):
     status = 500
-
-
-class ServiceUnavailable(ApiError):
-    status = 503

@@ -40,7 +40,7 @@ from simproxy.admin.openapi_build import (
 )
 from simproxy.admin.openapi_fleet import PAGE_PATHS, live_paths, page_paths
 from simproxy.admin.responses import json_response
-from simproxy.engine.fleet.config import MODES
+from simproxy.engine.fleet.config import COUNTERS, MODES
 from simproxy.engine.version import VERSION
 
 NAMESPACES = ("service", "hoverfly")
@@ -50,7 +50,6 @@ OPEN_OPERATIONS = frozenset(
     | {("get", path) for path in PAGE_PATHS}
 )
 """Operations that never need a token, even with ``-auth``."""
-COUNTERS = ("capture", "diff", "modify", "simulate", "spy", "synthesize")
 PAC = "application/x-ns-proxy-autoconfig"
 
 DESCRIPTION = """\

@@ -13,7 +13,7 @@ from typing import Any
 
 from simproxy.admin.errors import BadRequest
 from simproxy.admin.jsonbody import decode, shown, wrong_shape
-from simproxy.engine.fleet.config import MODES, MiddlewareSpec, Mode, ModeArguments, RuntimeConfig
+from simproxy.engine.fleet.config import COUNTERS, MODES, MiddlewareSpec, Mode, ModeArguments, RuntimeConfig
 from simproxy.engine.gocompat.dialect import Dialect
 from simproxy.engine.modes.cors import cors_view
 from simproxy.engine.simulation.codec import export_simulation
@@ -21,7 +21,6 @@ from simproxy.engine.simulation.model import Simulation
 from simproxy.engine.version import VERSION
 
 SCHEMA_VERSION = "v5.3"
-COUNTERS = ("capture", "diff", "modify", "simulate", "spy", "synthesize")
 MALFORMED = "Malformed JSON"
 NOT_A_MODE = "Not a valid mode"
 

@@ -24,9 +24,10 @@ class Mode(StrEnum):
 
 
 MODES: tuple[str, ...] = tuple(mode.value for mode in Mode)
+COUNTERS: tuple[str, ...] = tuple(sorted(MODES))
+"""The usage counters, one per mode, in the order Hoverfly's JSON lists them (by name)."""
 _SIMULATE = Mode.SIMULATE.value
 """A plain string: a ``Mode`` key hashes through Python code, four times slower on the hot path."""
-STRATEGIES = ("strongest", "first")
 DEFAULT_MAX_PAIRS = 100_000
 """Pairs a simulation may hold (``-max-pairs``): imports beyond it are refused, captures not stored."""
 

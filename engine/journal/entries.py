@@ -28,7 +28,7 @@ from simproxy.engine.matching.registry import CompiledMatcher
 from simproxy.engine.simulation.codec import decode_fault, encode_fault, sniff_content_type
 from simproxy.engine.simulation.model import Fault
 from simproxy.engine.templating import CsvTables, NoJournal, RenderContext, Template, TemplateEngine, Variables
-from simproxy.engine.wire.request import RequestDetails, lower_keys
+from simproxy.engine.wire.request import RequestDetails, lower_keys, query_string
 from simproxy.engine.wire.response import Wire, split_journal_parts
 from simproxy.store import JournalRecord
 
@@ -153,21 +153,6 @@ def entry_view(entry: JournalEntry) -> dict[str, Any]:
         "id": entry.id,
         "postServeAction": entry.post_serve_action,
     }
-
-
-def query_string(query: Mapping[str, Sequence[str]]) -> str:
-    """Hoverfly's ``QueryString`` then ``SortQueryString``: ``k=v`` pairs sorted by ``k=``, then by value."""
-    joined = "&".join(f"{name}={value}" for name in sorted(query) for value in query[name])
-    return sort_query_string(joined)
-
-
-def sort_query_string(query: str) -> str:
-    groups: dict[str, list[str]] = {}
-    for segment in query.split("&"):
-        if segment:
-            key, eq, value = segment.partition("=")
-            groups.setdefault(key + eq, []).append(value)
-    return "&".join(key + value for key in sorted(groups) for value in sorted(groups[key]))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from simproxy.engine.errors import SimulationError
-from simproxy.engine.journal.entries import CompiledList, JournalEntry, Named, query_string, sort_query_string
+from simproxy.engine.journal.entries import CompiledList, JournalEntry, Named
 from simproxy.engine.matching.registry import MatcherRegistry
 from simproxy.engine.simulation.codec import go_json
 from simproxy.engine.simulation.model import Matcher
+from simproxy.engine.wire.request import query_string, sort_query_string
 
 MALFORMED = "Malformed JSON"
 NO_REQUEST = 'No "request" object in search parameters'

@@ -27,9 +27,6 @@ from simproxy.engine.wire.response import RenderedResponse, render_response
 CompiledList = tuple[CompiledMatcher, ...]
 Strategy = Literal["strongest", "first"]
 
-# Field names in Hoverfly's evaluation order, which is also the order of the closest-miss report.
-FIELD_ORDER = ("body", "destination", "path", "method", "headers", "queries", "state")
-
 
 @dataclass(frozen=True, slots=True)
 class CompiledPair:

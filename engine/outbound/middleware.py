@@ -26,7 +26,15 @@ from simproxy.engine.outbound.goerrors import exec_error
 from simproxy.engine.outbound.upstream import Upstream
 from simproxy.engine.simulation.codec import needs_base64
 from simproxy.engine.simulation.model import LogNormal, Response
-from simproxy.engine.wire.request import RequestDetails, canonical_header, go_escape_path, parse_query
+from simproxy.engine.wire.request import (
+    RequestDetails,
+    canonical_header,
+    go_escape_path,
+    joined_query,
+    parse_query,
+    query_string,
+    sort_query_string,
+)
 
 log = logging.getLogger(__name__)
 
@@ -53,22 +61,6 @@ TRIAL = Exchange(
 """The pair ``PUT .../middleware`` runs a new middleware on before accepting it."""
 
 
-def sorted_query(query: dict[str, list[str]]) -> str:
-    """Hoverfly's ``QueryString``: the decoded pairs, keys sorted, values in their order, no escaping."""
-    return "&".join(f"{name}={value}" for name in sorted(query) for value in query[name])
-
-
-def sort_query_string(query: str) -> str:
-    """Hoverfly's ``util.SortQueryString``: the ``&``-separated parts grouped by their key (which keeps
-    its ``=``; a part without one is a key alone), the keys sorted, each key's values sorted."""
-    groups: dict[str, list[str]] = {}
-    for part in query.split("&"):
-        if part:
-            key, equals, value = part.partition("=")
-            groups.setdefault(key + equals, []).append(value)
-    return "&".join(key + value for key in sorted(groups) for value in sorted(groups[key]))
-
-
 def encode_exchange(exchange: Exchange, *, empty_maps: bool = False) -> bytes:
     """The pair as middleware and post-serve actions read it; ``empty_maps``: an empty ``formData``
     or ``headers`` is ``{}`` (Hoverfly's post-serve action payload) instead of ``null``."""
@@ -92,7 +84,7 @@ def encode_exchange(exchange: Exchange, *, empty_maps: bool = False) -> bytes:
         "method": req.method,
         "destination": req.destination,
         "scheme": req.scheme,
-        "query": sort_query_string(sorted_query(req.query)),
+        "query": query_string(req.query),
         "formData": req.form or ({} if empty_maps else None),
         "body": body,
         "headers": req.headers or ({} if empty_maps else None),
@@ -165,7 +157,7 @@ def _encode_query(query: str) -> str:
     a URL path, ``./`` in front when a ``:`` comes before any ``/`` (``URL{Path: ...}.String()``):
     ``test=b+c%2Cd`` goes out as ``test=b%20c,d``."""
     parsed = parse_query("&".join(p for p in sort_query_string(query).split("&") if ";" not in p))
-    text = sorted_query(parsed)
+    text = joined_query(parsed)
     escaped = go_escape_path(text)
     return "./" + escaped if ":" in text.partition("/")[0] else escaped
 

@@ -7,6 +7,7 @@ path is the decoded path unless Go would have kept the raw one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import field
 from urllib.parse import unquote, unquote_plus
 
@@ -127,6 +128,28 @@ def parse_query(raw: str) -> dict[str, list[str]]:
         for key in [k for k in query if k.startswith("./")]:
             query[key[2:]] = query.pop(key)
     return query
+
+
+def joined_query(query: Mapping[str, Sequence[str]]) -> str:
+    """Hoverfly's ``QueryString``: the decoded pairs, keys sorted, values in their order, no escaping."""
+    return "&".join(f"{name}={value}" for name in sorted(query) for value in query[name])
+
+
+def sort_query_string(query: str) -> str:
+    """Hoverfly's ``util.SortQueryString``: the ``&``-separated parts grouped by their key (which keeps
+    its ``=``; a part without one is a key alone), the keys sorted, each key's values sorted."""
+    groups: dict[str, list[str]] = {}
+    for part in query.split("&"):
+        if part:
+            key, equals, value = part.partition("=")
+            groups.setdefault(key + equals, []).append(value)
+    return "&".join(key + value for key in sorted(groups) for value in sorted(groups[key]))
+
+
+def query_string(query: Mapping[str, Sequence[str]]) -> str:
+    """Hoverfly's ``QueryString`` then ``SortQueryString``: ``k=v`` pairs sorted by ``k=``, then by value
+    (the query journal entries, searches and middleware read)."""
+    return sort_query_string(joined_query(query))
 
 
 def valid_escapes(text: str) -> bool:

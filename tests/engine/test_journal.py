@@ -28,13 +28,12 @@ from simproxy.engine.journal.entries import (
     parse_time,
     post_serve_action_view,
     query_journal,
-    query_string,
     truncate,
 )
 from simproxy.engine.journal.lookup import IndexLookup
 from simproxy.engine.journal.search import MALFORMED, NO_REQUEST, compile_search
 from simproxy.engine.templating import CsvTables, RenderContext, TemplateEngine, Variables
-from simproxy.engine.wire.request import RequestDetails
+from simproxy.engine.wire.request import RequestDetails, query_string
 from tests.engine.conftest import REGISTRY, exact, glob, m, regex, request
 
 T0 = datetime(2024, 4, 9, 0, 56, 11, 606999, tzinfo=timezone(timedelta(hours=1)))
