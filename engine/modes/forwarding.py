@@ -66,7 +66,7 @@ class Forwarder:
         self.rng = rng
         self.product = runtime.dialect.product
         """The name failures are signed with (``-compat``)."""
-        self.pac = PacResolver()
+        self.pac = PacResolver(otto=runtime.dialect.is_hoverfly)
 
     def failure(self, context: str, error: str) -> Wire:
         return failure_wire(context, error, product=self.product)

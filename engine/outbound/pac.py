@@ -2,9 +2,11 @@
 
 Hoverfly's rule (hoverfly-admin.md §7.10): ask ``FindProxyForURL`` for the request; the first entry
 decides: ``DIRECT`` connects directly, ``PROXY host:port`` goes through that proxy. A PAC file that
-does not parse or run fails the request with ``Unable to parse PAC file`` and the error as
-Hoverfly's JavaScript engine (otto) words it: a syntax error is found by ``engine.gocompat.ottosyntax``
-(once per PAC text, off the event loop), an error at run time is reworded. The script runs in a
+does not parse or run fails the request with ``Unable to parse PAC file`` and the error as the
+JavaScript engine that runs it (duktape) words it, with the line and column. Under ``-compat
+hoverfly``, as Hoverfly's engine (otto) words it: a syntax error is found by
+``engine.gocompat.ottosyntax`` (once per PAC text, off the event loop; loaded only then), an error at
+run time is reworded. The script runs in a
 child process of the worker (engine/outbound/pac_child.py, pypac on duktape with the standard PAC helpers):
 one that loops or waits on DNS for more than ``PAC_TIMEOUT`` seconds is killed and the request
 fails, while the worker goes on serving. Answers are kept per URL (a script may look at the path).
@@ -38,6 +40,21 @@ def otto_text(error: str) -> str:
     return error.strip().splitlines()[0] if error.strip() else error
 
 
+_PYPAC_WRAP = "Malformed PAC file ("
+_WHERE = re.compile(r"at (?:\S+ \()?<dukpy>:(\d+):(\d+)")
+
+
+def engine_text(error: str) -> str:
+    """A script error as duktape words it (``SyntaxError: unexpected token in expression: '&'``), with
+    where it was found (`` (line 2, column 9)``), without pypac's wrapping or the stack."""
+    text = error.strip()
+    if text.startswith(_PYPAC_WRAP) and text.endswith(")"):
+        text = text[len(_PYPAC_WRAP) : -1].strip()
+    first = text.splitlines()[0] if text else error
+    where = _WHERE.search(text)
+    return f"{first} (line {where[1]}, column {where[2]})" if where else first
+
+
 class PacError(EngineError):
     """The PAC file could not be used; the text is what the 502 reports."""
 
@@ -45,8 +62,10 @@ class PacError(EngineError):
 class PacResolver:
     """One worker's PAC child process and its recent answers."""
 
-    def __init__(self, timeout: float = PAC_TIMEOUT) -> None:
+    def __init__(self, timeout: float = PAC_TIMEOUT, *, otto: bool = False) -> None:
         self.timeout = timeout
+        self.otto = otto
+        """Word errors as Hoverfly's otto does (``-compat hoverfly``), else as duktape does."""
         self._text = ""
         self._syntax: str | None = None
         """otto's syntax error for ``_text`` (None: it parses)."""
@@ -62,9 +81,11 @@ class PacResolver:
         if pac != self._text:
             async with self._checking:  # one check per new text; the others wait for its verdict
                 if pac != self._text:
-                    from simproxy.engine.gocompat.ottosyntax import syntax_error  # on first use: ~10 ms of import
+                    syntax = None
+                    if self.otto:  # otto finds syntax errors duktape does not, and words them its way
+                        from simproxy.engine.gocompat.ottosyntax import syntax_error  # ~10 ms of import
 
-                    syntax = await asyncio.to_thread(syntax_error, pac)
+                        syntax = await asyncio.to_thread(syntax_error, pac)
                     self._text, self._syntax = pac, syntax
                     self._answers.clear()
         if self._syntax is not None:
@@ -95,10 +116,12 @@ class PacResolver:
         if not line:
             await self._stop_child()
             raise PacError("Unable to parse PAC file\n\nthe PAC process ended")
-        self._child_text = pac
         reply = json.loads(line)
         if "error" in reply:
-            raise PacError(f"Unable to parse PAC file\n\n{otto_text(str(reply['error']))}")
+            self._child_text = None  # a script that did not compile is sent again with the next question
+            error = str(reply["error"])
+            raise PacError(f"Unable to parse PAC file\n\n{otto_text(error) if self.otto else engine_text(error)}")
+        self._child_text = pac
         return str(reply.get("answer", ""))
 
     async def _running_child(self) -> asyncio.subprocess.Process:

@@ -65,6 +65,19 @@ def test_without_cors_a_preflight_is_matched_like_any_request(simproxy_factory: 
     assert sp.proxy("http://svc.test/x", "OPTIONS", headers=headers)[0] == 502
 
 
+# Scripts that fail, and how each dialect words it: duktape, the engine that runs them, by default;
+# Hoverfly's otto under -compat hoverfly (its functional suite's script among them)
+PAC_ERRORS = [
+    (b"BADPACFILE", (b"ReferenceError: BADPACFILE is not defined (line 1, column 1)",
+                     b"ReferenceError: 'BADPACFILE' is not defined")),
+    (b"function FindProxyForURL(url, host) {\n\t\t\t\t&BADPACFILE&\n\t\t\t}",
+     (b"SyntaxError: unexpected token in expression: '&' (line 2, column 9)",
+      b"(anonymous): Line 2:5 Unexpected token & (and 1 more errors)")),
+    (b"function FindProxyForURL(url, host) {", (b"SyntaxError: unexpected token in expression: '' (line 1, column 9)",
+                                                 b"(anonymous): Line 1:38 Unexpected end of input")),
+]  # fmt: skip
+
+
 def test_pac_file_chooses_the_upstream_proxy(simproxy_factory: Any, upstream: Upstream) -> None:
     relay: Simproxy = simproxy_factory()
     assert relay.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "modify"})[0] == 200
@@ -84,25 +97,20 @@ def test_pac_file_chooses_the_upstream_proxy(simproxy_factory: Any, upstream: Up
     paths = [e["request"]["path"] for e in relay.admin_json("GET", "/api/v2/journal")[1]["journal"]]
     assert paths == ["/via-relay"]
 
-    # a script that does not parse: the error as Hoverfly's JavaScript engine (otto) reports it
+    # a script that does not parse: the error as the JavaScript engine that runs it words it, and where
     assert sp.admin("PUT", "/api/v2/hoverfly/pac", raw=b"function FindProxyForURL(url, host) {")[0] == 200
     status, _, body = sp.proxy(upstream.url("/broken"))
     assert status == 502
-    assert b"Got error: Unable to parse PAC file\n\n(anonymous): Line 1:38 Unexpected end of input" in body
+    assert body.endswith(
+        b"Got error: Unable to parse PAC file\n\nSyntaxError: unexpected token in expression: '' (line 1, column 9)"
+    )
     assert sp.admin_json("GET", "/api/v2/simulation")[1]["data"]["pairs"][-1]["request"]["path"][0]["value"] == (
         "/direct"
     )  # the failed request recorded nothing
-
-    # a name the script never defines is worded as Hoverfly's engine words it (its functional suite)
-    assert sp.admin("PUT", "/api/v2/hoverfly/pac", raw=b"BADPACFILE")[0] == 200
-    status, _, body = sp.proxy(upstream.url("/undefined"))
-    assert status == 502 and body.endswith(b"Unable to parse PAC file\n\nReferenceError: 'BADPACFILE' is not defined")
-    # Hoverfly's functional suite: otto's first error and how many more its recovery ran into
-    bad = b"function FindProxyForURL(url, host) {\n\t\t\t\t&BADPACFILE&\n\t\t\t}"
-    assert sp.admin("PUT", "/api/v2/hoverfly/pac", raw=bad)[0] == 200
-    status, _, body = sp.proxy(upstream.url("/syntax"))
-    assert status == 502
-    assert body.endswith(b"Unable to parse PAC file\n\n(anonymous): Line 2:5 Unexpected token & (and 1 more errors)")
+    for bad, words in PAC_ERRORS:
+        assert sp.admin("PUT", "/api/v2/hoverfly/pac", raw=bad)[0] == 200
+        status, _, body = sp.proxy(upstream.url("/bad"))
+        assert status == 502 and body.endswith(b"Unable to parse PAC file\n\n" + words[0])
 
     assert sp.admin("DELETE", "/api/v2/hoverfly/pac")[:3:2] == (200, b"")
     assert sp.admin("GET", "/api/v2/hoverfly/pac")[0] == 404
@@ -127,3 +135,14 @@ def test_a_pac_script_that_never_returns_fails_its_request_and_blocks_nothing(
     assert status == 502 and b"Unable to parse PAC file" in body and b"more than 5 s" in body
     assert sp.admin("DELETE", "/api/v2/hoverfly/pac")[0] == 200
     assert sp.proxy(upstream.url("/after"))[2] == b"real /after"  # and the next one goes through
+
+
+def test_under_compat_a_failing_pac_script_is_worded_as_hoverflys_engine_words_it(
+    simproxy_factory: Any, upstream: Upstream
+) -> None:
+    sp: Simproxy = simproxy_factory("-compat", "hoverfly")
+    assert sp.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "capture"})[0] == 200
+    for bad, words in PAC_ERRORS:
+        assert sp.admin("PUT", "/api/v2/hoverfly/pac", raw=bad)[0] == 200
+        status, _, body = sp.proxy(upstream.url("/bad"))
+        assert status == 502 and body.endswith(b"Unable to parse PAC file\n\n" + words[1])
