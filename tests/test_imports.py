@@ -15,17 +15,17 @@ ROOT = Path(__file__).resolve().parents[1]
 
 ON_FIRST_USE = frozenset(
     {
-        "aiohttp",  # capture, spy, diff, remote middleware and actions: engine.upstream
-        "faker",  # the templating helper faker: engine.templating
+        "aiohttp",  # capture, spy, diff, remote middleware and actions: engine.outbound.upstream
+        "faker",  # the templating helper faker: engine.templating.engine
         "redis",  # -redis-url or several workers: store.redis
         "jwt",  # -auth: engine.auth
         "bcrypt",  # -auth: engine.auth
-        "cryptography",  # HTTPS interception: engine.certs (and jwt)
+        "cryptography",  # HTTPS interception: engine.server.certs (and jwt)
         "jsonschema",  # simulation uploads and -import: admin.simfile
-        "lxml",  # xpath matchers and templating helpers: engine.matchers_xml
+        "lxml",  # xpath matchers and templating helpers: engine.gocompat.xpath
         "jsonpath_ng",  # jsonpath matchers and templating helpers: engine.gocompat.jsonpath_k8s
         "prometheus_client",  # GET /metrics: admin.metrics
-        "pypac",  # PAC files, in their own child process: engine.pac_child
+        "pypac",  # PAC files, in their own child process: engine.outbound.pac_child
         "dukpy",  # the JavaScript engine under pypac
     }
 )
@@ -57,7 +57,7 @@ def test_a_one_worker_start_imports_no_package_of_an_optional_feature() -> None:
         "simproxy.engine.server.listener",
     } <= modules  # the start path itself did load
     assert _packages(modules) & ON_FIRST_USE == set()
-    assert "simproxy.engine.gocompat.ottosyntax" not in modules  # PAC files' syntax check: engine.outbound.pac
+    assert "simproxy.engine.gocompat.ottosyntax" not in modules  # otto's words, -compat hoverfly only
 
 
 def test_the_command_line_alone_imports_neither_the_server_nor_the_engine() -> None:
