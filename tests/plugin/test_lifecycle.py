@@ -49,6 +49,8 @@ def test_no_simproxy_outlives_a_pytest_that_is_killed_or_interrupted(
             stdout=output,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # a signal for it is not one for this process
+            # a suite started in the background inherits SIGINT ignored, and so would this pytest
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         server: dict[str, Any] = {}
         try:
