@@ -102,7 +102,7 @@ def test_a_fleet_shows_each_workers_faults_to_every_instance_hoverflys_dialect_t
 ) -> None:
     """Hoverfly has no faults and its dialect refuses them at import; but an instance in it that
     shares a store with one in the spec's serves the faults of the simulation stored there (as
-    its export shows them), and its journal says so too. Entries without a fault are as ever."""
+    its export shows them), and its journal says so too. An entry without a fault has no fault field."""
     shared = ("-redis-url", redis_server.url, "-redis-prefix", "fault-journal:")
     spec: Simproxy = simproxy_factory(*shared, "-workers", "2")
     hoverfly: Simproxy = simproxy_factory(*shared, "-compat", "hoverfly")
@@ -121,4 +121,7 @@ def test_a_fleet_shows_each_workers_faults_to_every_instance_hoverflys_dialect_t
     for reader in (spec, hoverfly):
         entries = journal(reader)
         assert faults(entries) == [("/reset", 200, RESET)] * (len(entries) - 1) + [("/plain", 200, None)]
-        assert list(entries[-1]["response"]) == ["status", "body", "encodedBody"]
+        # no fault field; the Content-Length Hoverfly's handler sets is journaled, as Hoverfly journals it
+        plain = entries[-1]["response"]
+        assert list(plain) == ["status", "body", "encodedBody", "headers"]
+        assert plain["headers"] == {"Content-Length": ["2"]}
