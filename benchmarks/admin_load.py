@@ -25,7 +25,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchmarks.e2e import Server, simproxy_server
+from benchmarks.servers import Server, simproxy_server
 
 INTERVAL = 0.005
 """Seconds between two proxied requests."""

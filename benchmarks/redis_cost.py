@@ -26,7 +26,8 @@ from typing import Any
 
 import redis
 
-from benchmarks.e2e import Server, _loadgen, _wrk, ceiling_server, prepare, simproxy_server
+from benchmarks.e2e import _loadgen, _wrk
+from benchmarks.servers import Server, ceiling_server, prepare, simproxy_server
 from benchmarks.workloads import Request, Workload
 from benchmarks.workloads import workloads as e2e_workloads
 from simproxy.admin.redisserver import RedisServer, free_port

@@ -27,8 +27,8 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from benchmarks.e2e import ROOT, Server, lua_script, prepare, request_text
 from benchmarks.procs import cpu_seconds, descendants
+from benchmarks.servers import ROOT, Server, lua_script, prepare, request_text
 from benchmarks.workloads import Workload
 
 

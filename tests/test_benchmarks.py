@@ -95,10 +95,10 @@ def test_side_by_side_compare_measures_both_servers_in_the_same_rounds(capsys: p
 def test_side_by_side_as_web_servers_sends_origin_form_requests(capsys: pytest.CaptureFixture[str]) -> None:
     """``--webserver``: simproxy with ``-webserver`` and origin-form requests (Hoverfly's web server
     tries to forward an absolute URI), checked on both servers before the rounds."""
-    from benchmarks import e2e
+    from benchmarks import e2e, servers
 
     w1 = e2e.as_webserver(e2e.workloads()["W1"])
-    assert e2e.request_text(w1.requests[0]).startswith("GET /hello HTTP/1.1\r\nHost: api.bench.test\r\n")
+    assert servers.request_text(w1.requests[0]).startswith("GET /hello HTTP/1.1\r\nHost: api.bench.test\r\n")
     assert w1.simproxy_flags() == ("-webserver",)
     other = f"{sys.executable} -I -m simproxy -webserver -ap {{admin}} -pp {{proxy}}"
     argv = ["--workloads", "W1", "--seconds", "1", "--rounds", "1", "--loadgen", "python", "--connections", "4"]
