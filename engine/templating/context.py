@@ -10,15 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from simproxy.engine.templating.csv_store import CsvTables
 from simproxy.engine.templating.values import MISSING, GoFunc, GoStruct, StrList, StructFields
 from simproxy.engine.wire.hot import hot_value
 from simproxy.engine.wire.request import RequestDetails
-
-if TYPE_CHECKING:
-    from simproxy.engine.templating.engine import Variables
 
 
 class JournalEntryView(Protocol):
@@ -31,6 +28,19 @@ class JournalEntryView(Protocol):
 
 class JournalLookup(Protocol):
     def lookup(self, index: str, key: str) -> JournalEntryView | None: ...
+
+
+class VariableValues(Protocol):
+    """A simulation's variables (engine/templating/engine.py's ``Variables``), as a render reads them."""
+
+    @property
+    def entries(self) -> tuple[Any, ...]:
+        """The variables; none: nothing to compute."""
+        ...
+
+    def evaluate(self, rt: RenderState) -> dict[str, Any]:
+        """Each variable's value for this render (``Vars.<name>``)."""
+        ...
 
 
 class NoJournal:
@@ -46,7 +56,7 @@ class RenderContext:
     state: Mapping[str, str]
     literals: Mapping[str, Any]
     """Literal name to its JSON value."""
-    variables: Variables
+    variables: VariableValues
     csv: CsvTables
     """Mutated in place by the write helpers."""
     journal: JournalLookup
