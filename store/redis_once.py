@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -22,9 +22,6 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from simproxy.store.base import JournalItem
 from simproxy.store.batches import BatchId
 from simproxy.store.errors import WriteUnconfirmed
-
-if TYPE_CHECKING:
-    from simproxy.store.redis import RedisStore
 
 LOST = (RedisConnectionError, RedisTimeoutError, OSError)
 """What a call whose reply may be lost raises: the server may have run it, or may run it later."""
@@ -103,11 +100,39 @@ async def write_outcome(
         await asyncio.sleep(LOOKUP_INTERVAL)
 
 
+class BatchedWrites(Protocol):
+    """What a batch writes through: ``RedisStore``'s writes, each taking the batch's id."""
+
+    async def add_counters(self, counts: Mapping[str, int], batch: BatchId | None = None) -> None: ...
+
+    async def cache_put(self, entries: Mapping[str, bytes], capacity: int, batch: BatchId | None = None) -> None: ...
+
+    async def journal_append(
+        self,
+        entries: Sequence[JournalItem],
+        index_keys: Mapping[str, Mapping[str, str]],
+        limit: int,
+        batch: BatchId | None = None,
+    ) -> None: ...
+
+    async def logs_append(self, records: Sequence[bytes], limit: int, batch: BatchId | None = None) -> None: ...
+
+    async def metrics_add(
+        self,
+        instance: str,
+        increments: Mapping[str, float],
+        traffic: tuple[int, Mapping[str, float]] | None = None,
+        *,
+        resumed: bool = False,
+        batch: BatchId | None = None,
+    ) -> bool: ...
+
+
 @dataclass(frozen=True, slots=True)
 class RedisBatch:
     """The writes of one batch on a ``RedisStore``: each kind applied at most once (``scripts.BATCH``)."""
 
-    store: RedisStore
+    store: BatchedWrites
     id: BatchId
 
     async def add_counters(self, counts: Mapping[str, int]) -> None:
