@@ -4,8 +4,8 @@
 storing rules (§6.5, §10.2): the first recording wins, or ``overwriteDuplicate`` replaces it, or
 ``stateful`` turns identical requests into a ``sequence:<n>`` walk. ``Captures`` writes them into
 the shared simulation with a compare-and-set, so captures from many workers and pods are each
-stored once and sequences are numbered without gaps. ``CaptureMode`` is the mode; spy mode
-captures its misses through ``Captures`` too.
+stored once and sequences are numbered without gaps. The mode is ``CaptureMode``
+(engine/modes/capture_mode.py); spy mode captures its misses through ``Captures`` too.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 import orjson
 
 from simproxy.engine.errors import CaptureConflict
 from simproxy.engine.fleet.cas import until_written
-from simproxy.engine.fleet.config import DEFAULT_MAX_PAIRS, Mode, ModeArguments
+from simproxy.engine.fleet.config import DEFAULT_MAX_PAIRS, ModeArguments
 from simproxy.engine.outbound.upstream import UpstreamResponse
 from simproxy.engine.simulation.codec import decode_simulation, storage_simulation
 from simproxy.engine.simulation.importing import request_key, sequence_starts
@@ -36,12 +36,10 @@ from simproxy.engine.simulation.model import (
     Simulation,
 )
 from simproxy.engine.wire.request import RequestDetails
-from simproxy.engine.wire.response import Wire
-from simproxy.store import StoreError, WriteEffects
+from simproxy.store import WriteEffects
 
 if TYPE_CHECKING:
-    from simproxy.engine.fleet.runtime import Runtime, Snapshot
-    from simproxy.engine.modes.base import Kit
+    from simproxy.engine.fleet.runtime import Runtime
 
 CAPTURE_ATTEMPTS = 50
 
@@ -246,32 +244,3 @@ class Captures:
         if await store.write_document("simulation", body, version, effects) is None:
             return None
         return added
-
-
-class CaptureMode:
-    """Every request goes to the real service (through request middleware, when set); the pair it
-    makes with the response is stored before the response is sent (Hoverfly, §7.1)."""
-
-    name: ClassVar[Mode] = Mode.CAPTURE
-    runs_actions: ClassVar[bool] = False
-
-    def __init__(self, kit: Kit) -> None:
-        self.forwarder = kit.forwarder
-        self.captures = kit.captures
-
-    async def handle(self, snap: Snapshot, req: RequestDetails) -> Wire:
-        args = snap.config.args(Mode.CAPTURE)
-        sent = await self.forwarder.through(snap, req, Mode.CAPTURE)
-        if isinstance(sent, Wire):
-            return sent
-        req, resp = sent
-        try:
-            await self.captures.add(captured_pair(req, resp, args), args)
-        except (StoreError, CaptureConflict) as exc:
-            log.error(SAVE_CONTEXT, extra={"fields": {"error": str(exc), "mode": "capture"}})
-            return self.forwarder.failure(SAVE_CONTEXT, str(exc))
-        log.info(
-            "request and response captured",
-            extra={"fields": {"mode": "capture", "destination": req.destination, "path": req.path}},
-        )
-        return self.forwarder.wire(resp)

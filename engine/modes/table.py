@@ -8,7 +8,7 @@ from types import MappingProxyType
 
 from simproxy.engine.fleet.config import Mode
 from simproxy.engine.modes.base import Kit, ProxyMode
-from simproxy.engine.modes.capture import CaptureMode
+from simproxy.engine.modes.capture_mode import CaptureMode
 from simproxy.engine.modes.diff import DiffMode
 from simproxy.engine.modes.modify import ModifyMode, SynthesizeMode
 from simproxy.engine.modes.simulate import SimulateMode, SpyMode
