@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from simproxy.engine.templating.values import (
     MISSING,
@@ -22,9 +22,6 @@ from simproxy.engine.templating.values import (
     to_str,
     truthy,
 )
-
-if TYPE_CHECKING:
-    from simproxy.engine.templating.render import BlockNode, Program
 
 MAX_DEPTH = 64
 """Programs rendered inside each other; past this the render fails (Go would overflow its stack)."""
@@ -39,6 +36,25 @@ GO_TYPES = MappingProxyType(
         "any": "interface {}",
     }
 )
+
+
+class ProgramNode(Protocol):
+    """A program of the render tree (engine/templating/render.py's ``Program``)."""
+
+    @property
+    def block_params(self) -> tuple[str, ...] | None: ...
+
+    def render(self, scope: Scope) -> str: ...
+
+
+class OpenBlock(Protocol):
+    """A block being rendered (``BlockNode`` and its specialised kinds): what helpers inside it render."""
+
+    @property
+    def program(self) -> ProgramNode | None: ...
+
+    @property
+    def inverse(self) -> ProgramNode | None: ...
 
 
 class DataFrame:
@@ -89,7 +105,7 @@ class Scope:
         self.ctx: list[Any] = [root]
         self.data = DataFrame(None)
         self.bparams: list[dict[str, Any]] = []
-        self.blocks: list[BlockNode] = []
+        self.blocks: list[OpenBlock] = []
         self.depth = 0
         self.func_expr: Any = None
         self.memo: dict[int, str] = {}
@@ -189,7 +205,7 @@ def eval_hash(scope: Scope, pairs: tuple[tuple[str, Any], ...]) -> dict[str, Any
     return found
 
 
-def eval_program(scope: Scope, program: Program, ctx: Any, data: DataFrame | None, key: Any) -> str:
+def eval_program(scope: Scope, program: ProgramNode, ctx: Any, data: DataFrame | None, key: Any) -> str:
     """raymond's ``evalProgram``: block params, context and data frame around one program."""
     names = program.block_params
     if names:
