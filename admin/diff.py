@@ -17,7 +17,7 @@ from simproxy.admin.jsonbody import INVALID_JSON, not_json
 from simproxy.admin.responses import empty_response, json_response, services
 from simproxy.admin.services import Services
 from simproxy.admin.views import get_field
-from simproxy.engine.gocompat.gojson import unmarshal_error
+from simproxy.engine.gocompat.gojson import unmarshal_error, unmarshal_kind
 
 if TYPE_CHECKING:
     from simproxy.engine.modes.diff_report import DiffGroup
@@ -67,7 +67,7 @@ def parse_filter(body: bytes) -> tuple[list[str], list[str]]:
     if doc is None:
         return [], []
     if not isinstance(doc, dict):
-        raise BadRequest(f"json: cannot unmarshal {_kind(doc)} into Go value of type {_FILTER}")
+        raise BadRequest(f"json: cannot unmarshal {unmarshal_kind(doc)} into Go value of type {_FILTER}")
     headers, fields = (_strings(get_field(doc, name), name) for name in _FIELDS)
     return headers, fields
 
@@ -77,20 +77,8 @@ def _strings(value: Any, name: str) -> list[str]:
         return []
     where = f"Go struct field {_FILTER.split('.')[1]}.{name}"
     if not isinstance(value, list):
-        raise BadRequest(f"json: cannot unmarshal {_kind(value)} into {where} of type []string")
+        raise BadRequest(f"json: cannot unmarshal {unmarshal_kind(value)} into {where} of type []string")
     for item in value:
         if item is not None and not isinstance(item, str):
-            raise BadRequest(f"json: cannot unmarshal {_kind(item)} into {where} of type string")
+            raise BadRequest(f"json: cannot unmarshal {unmarshal_kind(item)} into {where} of type string")
     return ["" if item is None else item for item in value]  # null leaves Go's zero value
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"

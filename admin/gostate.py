@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from simproxy.admin.errors import BadRequest
-from simproxy.engine.gocompat.gojson import InvalidJSON, decoder_value_end, unmarshal_error
+from simproxy.engine.gocompat.gojson import InvalidJSON, decoder_value_end, unmarshal_error, unmarshal_kind
 
 
 def go_state(body: bytes, *, stream: bool) -> Any:
@@ -37,30 +37,22 @@ def go_state(body: bytes, *, stream: bool) -> Any:
 def state_of_view(value: Any, *, stream: bool) -> dict[str, str] | None:
     """``StateView.State`` of a decoded value, or a ``BadRequest`` with Go's type error."""
     if not isinstance(value, dict):
-        raise BadRequest(f"json: cannot unmarshal {_kind(value)} into Go value of type v2.StateView")
+        raise BadRequest(f"json: cannot unmarshal {unmarshal_kind(value)} into Go value of type v2.StateView")
     struct = "StateView" if stream else ""
     state = value.get("state")
     if state is None:
         return None
     if not isinstance(state, dict):
         raise BadRequest(
-            f"json: cannot unmarshal {_kind(state)} into Go struct field {struct}.state of type map[string]string"
+            f"json: cannot unmarshal {unmarshal_kind(state)} into Go struct field {struct}.state"
+            " of type map[string]string"
         )
     out: dict[str, str] = {}
     for key, item in state.items():
         if item is not None and not isinstance(item, str):
             raise BadRequest(
-                f"json: cannot unmarshal {_kind(item)} into Go struct field {struct}.state.{key} of type string"
+                f"json: cannot unmarshal {unmarshal_kind(item)} into Go struct field {struct}.state.{key}"
+                " of type string"
             )
         out[str(key)] = item or ""
     return out
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"

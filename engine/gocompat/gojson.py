@@ -128,6 +128,18 @@ def go_string(text: str) -> str:
 _HTML = re.compile("[<>&\u2028\u2029]")
 
 
+def unmarshal_kind(value: JSON) -> str:
+    """The kind Go's ``UnmarshalTypeError`` names for a decoded JSON value: ``bool``, ``number``,
+    ``string``, ``array`` or ``object``."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
 def go_html_escape(encoded: str) -> str:
     """JSON text another encoder wrote, with what Go's encoder escapes besides: ``<``, ``>``, ``&``
     and U+2028/U+2029 as ``\\u`` escapes (outside strings none of them can occur)."""
