@@ -155,9 +155,9 @@ class Compiler:
             if self.strict:
                 self.check(spec, expr)
             self.note(spec, expr)
-            typed = not all(kind == "any" for kind in spec.types)
-            if self.specialise and typed and fast.TypedCall.accepts(spec, params):
-                return fast.TypedCall(spec, params, hash_)
+            typed = fast.TypedCall.of(spec, params, hash_) if self.specialise else None
+            if typed is not None:
+                return typed
             return render.HelperExpr(spec, params, hash_)
         head = expr.head
         if isinstance(head, syntax.PathExpr):

@@ -119,38 +119,42 @@ def _to_text(value: Any) -> Any:
 class TypedCall:
     """A helper call whose argument count matches the helper's fixed parameter kinds."""
 
-    __slots__ = ("converters", "fixed", "hash", "name", "params", "run", "spec")
+    __slots__ = ("converters", "hash", "name", "params", "run", "spec")
 
-    def __init__(self, spec: HelperSpec, params: tuple[Any, ...], hash_: tuple[tuple[str, Any], ...]) -> None:
+    def __init__(
+        self,
+        spec: HelperSpec,
+        params: tuple[Any, ...],
+        hash_: tuple[tuple[str, Any], ...],
+        converters: tuple[Converter | None, ...],
+    ) -> None:
         self.spec = spec
         self.name = spec.name
         self.run = spec.run
         self.params = params
         self.hash = hash_
+        self.converters = converters
+
+    @classmethod
+    def of(cls, spec: HelperSpec, params: tuple[Any, ...], hash_: tuple[tuple[str, Any], ...]) -> TypedCall | None:
+        """The call with one converter per argument (a literal's converted already), or None when it
+        does not have this shape: a variadic helper, one of any kinds only, another argument count,
+        or a literal that does not convert (the general node fails the render for it)."""
+        if spec.variadic or len(params) != len(spec.types) or all(kind == "any" for kind in spec.types):
+            return None
         converters: list[Converter | None] = []
         for i, (kind, param) in enumerate(zip(spec.types, params, strict=True)):
             convert = converter(kind, i, spec.name)
             if convert is not None and param.__class__ is Const:
-                fixed = convert(param.value)  # the compiler only builds this when it converts
+                try:
+                    fixed = convert(param.value)
+                except RenderFailure:
+                    return None
+                if fixed is NIL:
+                    return None
                 convert = None if fixed is param.value else _constant(fixed)
             converters.append(convert)
-        self.converters = tuple(converters)
-
-    @staticmethod
-    def accepts(spec: HelperSpec, params: tuple[Any, ...]) -> bool:
-        """Whether the call has this shape: fixed kinds, their count, and literals that convert."""
-        if spec.variadic or len(params) != len(spec.types):
-            return False
-        for i, (kind, param) in enumerate(zip(spec.types, params, strict=True)):
-            convert = converter(kind, i, spec.name)
-            if convert is None or param.__class__ is not Const:
-                continue
-            try:
-                if convert(param.value) is NIL:
-                    return False
-            except RenderFailure:
-                return False
-        return True
+        return cls(spec, params, hash_, tuple(converters))
 
     def eval(self, scope: Scope) -> Any:
         params = [param.eval(scope) for param in self.params]
