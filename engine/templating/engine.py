@@ -295,10 +295,8 @@ class TemplateEngine:
         assert program is not None
         compiler.finish()
         usage = compiler.usage
-        parts = program.parts
-        constant = None
-        if not parts or (len(parts) == 1 and parts[0].__class__ is str):
-            constant = RenderResult(parts[0] if parts else "", True, None, ())
+        alone = program.text_alone()
+        constant = None if alone is None else RenderResult(alone, True, None, ())
         return Template(
             usage.state, usage.csv, usage.writes_csv, usage.journal, text, program, self, direct_text(program), constant
         )

@@ -182,7 +182,7 @@ class ConditionBlock(BlockNode):
         super().__init__(None, True, program, inverse)
         self.negate = negate
         self.param = param
-        self.texts = (_text_only(inverse), _text_only(program))
+        self.texts = tuple("" if branch is None else branch.text_alone() for branch in (inverse, program))
         """Each branch's text when it is text alone (the inverse first), else None."""
 
     def render(self, scope: Scope) -> str:
@@ -195,15 +195,6 @@ class ConditionBlock(BlockNode):
             text = branch.render(scope) if branch is not None else ""
         scope.blocks.pop()
         return text
-
-
-def _text_only(program: Program | None) -> str | None:
-    if program is None:
-        return ""
-    parts = program.parts
-    if not parts:
-        return ""
-    return parts[0] if len(parts) == 1 and parts[0].__class__ is str else None
 
 
 class EachBlock(BlockNode):

@@ -44,6 +44,13 @@ class Program:
         self.parts = parts
         self.block_params = block_params
 
+    def text_alone(self) -> str | None:
+        """What the program renders when it is text alone ("" for none), else None."""
+        parts = self.parts
+        if not parts:
+            return ""
+        return parts[0] if len(parts) == 1 and parts[0].__class__ is str else None
+
     def render(self, scope: Scope) -> str:
         scope.depth += 1
         if scope.depth > MAX_DEPTH:
