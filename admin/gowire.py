@@ -22,18 +22,12 @@ from typing import Any
 from sanic import Request
 from sanic.response import BaseHTTPResponse, HTTPResponse
 
+from simproxy.engine.wire.golayout import BUFFERED
 from simproxy.engine.wire.request import canonical_header
-
-GO_BUFFER = 2048
-"""Bytes Go's server holds before it sends the headers: a longer body is sent chunked."""
+from simproxy.engine.wire.response import bodyless
 
 _SERVER_SET = frozenset({"content-length", "transfer-encoding", "connection", "alt-svc", "content-type", "date"})
 """Headers Sanic adds to every answer (or the type, which is placed apart): never the handler's."""
-
-
-def _has_body(status: int) -> bool:
-    """Go's rule (and HTTP's): no body, so no length nor type, on 1xx, 204 and 304."""
-    return not (100 <= status < 200 or status in (204, 304))
 
 
 class SniffedTypeResponse(HTTPResponse):
@@ -59,7 +53,7 @@ class GoWireResponse(HTTPResponse):
         ``Content-Length``, then the sniffed type, ``Connection: close``, ``Transfer-Encoding``."""
         headers = self.headers
         content_type = headers.get("content-type") or self.content_type
-        if not _has_body(self.status) or (self.sniffed and not self.body):
+        if bodyless(self.status) or (self.sniffed and not self.body):
             content_type = None
         own = [
             (canonical_header(name), str(value)) for name, value in headers.items() if name.lower() not in _SERVER_SET
@@ -81,9 +75,9 @@ class GoWireResponse(HTTPResponse):
         return iter(lines)
 
     async def send(self, data: Any = None, end_stream: bool | None = None) -> None:
-        """Send the answer; a body over ``GO_BUFFER`` bytes goes as one chunk and the last chunk."""
+        """Send the answer; a body over ``BUFFERED`` bytes goes as one chunk and the last chunk."""
         body = self.body or b""
-        if not data and end_stream and len(body) > GO_BUFFER and _has_body(self.status):
+        if not data and end_stream and len(body) > BUFFERED and not bodyless(self.status):
             self.body = b""  # Sanic would otherwise take the whole body as a sized answer
             await super().send(body, end_stream=False)
             await super().send(b"", end_stream=True)

@@ -26,6 +26,7 @@ from simproxy.engine.wire.response import (
     RenderedResponse,
     Wire,
     WireShape,
+    bodyless,
     check_headers,
     journal_parts,
     status_line,
@@ -104,7 +105,7 @@ def frame(status: int, block: dict[str, list[str]], body: bytes) -> tuple[bytes,
     """(head, tail, body as framed, keep the connection, the map has its own ``Date``) for a handler
     that sets ``block`` and writes ``body`` in one write, as Go's server (``chunkWriter.writeHeader``)
     turns them into bytes; ``block`` is consumed."""
-    bodyless = status < 200 or status in (204, 304)
+    no_body = bodyless(status)
     te = _first(block, "Transfer-Encoding")
     declared: int | None = None
     if "Content-Length" in block:
@@ -114,12 +115,12 @@ def frame(status: int, block: dict[str, list[str]], body: bytes) -> tuple[bytes,
         else:
             del block["Content-Length"]  # Go logs an invalid length and drops it
     # the body's one write: refused for a status without a body, and when longer than declared
-    written = b"" if bodyless or (declared is not None and len(body) > declared) else body
+    written = b"" if no_body or (declared is not None and len(body) > declared) else body
     tail: list[bytes] = []
-    computed = not te and not bodyless and declared is None and len(written) <= BUFFERED
+    computed = not te and not no_body and declared is None and len(written) <= BUFFERED
     if computed:
         tail.append(b"Content-Length: %d\r\n" % len(written))
-    if bodyless:
+    if no_body:
         for name in ("Content-Type", "Content-Length", "Transfer-Encoding") if status == 304 else ("Content-Length",):
             block.pop(name, None)
     elif "Content-Type" not in block and not _first(block, "Content-Encoding") and not te and written:
@@ -130,9 +131,9 @@ def frame(status: int, block: dict[str, list[str]], body: bytes) -> tuple[bytes,
         block.pop("Content-Length", None)
         has_length = False
     chunked = keep_alive = False
-    if bodyless or has_length:
+    if no_body or has_length:
         block.pop("Transfer-Encoding", None)
-        keep_alive = bodyless or declared is None or declared == len(body)
+        keep_alive = no_body or declared is None or declared == len(body)
     elif te == "identity":
         block.pop("Transfer-Encoding", None)  # the end of the body is the end of the connection
     else:

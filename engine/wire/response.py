@@ -20,9 +20,13 @@ from simproxy.engine.wire.request import canonical_header
 # Go's http.StatusText, which writes the status line Hoverfly's clients see; Python's phrases
 # differ in two places, and Go names an unknown code "status code N".
 _REASONS = {s.value: s.phrase for s in HTTPStatus} | {414: "Request URI Too Long", 418: "I'm a teapot"}
-_BODYLESS = frozenset({204, 304})
 _NOT_SNIFFED = frozenset({"content-type", "content-encoding", "transfer-encoding"})
 """Go's server sniffs a body's type only when the handler set none of these."""
+
+
+def bodyless(status: int) -> bool:
+    """No body, and so neither length nor type, goes with this status: 1xx, 204 and 304."""
+    return status < 200 or status == 204 or status == 304
 
 
 def status_line(status: int) -> bytes:
@@ -130,16 +134,16 @@ def _sniffed_line(body: bytes) -> bytes:
 
 def _render(resp: Response, *, canonical: bool, pair: str, journal: bytes | None) -> Wire:
     lower = {name.lower() for name, _ in resp.headers}
-    bodyless = resp.status in _BODYLESS or resp.status < 200
+    no_body = bodyless(resp.status)
     chunked = (
-        not bodyless
+        not no_body
         and "transfer-encoding" in lower
         and any("chunked" in v.lower() for n, vs in resp.headers if n.lower() == "transfer-encoding" for v in vs)
     )
     lines = _head_lines(resp, canonical, chunked=chunked)
     body = resp.body
     keep_alive = True
-    if bodyless:
+    if no_body:
         body = b""  # Go's server refuses a body here (ErrBodyNotAllowed) and sends no length
     elif chunked:
         body = (f"{len(body):x}\r\n".encode() + body + b"\r\n" if body else b"") + b"0\r\n\r\n"
@@ -183,7 +187,7 @@ def chunked_instead(wire: Wire, *, always: bool = False) -> Wire:
     client inside a tunnel would read a broken answer. ``always`` (``-compat hoverfly``): chunked
     whatever its length, and the connection closed after it, as Hoverfly sends every tunnelled answer."""
     lines = wire.head.split(b"\r\n")
-    if always and (wire.status in _BODYLESS or wire.status < 200):
+    if always and bodyless(wire.status):
         return replace(wire, keep_alive=False)  # a status without a body is not chunked either
     if always:
         if any(line[:18].lower() == b"transfer-encoding:" for line in lines):
@@ -265,7 +269,7 @@ def wire_shape(resp: Response, path: str, pair: str = "", *, webserver: bool = F
     (a status without a body, a declared ``Content-Length`` or ``Transfer-Encoding``), or a header
     would be refused (``render_wire`` then says why)."""
     lower = {name.lower() for name, _ in resp.headers}
-    if resp.status in _BODYLESS or resp.status < 200 or lower & {"content-length", "transfer-encoding"}:
+    if bodyless(resp.status) or lower & {"content-length", "transfer-encoding"}:
         return None
     try:
         check_headers(resp, path)
