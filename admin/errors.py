@@ -1,6 +1,6 @@
 """Admin-layer errors: each carries the HTTP status it is answered with.
 
-Handlers raise these; one error handler in admin/api.py renders them as ``{"error": "..."}``
+Handlers raise these; one error handler in admin/api/app.py renders them as ``{"error": "..."}``
 with ``Content-Type: application/json``. Engine and store errors are mapped in that handler.
 """
 

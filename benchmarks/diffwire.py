@@ -25,7 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from simproxy.admin.redisserver import free_port
+from simproxy.admin.process.redisserver import free_port
 
 TIMEOUT = 15.0
 """Longest wait for one answer (the longest delay a mined simulation asks for is below it)."""

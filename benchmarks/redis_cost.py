@@ -30,7 +30,7 @@ from benchmarks.e2e import _loadgen, _wrk
 from benchmarks.servers import Server, ceiling_server, prepare, simproxy_server
 from benchmarks.workloads import Request, Workload
 from benchmarks.workloads import workloads as e2e_workloads
-from simproxy.admin.redisserver import RedisServer, free_port
+from simproxy.admin.process.redisserver import RedisServer, free_port
 
 SETTLE = 1.5
 """Seconds counted after the load stops: the worker's buffered writes about it come within them."""

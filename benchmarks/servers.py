@@ -26,7 +26,7 @@ from typing import Any
 
 from benchmarks.procs import listeners
 from benchmarks.workloads import Request, Workload
-from simproxy.admin.redisserver import free_port
+from simproxy.admin.process.redisserver import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 

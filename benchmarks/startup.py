@@ -48,8 +48,8 @@ from pathlib import Path
 
 from benchmarks.procs import descendants
 from simproxy.admin.command import COMMAND
-from simproxy.admin.listeners import Endpoint
-from simproxy.admin.redisserver import free_port
+from simproxy.admin.process.listeners import Endpoint
+from simproxy.admin.process.redisserver import free_port
 from simproxy.engine.execution.lifeline import start_time
 
 ROOT = Path(__file__).resolve().parents[1]

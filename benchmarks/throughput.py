@@ -34,7 +34,7 @@ from pathlib import Path
 
 from benchmarks.procs import cpu_seconds, listeners
 from simproxy.admin.command import COMMAND
-from simproxy.admin.redisserver import free_port
+from simproxy.admin.process.redisserver import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 STUB = {

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from benchmarks import matching
-from simproxy.admin.simfile import validate
+from simproxy.admin.api.simfile import validate
 from simproxy.engine.matching.registry import MatcherRegistry
 from simproxy.engine.matching.scoring import compile_simulation
 from simproxy.engine.simulation.codec import decode_simulation

@@ -49,10 +49,10 @@ def test_importing_simproxy_loads_neither_the_client_nor_the_engine() -> None:
 
 
 def test_a_one_worker_start_imports_no_package_of_an_optional_feature() -> None:
-    modules = _modules_after("simproxy.admin.cli", "simproxy.admin.server", "simproxy.admin.api")
+    modules = _modules_after("simproxy.admin.process.cli", "simproxy.admin.process.server", "simproxy.admin.api.app")
     assert {
-        "simproxy.admin.server",
-        "simproxy.admin.api",
+        "simproxy.admin.process.server",
+        "simproxy.admin.api.app",
         "simproxy.engine.server.protocol",
         "simproxy.engine.server.listener",
     } <= modules  # the start path itself did load
@@ -62,12 +62,12 @@ def test_a_one_worker_start_imports_no_package_of_an_optional_feature() -> None:
 
 def test_the_command_line_alone_imports_neither_the_server_nor_the_engine() -> None:
     """``-help``, ``-version`` and usage errors are answered without loading the request path."""
-    modules = _modules_after("simproxy.admin.cli")
+    modules = _modules_after("simproxy.admin.process.cli")
     assert (
         modules
         & {
-            "simproxy.admin.server",
-            "simproxy.admin.api",
+            "simproxy.admin.process.server",
+            "simproxy.admin.api.app",
             "simproxy.engine.server.protocol",
             "simproxy.engine.modes.dispatch",
             "simproxy.store.redis",
@@ -90,6 +90,6 @@ def test_the_redis_store_is_still_importable_from_the_store_package() -> None:
 def test_the_admin_client_loads_no_event_loop_nor_any_store() -> None:
     """``from simproxy import Client`` in a test or script: the standard library's HTTP and the error
     tree, nothing of the server (asyncio comes with aiohttp, for ``AsyncClient``, on first use)."""
-    modules = _modules_after("simproxy", "simproxy.admin.client")
+    modules = _modules_after("simproxy", "simproxy.admin.kit.client")
     assert {"asyncio", "aiohttp", "simproxy.store.memory", "simproxy.store.redis"} & modules == set()
     assert not any(name.startswith("simproxy.engine") for name in modules)

@@ -107,6 +107,65 @@ def test_engine_rooms_import_downwards() -> None:
     assert offenders == set()
 
 
+# admin's rooms and what each may import of simproxy: the foundation (settings, errors, command)
+# sits beneath them all; the testing kit drives a server over HTTP and imports none of it
+ADMIN_ROOMS = {
+    "foundation": {"foundation", "engine", "store"},
+    "dashboard": {"dashboard", "foundation"},
+    "api": {"api", "dashboard", "foundation", "engine", "store"},
+    "process": {"process", "api", "dashboard", "foundation", "engine", "store"},
+    "kit": {"kit", "command", "store.errors", "engine.execution.lifeline"},
+    "simproxy": {"simproxy", "kit", "process"},
+}
+"""``store.errors`` (the root of the one error tree) and ``engine.execution.lifeline`` (a child's
+parent-death signal) are the kit's two leaves from below: neither loads anything else of the server."""
+ADMIN_FOUNDATION = {"settings", "errors", "command", "__init__"}
+
+
+def _admin_room(parts: tuple[str, ...]) -> str:
+    """``admin/api/state.py`` and ``admin.api.state`` are in ``api``; ``admin/settings.py`` in the foundation."""
+    name = parts[1].removesuffix(".py") if len(parts) > 1 else "__init__"
+    return "foundation" if name in ADMIN_FOUNDATION else name
+
+
+_LEAVES = frozenset({"store.errors", "engine.execution.lifeline"})
+
+
+def _admin_targets(path: Path) -> set[str]:
+    """What a file in admin/ imports of simproxy: admin rooms (``command`` and ``simproxy`` named
+    apart), ``engine`` and ``store`` (``_LEAVES`` by their own names)."""
+    found = set()
+    for module in _modules(path):
+        if module != "simproxy" and not module.startswith("simproxy."):
+            continue
+        name = _unprefixed(module)
+        parts = tuple(name.split("."))
+        if module == "simproxy":
+            found.add("simproxy")
+        elif name in _LEAVES:
+            found.add(name)
+        elif parts[0] == "admin":
+            found.add("command" if parts[1:2] == ("command",) else _admin_room(parts))
+        else:
+            found.add(parts[0])
+    return found
+
+
+def test_every_admin_module_has_a_room() -> None:
+    rooms = {_admin_room(path.relative_to(ROOT).parts) for path in (ROOT / "admin").rglob("*.py")}
+    assert rooms == set(ADMIN_ROOMS)
+
+
+def test_admin_rooms_import_what_their_floor_allows() -> None:
+    offenders = set()
+    for path in (ROOT / "admin").rglob("*.py"):
+        room = _admin_room(path.relative_to(ROOT).parts)
+        allowed = ADMIN_ROOMS[room] | {"command"} | (_LEAVES if room != "kit" else set())
+        for target in _admin_targets(path) - allowed:
+            offenders.add(f"{path.relative_to(ROOT)} imports {target}")
+    assert offenders == set()
+
+
 @pytest.mark.parametrize("module", sorted(HOMES))
 def test_third_party_packages_stay_in_their_home(module: str) -> None:
     users = {

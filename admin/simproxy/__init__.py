@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from simproxy.admin.client import ApiError, AsyncClient, Client, ClientError, ServerUnreachable, pair
+    from simproxy.admin.kit.client import ApiError, AsyncClient, Client, ClientError, ServerUnreachable, pair
 
 __all__ = ("ApiError", "AsyncClient", "Client", "ClientError", "ServerUnreachable", "pair")
 
@@ -29,7 +29,7 @@ def __getattr__(name: str) -> object:
     """The public names, from the client module, imported on first use."""
     if name not in __all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from simproxy.admin import client
+    from simproxy.admin.kit import client
 
     return getattr(client, name)
 

@@ -1,8 +1,8 @@
 """``python -m simproxy``: the same as the ``simproxy`` console command.
 
-The exit status is whatever ``simproxy.admin.cli.main`` returns.
+The exit status is whatever ``simproxy.admin.process.cli.main`` returns.
 """
 
-from simproxy.admin.cli import main
+from simproxy.admin.process.cli import main
 
 raise SystemExit(main())

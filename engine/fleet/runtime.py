@@ -161,14 +161,21 @@ class Runtime:
         """When (epoch ms) the requests in the metrics buffer began to be counted: its last take, or
         a flush tick that found none; 0 before either."""
         self._errors_seen = 0
-        self.prepare: Callable[[Snapshot], Awaitable[None]] | None = None
-        """Called with each new configuration before the worker acknowledges it (the dispatcher's)."""
+        self._prepare: Callable[[Snapshot], Awaitable[None]] | None = None
+        """Called with each new configuration before the worker acknowledges it (given to ``start``)."""
 
     # -- life cycle -----------------------------------------------------------------------
 
-    async def start(self) -> None:
-        """Load the shared documents and start following changes (raises if the store is down)."""
+    async def start(self, prepare: Callable[[Snapshot], Awaitable[None]] | None = None) -> None:
+        """Load the shared documents and start following changes (raises if the store is down).
+
+        ``prepare`` readies what each new configuration needs before this worker acknowledges it (the
+        dispatcher's ``prepare``: a mode that forwards gets its HTTP client); it is called once here,
+        for the configuration the worker starts with."""
         await self.sync()
+        if prepare is not None:
+            await prepare(self.snapshot)
+        self._prepare = prepare
         self._tasks.spawn(self._follow_events(), name="runtime-events")
         self._tasks.spawn(self._housekeeping(), name="runtime-housekeeping")
         self._tasks.spawn(self._keep_alive(), name="runtime-keep-alive")
@@ -215,9 +222,9 @@ class Runtime:
         indexes, and what ``prepare`` does for a new configuration."""
         await self._refresh_cache(old, self.snapshot)
         self.records.use_indexes(self.snapshot.config.journal_indexes)
-        if self.prepare is not None and self.snapshot.config is not old.config:
+        if self._prepare is not None and self.snapshot.config is not old.config:
             try:
-                await self.prepare(self.snapshot)
+                await self._prepare(self.snapshot)
             except Exception:  # a readiness step must never stop the worker's sync or heartbeat
                 log.exception("preparing the new configuration failed")
 

@@ -80,14 +80,17 @@ class Dispatcher:
         )
         self._tell = tuple(observer.served for observer in self.observers)
         self._destinations: dict[str, GoRegex] = {}
+        self._closed = False
 
     async def prepare(self, snap: Snapshot) -> None:
         """Ready what ``snap``'s mode needs before the worker says it applied it: a mode that forwards
-        gets its HTTP client loaded, so the first request after ``PUT .../mode`` is not the slow one."""
-        if snap.config.mode != Mode.SIMULATE:
+        gets its HTTP client loaded, so the first request after ``PUT .../mode`` is not the slow one.
+        Nothing once closed: a worker that is stopping makes no new HTTP client."""
+        if snap.config.mode != Mode.SIMULATE and not self._closed:
             await self.upstream.prepare()
 
     async def aclose(self) -> None:
+        self._closed = True
         await self.actions.aclose()
         await self.forwarder.pac.aclose()
         await self.upstream.aclose()

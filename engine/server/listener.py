@@ -106,7 +106,7 @@ class ProxyServer:
         """While stopping: set once no connection has an answer still to write."""
 
     async def start(self, sock: socket.socket) -> None:
-        """Serve connections accepted on ``sock``, a listening socket (admin/listeners.py binds it)."""
+        """Serve connections accepted on ``sock``, a listening socket (admin/process/listeners.py binds it)."""
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(lambda: ProxyProtocol(self), sock=sock, backlog=BACKLOG)
         self.tasks.spawn(self._sweep(), name="proxy-timeouts")

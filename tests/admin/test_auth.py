@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import jwt
 
-from simproxy.admin.auth import DUMMY_TOKEN
+from simproxy.admin.api.auth import DUMMY_TOKEN
 
 DUMMY_CLAIMS = {"sub": "1234567890", "name": "Dummy token", "admin": True}
 DUMMY_KEY = "simproxy: a token nothing checks"

@@ -17,10 +17,10 @@ from pathlib import Path
 import bcrypt
 import pytest
 
-from simproxy.admin.arguments import parse_args
-from simproxy.admin.cli import main
 from simproxy.admin.command import COMMAND
-from simproxy.admin.flags import HelpRequested, UsageError, VersionRequested, usage_text
+from simproxy.admin.process.arguments import parse_args
+from simproxy.admin.process.cli import main
+from simproxy.admin.process.flags import HelpRequested, UsageError, VersionRequested, usage_text
 from simproxy.admin.settings import LogOptions, Settings
 from simproxy.engine.fleet.config import ActionSpec, MiddlewareSpec
 from simproxy.engine.version import VERSION
@@ -456,7 +456,7 @@ def test_main_reads_argv_and_environment_then_runs_the_server(monkeypatch: pytes
         started.append(settings)
         return 3
 
-    monkeypatch.setitem(sys.modules, "simproxy.admin.server", types.SimpleNamespace(run=run))
+    monkeypatch.setitem(sys.modules, "simproxy.admin.process.server", types.SimpleNamespace(run=run))
     monkeypatch.setattr(sys, "argv", ["simproxy", "-pp", "9500", "-webserver"])
     monkeypatch.setenv("AdminPort", "9888")
     assert main() == 3

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from simproxy.admin.client_calls import journal_search, pair, simulation_document
+from simproxy.admin.kit.client_calls import journal_search, pair, simulation_document
 
 
 def exact(value: str) -> list[dict[str, str]]:

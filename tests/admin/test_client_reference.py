@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import simproxy
-from simproxy.admin import client, client_calls
-from simproxy.admin.client import AsyncClient, Client
+from simproxy.admin.kit import client, client_calls
+from simproxy.admin.kit.client import AsyncClient, Client
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "client.md"
@@ -82,6 +82,7 @@ def test_the_public_names_import_without_aiohttp_or_any_of_the_server() -> None:
     heavy = {name for name in loaded if name.partition(".")[0] in {"aiohttp", "sanic", "redis", "httptools"}}
     assert heavy == set()
     assert {name for name in loaded if name.startswith(("simproxy.engine", "simproxy.admin."))} == {
-        "simproxy.admin.client",
-        "simproxy.admin.client_calls",
+        "simproxy.admin.kit",
+        "simproxy.admin.kit.client",
+        "simproxy.admin.kit.client_calls",
     }

@@ -1,4 +1,4 @@
-"""``admin/codecache.py``: dataclasses made while ``GeneratedCode`` is entered get the very methods
+"""``admin/process/codecache.py``: dataclasses made while ``GeneratedCode`` is entered get the very methods
 they get without it, whether their code was just compiled or read back from the kept file; and
 nothing of it is left once the block ends."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from simproxy.admin.codecache import GeneratedCode
+from simproxy.admin.process.codecache import GeneratedCode
 
 METHODS = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__", "__lt__")
 

@@ -1,5 +1,5 @@
 """``/api/v2/diff`` handlers on one worker with the in-process store: the envelope, the POST body's
-rules and errors, and DELETE's empty answer (the routes themselves are registered in admin/api.py)."""
+rules and errors, and DELETE's empty answer (the routes themselves are registered in admin/api/app.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
-from simproxy.admin.diff import delete_diff, get_diff, parse_filter, post_diff
+from simproxy.admin.api.diff import delete_diff, get_diff, parse_filter, post_diff
 from simproxy.admin.errors import BadRequest
 from simproxy.engine.fleet.runtime import Runtime
 from simproxy.engine.matching.registry import MatcherRegistry

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from simproxy.admin.logsetup import install_logging
+from simproxy.admin.process.logsetup import install_logging
 from simproxy.admin.settings import Settings
 from simproxy.engine.journal.recorder import Recorder
 

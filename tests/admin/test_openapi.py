@@ -1,4 +1,4 @@
-"""``admin/openapi.py``: the document lists exactly the routes admin/api.py registers, is a valid
+"""``admin/api/openapi.py``: the document lists exactly the routes admin/api/app.py registers, is a valid
 OpenAPI 3.1 document, declares the bearer scheme on every operation but the three open ones, and
 describes what the handlers answer where that is simproxy's own (a faulted journal entry)."""
 
@@ -16,8 +16,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from sanic import Sanic
 
-from simproxy.admin.api import create_app
-from simproxy.admin.openapi import get_openapi, openapi_document
+from simproxy.admin.api.app import create_app
+from simproxy.admin.api.openapi import get_openapi, openapi_document
 from simproxy.admin.settings import Settings
 from simproxy.engine.journal.entries import entry_view, record_entry
 from simproxy.engine.simulation.model import Fault, FaultKind, Response

@@ -8,8 +8,8 @@ from typing import Any
 import orjson
 import pytest
 
+from simproxy.admin.api.simfile import parse_simulation
 from simproxy.admin.errors import BadRequest
-from simproxy.admin.simfile import parse_simulation
 
 DRIBBLE = {"type": "dribble", "chunks": 5, "durationMs": 1000, "fraction": 0.5}
 RULE = {"urlPattern": "api\\.test", "httpMethod": "GET", "fault": {"type": "emptyResponse", "fraction": 0.05}}

@@ -1,4 +1,4 @@
-"""simproxy's ready line (admin/startlog.py): addresses a user can open, whatever the listening host."""
+"""simproxy's ready line (admin/process/startlog.py): addresses a user can open, whatever the listening host."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
+from simproxy.admin.process.startlog import ready_message
 from simproxy.admin.settings import Settings
-from simproxy.admin.startlog import ready_message
 
 
 @pytest.mark.parametrize(

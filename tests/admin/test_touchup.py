@@ -1,4 +1,4 @@
-"""``admin/touchup.py``: the rewrite of Sanic's methods that a start keeps for the next one is the very
+"""``admin/process/touchup.py``: the rewrite of Sanic's methods that a start keeps for the next one is the very
 code Sanic's own touch-up makes for the admin app, whether just made or read back from the file."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from sanic.application.state import ApplicationServerInfo
 from sanic.http.constants import HTTP
 from sanic.touchup.schemes import BaseScheme
 
-from simproxy.admin.api import create_app
+from simproxy.admin.api.app import create_app
+from simproxy.admin.process.touchup import rewritten
 from simproxy.admin.settings import Settings
-from simproxy.admin.touchup import rewritten
 
 
 def _defined(cls: type, name: str, code: CodeType) -> Any:

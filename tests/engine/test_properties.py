@@ -9,8 +9,8 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from simproxy.admin.api.simfile import parse_simulation
 from simproxy.admin.errors import BadRequest
-from simproxy.admin.simfile import parse_simulation
 from simproxy.engine.errors import ImportFailure, SimulationError
 from simproxy.engine.matching.registry import BUILTIN_MATCHERS
 from simproxy.engine.matching.scoring import compile_simulation, match

@@ -21,7 +21,7 @@ from typing import IO, Any
 import pytest
 
 from benchmarks.procs import listeners
-from simproxy.admin.redisserver import RedisServer, free_port
+from simproxy.admin.process.redisserver import RedisServer, free_port
 from tests.integration.upstream import Upstream, start_upstream
 
 ROOT = Path(__file__).resolve().parents[2]

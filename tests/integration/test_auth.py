@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from simproxy.admin.redisserver import RedisServer
+from simproxy.admin.process.redisserver import RedisServer
 from tests.integration.conftest import Simproxy, pair, simulation
 
 USER, PASSWORD = "ops", "correct horse"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import redis
 
-from simproxy.admin.redisserver import RedisServer, free_port
+from simproxy.admin.process.redisserver import RedisServer, free_port
 from tests.integration.conftest import Simproxy, pair, simulation
 from tests.integration.test_workers import _burst
 

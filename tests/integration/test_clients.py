@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from simproxy.admin.redisserver import RedisServer
+from simproxy.admin.process.redisserver import RedisServer
 from tests.integration.clients import ClientError, Hoverctl, JavaClient
 from tests.integration.conftest import Simproxy, pair, simulation, wait_until
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from simproxy.admin.command import COMMAND
-from simproxy.admin.redisserver import free_port
+from simproxy.admin.process.redisserver import free_port
 from tests.integration.conftest import ROOT, call, pair, simulation, wait_until
 
 pytestmark = pytest.mark.slow

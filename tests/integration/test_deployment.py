@@ -25,7 +25,7 @@ import pytest
 
 from benchmarks.procs import listeners
 from simproxy.admin.command import COMMAND
-from simproxy.admin.redisserver import RedisServer, free_port
+from simproxy.admin.process.redisserver import RedisServer, free_port
 from tests.deploy.render import one, render
 from tests.integration.conftest import ROOT, call, wait_until
 
@@ -61,7 +61,7 @@ class Pod:
         self.container = deployment["spec"]["template"]["spec"]["containers"][0]
         self.pod = deployment["spec"]["template"]["spec"]
         scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-        assert image["entrypoint"] == ["simproxy"] and scripts["simproxy"] == "simproxy.admin.cli:main"
+        assert image["entrypoint"] == ["simproxy"] and scripts["simproxy"] == "simproxy.admin.process.cli:main"
         # the volumes: each ConfigMap's files in a folder of its own, emptyDirs empty
         mounts: dict[str, Path] = {}
         volumes = {v["name"]: v for v in self.pod["volumes"]}

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import requests
 
-from simproxy.admin.redisserver import RedisServer
+from simproxy.admin.process.redisserver import RedisServer
 from tests.integration.conftest import Simproxy, emptied, simulation, wait_until
 from tests.integration.test_fault_imports import serving_worker
 from tests.integration.test_faults import ask, connect, faulty, get, put, until_closed, with_faults

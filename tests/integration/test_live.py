@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simproxy.admin.redisserver import RedisServer
+from simproxy.admin.process.redisserver import RedisServer
 from tests.integration.conftest import Simproxy, pair, simulation, wait_until
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from benchmarks.procs import listeners
 from simproxy.admin.command import COMMAND
-from simproxy.admin.redisserver import free_port
+from simproxy.admin.process.redisserver import free_port
 from tests.integration.conftest import ROOT, Simproxy, call, wait_until
 
 HOVERFLY_START = [

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from simproxy.admin.redisserver import RedisServer, free_port
+from simproxy.admin.process.redisserver import RedisServer, free_port
 from tests.integration.conftest import Simproxy, pair, simulation
 
 pytestmark = pytest.mark.slow

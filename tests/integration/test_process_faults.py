@@ -15,7 +15,7 @@ import pytest
 
 from benchmarks.procs import descendants
 from simproxy.admin.command import COMMAND
-from simproxy.admin.redisserver import free_port
+from simproxy.admin.process.redisserver import free_port
 from simproxy.engine.execution.lifeline import start_time
 from tests.integration.conftest import ROOT, Simproxy, pair, refused, simulation, wait_until
 

@@ -1,4 +1,4 @@
-"""The Python client (admin/client.py), blocking and async, against a running simproxy (issue 21)."""
+"""The Python client (admin/kit/client.py), blocking and async, against a running simproxy (issue 21)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from simproxy.admin.client import ApiError, AsyncClient, Client, ClientError, ServerUnreachable, pair
-from simproxy.admin.redisserver import free_port
+from simproxy.admin.kit.client import ApiError, AsyncClient, Client, ClientError, ServerUnreachable, pair
+from simproxy.admin.process.redisserver import free_port
 from simproxy.store.errors import SimproxyError
 from tests.integration.conftest import Simproxy
 

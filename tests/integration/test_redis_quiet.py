@@ -7,7 +7,7 @@ from typing import Any
 
 import redis
 
-from simproxy.admin.redisserver import RedisServer
+from simproxy.admin.process.redisserver import RedisServer
 from tests.integration.conftest import Simproxy
 
 

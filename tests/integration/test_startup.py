@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks.procs import descendants
 from simproxy.admin.command import COMMAND
-from simproxy.admin.redisserver import RedisServer, free_port
+from simproxy.admin.process.redisserver import RedisServer, free_port
 from tests.integration.conftest import ROOT, Simproxy, _cmdline, pair, simulation
 
 

@@ -1,4 +1,4 @@
-"""The pytest plugin (admin/pytest_plugin.py) as its users meet it: each test writes test files and
+"""The pytest plugin (admin/kit/pytest_plugin.py) as its users meet it: each test writes test files and
 runs them in a new pytest process (pytester), which loads the plugin through its entry point and
 starts its own simproxy."""
 

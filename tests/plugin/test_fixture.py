@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from simproxy.admin.client import Call, pair
+from simproxy.admin.kit.client import Call, pair
 
 
 def children():
@@ -151,11 +151,11 @@ def test_one_server_per_session_a_fresh_start_per_test_and_verify(
 
 def test_loading_the_plugin_imports_nothing_heavy() -> None:
     code = (
-        "import sys, pytest; before = set(sys.modules); import simproxy.admin.pytest_plugin; "
+        "import sys, pytest; before = set(sys.modules); import simproxy.admin.kit.pytest_plugin; "
         "print(sorted(set(sys.modules) - before))"
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert loaded.strip() == "['simproxy', 'simproxy.admin', 'simproxy.admin.pytest_plugin']"
+    assert loaded.strip() == "['simproxy', 'simproxy.admin', 'simproxy.admin.kit', 'simproxy.admin.kit.pytest_plugin']"
 
 
 TRUSTED = """
@@ -164,7 +164,7 @@ from pathlib import Path
 
 import requests
 
-from simproxy.admin.client import pair
+from simproxy.admin.kit.client import pair
 
 
 def test_https_intercepted_and_tunnelled_blind_both_verify(simproxy):

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from simproxy.admin import harness
-from simproxy.admin.client import Call
-from simproxy.admin.harness import Server, ServerSettings, instance_pids
+from simproxy.admin.kit import harness
+from simproxy.admin.kit.client import Call
+from simproxy.admin.kit.harness import Server, ServerSettings, instance_pids
 from tests.plugin.conftest import CA_HOME, gone
 
 pytestmark = pytest.mark.slow

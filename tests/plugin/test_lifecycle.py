@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from simproxy.admin.harness import Server, ServerSettings
+from simproxy.admin.kit.harness import Server, ServerSettings
 from tests.integration.conftest import refused, wait_until
 from tests.plugin.conftest import INNER_ARGS, INNER_INI, gone, info
 
@@ -126,7 +126,7 @@ def test_a_simproxy_that_cannot_start_is_a_test_error_quoting_it(pytester: pytes
 def test_a_simproxy_stopped_by_a_test_is_started_again_for_the_next(pytester: pytest.Pytester, run: Run) -> None:
     pytester.makepyfile(
         test_restart="""
-        from simproxy.admin.client import Call
+        from simproxy.admin.kit.client import Call
 
         def test_stops_it(simproxy):
             simproxy.client.send(Call("DELETE", "/api/v2/shutdown", lambda body: None))

@@ -132,7 +132,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from simproxy.admin.client import pair
+from simproxy.admin.kit.client import pair
 
 
 def exported(simproxy):

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from simproxy.admin.harness import Expectation
+from simproxy.admin.kit.harness import Expectation
 
 
 def entry(query: str = "", body: str = "", method: str = "GET", path: str = "/orders") -> dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from simproxy.admin.redisserver import RedisServer, free_port
+from simproxy.admin.process.redisserver import RedisServer, free_port
 from simproxy.store import MemoryStore, RedisStore, Store
 
 Run = Callable[[Coroutine[Any, Any, Any]], Any]

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from simproxy.admin.redisserver import RedisServer, free_port
+from simproxy.admin.process.redisserver import RedisServer, free_port
 from simproxy.engine.fleet.runtime import Runtime
 from simproxy.engine.journal.recorder import Recorder
 from simproxy.engine.matching.registry import MatcherRegistry

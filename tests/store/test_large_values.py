@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from simproxy.admin.redisserver import RedisServer
+from simproxy.admin.process.redisserver import RedisServer
 from simproxy.store import RedisStore, StoreUnavailable
 from simproxy.store.redis_once import BULK_RATE
 

@@ -18,7 +18,7 @@ import redis.asyncio as aioredis
 from redis.crc import key_slot
 from redis.exceptions import RedisError
 
-from simproxy.admin.redisserver import RedisServer, free_port
+from simproxy.admin.process.redisserver import RedisServer, free_port
 from simproxy.store import (
     DOCUMENTS,
     METRICS_KEEP_S,

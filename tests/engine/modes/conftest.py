@@ -110,7 +110,7 @@ class World:
             records=Recorder(journal_size=100, logs_size=10),
             registry_settle_ms=0,
             webserver=webserver,
-            cache=MatchCache(1000, mirrored=False),  # as admin/api.py makes it for the in-process store
+            cache=MatchCache(1000, mirrored=False),  # as admin/api/app.py makes it for the in-process store
         )
         self.upstream = upstream
         self.dispatcher = Dispatcher(

@@ -81,8 +81,7 @@ def test_a_mode_that_forwards_has_its_http_client_loaded_before_the_worker_ackno
         runtime = Runtime(MemoryStore(), MatcherRegistry())
         upstream = Upstream()
         dispatcher = Dispatcher(runtime, upstream=upstream)
-        runtime.prepare = dispatcher.prepare
-        await runtime.start()
+        await runtime.start(prepare=dispatcher.prepare)
         try:
             at_start = upstream.ready  # simulate: nothing to load
             config = runtime.snapshot.config
