@@ -1,4 +1,4 @@
-"""Start-up settings of a simproxy process: one frozen, picklable value built by ``admin.arguments``.
+"""Start-up settings of a simproxy process: one frozen, picklable value built by ``admin.process.arguments``.
 
 Only knobs fixed at start-up live here; anything the admin API can change later belongs to the store.
 ``__post_init__`` validates every field and raises ``ValueError`` with a message fit for the command line.

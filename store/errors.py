@@ -9,11 +9,11 @@ The root lives in the lowest layer so that every package (admin -> engine -> sto
     │   └── store.SimulationChanged   a state step decided on a simulation that was replaced meanwhile
     ├── engine.EngineError            see engine/errors.py
     ├── admin.ApiError                see admin/errors.py (carries the HTTP status)
-    ├── admin.client.ClientError      a call of the Python admin client failed
-    │   ├── admin.client.ApiError           the server refused it (its status and error text)
-    │   └── admin.client.ServerUnreachable  no answer came (also a ConnectionError)
-    └── admin.harness.HarnessError    the pytest harness cannot give a test its simproxy
-        └── admin.cassettes.CassetteError   a cassette that cannot be replayed or recorded
+    ├── admin.kit.client.ClientError      a call of the Python admin client failed
+    │   ├── admin.kit.client.ApiError           the server refused it (its status and error text)
+    │   └── admin.kit.client.ServerUnreachable  no answer came (also a ConnectionError)
+    └── admin.kit.harness.HarnessError    the pytest harness cannot give a test its simproxy
+        └── admin.kit.cassettes.CassetteError   a cassette that cannot be replayed or recorded
 """
 
 from __future__ import annotations

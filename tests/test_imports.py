@@ -21,10 +21,10 @@ ON_FIRST_USE = frozenset(
         "jwt",  # -auth: engine.auth
         "bcrypt",  # -auth: engine.auth
         "cryptography",  # HTTPS interception: engine.server.certs (and jwt)
-        "jsonschema",  # simulation uploads and -import: admin.simfile
+        "jsonschema",  # simulation uploads and -import: admin.api.simfile
         "lxml",  # xpath matchers and templating helpers: engine.gocompat.xpath
         "jsonpath_ng",  # jsonpath matchers and templating helpers: engine.gocompat.jsonpath_k8s
-        "prometheus_client",  # GET /metrics: admin.metrics
+        "prometheus_client",  # GET /metrics: admin.api.metrics
         "pypac",  # PAC files, in their own child process: engine.outbound.pac_child
         "dukpy",  # the JavaScript engine under pypac
     }

@@ -44,7 +44,7 @@ from simproxy.engine.fleet.config import COUNTERS, MODES
 from simproxy.engine.version import VERSION
 
 NAMESPACES = ("service", "hoverfly")
-"""The two prefixes of the configuration routes (as in admin.api, which imports this module)."""
+"""The two prefixes of the configuration routes (as in admin.api.app, which imports this module)."""
 OPEN_OPERATIONS = frozenset(
     {("get", "/api/health"), ("post", "/api/token-auth"), ("options", "/api/token-auth")}
     | {("get", path) for path in PAGE_PATHS}

@@ -63,7 +63,7 @@ append that keeps the simulation carries the current ones."""
 
 class HarnessError(SimproxyError):
     """The test harness cannot give a test its simproxy: it did not start, stopped answering, or
-    has no CA to trust. admin.cassettes.CassetteError is one too."""
+    has no CA to trust. admin.kit.cassettes.CassetteError is one too."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -418,7 +418,7 @@ class Simproxy:
         return self.client.put_simulation(simulation)
 
     def add_pairs(self, *pairs: Mapping[str, Any]) -> JSON:
-        """Add pairs (``admin.client.pair(...)`` or v5 dicts) after the simulation's, keeping the
+        """Add pairs (``admin.kit.client.pair(...)`` or v5 dicts) after the simulation's, keeping the
         rest of it: global delays and faults, literals, variables, and the state (sequences too).
 
         A bare append (``client.append_simulation``) replaces the first three with the appended

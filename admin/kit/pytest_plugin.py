@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from simproxy.admin.kit.harness import Server, Simproxy
     from simproxy.admin.kit.report import Situation
 
-RECORD_MODES = ("none", "new", "all")  # admin.cassettes.RecordMode's values, without importing it here
+RECORD_MODES = ("none", "new", "all")  # admin.kit.cassettes.RecordMode's values, without importing it here
 MARKER = (
     "simproxy(simulation=None, mode=None, pairs=None, env=True): use the simproxy fixture; replay the "
     "simulation file (relative to the test's folder) or record it (--simproxy-record); put pairs; set the mode"

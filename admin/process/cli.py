@@ -17,26 +17,6 @@ import gc
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from simproxy.admin.process.flags import UsageError
-
-
-def report(error: UsageError) -> int:
-    """Write what the command says for ``error`` (help, version, a syntax or a fatal error) and
-    return its exit status."""
-    from simproxy.admin.process.flags import PROGRAM, HelpRequested, VersionRequested, syntax_error_text, usage_text
-
-    if isinstance(error, HelpRequested):
-        sys.stderr.write(usage_text())
-    elif isinstance(error, VersionRequested):
-        sys.stdout.write(error.message + "\n")
-    elif error.exit_code == 2:
-        sys.stderr.write(syntax_error_text(error))
-    else:
-        sys.stderr.write("".join(f"{PROGRAM}: {line}\n" for line in error.message.splitlines()))
-    return error.exit_code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -56,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _serve(args: Sequence[str]) -> int:
-    from simproxy.admin.process.flags import UsageError, parse_flags
+    from simproxy.admin.process.flags import UsageError, parse_flags, report
 
     try:
         flags = parse_flags(args)  # -h and syntax errors: nothing more is imported

@@ -6,6 +6,7 @@ admin/process/cli.py turns the parsed values into ``Settings`` (Hoverfly's start
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -332,3 +333,17 @@ def syntax_error_text(error: UsageError) -> str:
     (if any), and where to find the others."""
     spec = FLAGS_BY_NAME.get(error.flag)
     return f"{error.message}\n{_usage_entry(spec) if spec else ''}{HINT}\n"
+
+
+def report(error: UsageError) -> int:
+    """Write what the command says for ``error`` (help, version, a syntax or a fatal error) and
+    return its exit status."""
+    if isinstance(error, HelpRequested):
+        sys.stderr.write(usage_text())
+    elif isinstance(error, VersionRequested):
+        sys.stdout.write(error.message + "\n")
+    elif error.exit_code == 2:
+        sys.stderr.write(syntax_error_text(error))
+    else:
+        sys.stderr.write("".join(f"{PROGRAM}: {line}\n" for line in error.message.splitlines()))
+    return error.exit_code

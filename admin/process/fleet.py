@@ -21,8 +21,7 @@ from types import FrameType
 
 from simproxy.admin.command import COMMAND
 from simproxy.admin.process.arguments import parse_args
-from simproxy.admin.process.cli import report
-from simproxy.admin.process.flags import HINT, PROGRAM, UsageError
+from simproxy.admin.process.flags import HINT, PROGRAM, UsageError, report
 from simproxy.admin.process.redisserver import RedisServer
 from simproxy.engine.execution.lifeline import die_with_parent
 

@@ -1,7 +1,7 @@
-"""Tests of the ``simproxy`` command line (admin.cli) and of the start-up ``Settings`` it builds.
+"""Tests of the ``simproxy`` command line (admin.process.cli) and of the start-up ``Settings`` it builds.
 
 Nothing here opens a socket: ``main`` is exercised only on paths that end before the server starts, or with
-a stand-in ``admin.server`` module.
+a stand-in ``admin.process.server`` module.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ def children():
 
 def test_0_nothing_runs_before_a_test_uses_the_fixture():
     assert children() == []
-    assert "admin.harness" not in sys.modules
+    assert "simproxy.admin.kit.harness" not in sys.modules
 
 
 def test_1_first(simproxy):

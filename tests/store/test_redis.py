@@ -372,7 +372,7 @@ def test_private_server_on_a_unix_socket_serves_a_store_and_cleans_up(run) -> No
 def test_a_private_server_whose_parent_is_killed_stops_and_removes_its_socket() -> None:
     """The private Redis of a simproxy killed with SIGKILL leaves nothing in the temporary folder."""
     script = (
-        "import sys, time; from admin.redisserver import RedisServer; "
+        "import sys, time; from simproxy.admin.process.redisserver import RedisServer; "
         "server = RedisServer().start(); print(server.socket_path, flush=True); time.sleep(60)"
     )
     parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, cwd=ROOT)
