@@ -201,7 +201,8 @@ class Client(_Base):
         return self._authorize(self.send(Calls.login(username, password)))
 
     def simulation(self) -> JSON:
-        """``GET /api/v2/simulation``: the simulation document (``data.pairs``, ``meta``...)."""
+        """``GET /api/v2/simulation``: the simulation document (``data.pairs``, ``data.globalActions``,
+        ``meta``)."""
         return self.send(Calls.simulation())
 
     def put_simulation(self, simulation: Simulation) -> JSON:
@@ -228,7 +229,7 @@ class Client(_Base):
     def set_mode(self, mode: str, arguments: Mapping[str, Any] | None = None, /, **more: Any) -> None:
         """``PUT /api/v2/hoverfly/mode``: switch to ``mode`` (``simulate``, ``spy``, ``capture``,
         ``modify``, ``synthesize``, ``diff``) with its arguments, given as a mapping, as keywords or
-        both: ``set_mode("spy", {"captureOnMiss": True})``, ``set_mode("capture", stateful=True)``.
+        both (keywords win): ``set_mode("spy", {"captureOnMiss": True})``, ``set_mode("capture", stateful=True)``.
         The names are the API's (``matchingStrategy``, ``headersWhitelist``, ``overwriteDuplicate``...).
         An unknown mode is ``ApiError`` 400."""
         self.send(Calls.set_mode(mode, {**(arguments or {}), **more}))
@@ -274,7 +275,7 @@ class Client(_Base):
     def journal_page(self, limit: int | None = None, offset: int | None = None, *, sort: str | None = None) -> JSON:
         """``GET /api/v2/journal``: one page as the server sends it, ``{"journal": [...],
         "indexes": [...], "offset": ..., "limit": ..., "total": ...}`` (``total``: every entry;
-        the server's page holds 500 without ``limit``)."""
+        without ``limit`` the server's page holds 500, or 25 under ``-compat hoverfly``)."""
         return self.send(Calls.journal_page(limit, offset, sort))
 
     def search_journal(

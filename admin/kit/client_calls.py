@@ -28,7 +28,11 @@ Query = str | Mapping[str, Values]
 """A query to match: ``"a=1&b=2"`` (a leading ``?`` is allowed) or ``{"a": "1", "b": ["2", "3"]}``."""
 
 SCHEMA_VERSION = "v5.3"
+"""The ``meta.schemaVersion`` of the documents the client wraps pairs in."""
+
 CONFIG = "/api/v2/hoverfly"
+"""Where the configuration endpoints are called (Hoverfly's spelling; simproxy also answers under
+``/api/v2/service``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +200,7 @@ def pair(
     ``templated``, ``transitions_state`` / ``removes_state``, a delay in milliseconds
     (``fixed_delay``, or ``log_normal_delay={"min": 10, "max": 900, "mean": 100, "median": 50}``),
     and ``fault``, a simproxy fault such as ``{"type": "connectionReset", "fraction": 0.2}``
-    (README, "Fault injection"; Hoverfly refuses it under ``-compat hoverfly``).
+    (docs/faults.md; refused under ``-compat hoverfly``).
 
     Raises ``TypeError`` when both ``body`` and ``json`` are given, ``ValueError`` when the path
     carries a query and ``query`` is given too."""

@@ -1,22 +1,28 @@
-"""The Python client as a library people read: every public name has a docstring and a place in
-docs/client.md, the two clients offer the same methods, and the public names import lightly."""
+"""The Python client as a library people read: every public name has a docstring and an entry in
+the reference that docs/client.md renders from the docstrings (mkdocstrings, in the site
+``mkdocs build`` makes), the two clients offer the same methods, and the public names import
+lightly."""
 
 from __future__ import annotations
 
+import html
 import inspect
 import json
+import os
 import re
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
+
+import pytest
 
 import simproxy
 from simproxy.admin.kit import client, client_calls
 from simproxy.admin.kit.client import AsyncClient, Client
 
 ROOT = Path(__file__).resolve().parents[2]
-REFERENCE = ROOT / "docs" / "client.md"
 MODULES = (client, client_calls)
 
 
@@ -24,9 +30,10 @@ def _public(names: list[str]) -> list[str]:
     return [name for name in names if not name.startswith("_")]
 
 
-def _documented_objects() -> Iterator[tuple[str, object]]:
-    """Every public function and class the client's modules define, and every public method of those classes."""
-    for module in MODULES:
+def _documented_objects(*modules: ModuleType) -> Iterator[tuple[str, object]]:
+    """Every public function and class the client's modules define (or the ones given), and every
+    public method of those classes."""
+    for module in modules or MODULES:
         for name in _public(dir(module)):
             value = getattr(module, name)
             if getattr(value, "__module__", None) != module.__name__:
@@ -51,15 +58,46 @@ def test_every_public_function_class_and_method_of_the_client_has_a_docstring() 
     assert [name for name, value in _documented_objects() if not (_docstring(value) or "").strip()] == []
 
 
-def test_every_public_name_of_the_client_is_named_in_the_reference() -> None:
-    text = REFERENCE.read_text()
-    blocks = re.findall(r"```.*?```", text, flags=re.DOTALL)
-    prose = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
-    code = " ".join([*blocks, *re.findall(r"`([^`]+)`", prose)])  # names count only where written as code
-    names = {name.rsplit(".", 1)[-1] for name, _ in _documented_objects()}
-    names |= {*client.__all__, *simproxy.__all__}
-    missing = sorted(name for name in names if not re.search(rf"\b{re.escape(name)}\b", code))
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The client's page of the documentation site, built as .ci/run builds it (strict: a warning fails)."""
+    site = tmp_path_factory.mktemp("site")
+    build = [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)]
+    done = subprocess.run(
+        build, cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return (site / "client" / "index.html").read_text()
+
+
+def _seen(page: str) -> str:
+    """What a reader sees of an HTML page: its text without tags, in single spaces."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", page)).split())
+
+
+def _written(docstring: str) -> str:
+    """What a reader sees of a docstring's Markdown: no code marks, single spaces."""
+    return " ".join(docstring.replace("`", "").split())
+
+
+def test_every_public_name_of_the_client_has_an_entry_in_the_rendered_reference(reference: str) -> None:
+    anchors = set(re.findall(r'id="([^"]+)"', reference))
+    names = {f"{module.__name__}.{name}" for module in MODULES for name, _ in _documented_objects(module)}
+    missing = sorted(name for name in names if name not in anchors)
+    exported = {*client.__all__, *simproxy.__all__}
+    missing += sorted(name for name in exported if not {f"{module.__name__}.{name}" for module in MODULES} & anchors)
     assert missing == []
+
+
+def test_every_entry_of_the_rendered_reference_shows_its_docstring(reference: str) -> None:
+    page = _seen(reference)
+    unshown = []
+    for module in MODULES:
+        for name, value in _documented_objects(module):
+            first_line = inspect.cleandoc(_docstring(value) or "").splitlines()[0]
+            if _written(first_line) not in page:
+                unshown.append(f"{name}: {first_line}")
+    assert unshown == []
 
 
 def test_the_async_client_has_the_blocking_ones_methods_under_the_same_names() -> None:
