@@ -38,7 +38,7 @@ function cell(row, text, className) {
   return td;
 }
 
-// What reaches the client of an answer written with a fault (README, "Fault injection"): these three
+// What reaches the client of an answer written with a fault (docs/faults.md): these three
 // send none of it, so the status the simulation chose is struck out; the others send the status.
 const NO_ANSWER = {
   connectionReset: "the connection was reset instead",

@@ -210,7 +210,7 @@ def _users(flags: ParsedFlags, env: Mapping[str, str]) -> tuple[User, ...]:
     """The users of -auth: -username with -password or -password-hash, and $HoverflyAdmin/$HoverflyAdminPass.
 
     Hoverfly also accepts an empty user name and password (anyone can then log in) and asks on the
-    terminal when no user is given; simproxy refuses to start instead (README, security).
+    terminal when no user is given; simproxy refuses to start instead (docs/security.md).
     """
     if not _auth_enabled(flags, env):
         return ()

@@ -205,7 +205,7 @@ def test_a_remote_post_serve_action_gets_hoverflys_payload(simproxy_factory: Any
 
 def test_a_pair_without_a_status_is_answered_200_where_hoverfly_drops_the_connection(hf: Simproxy) -> None:
     """Hoverfly keeps status 0 and its Go server refuses to write it: the client's connection
-    closes without an answer. simproxy answers 200, in Go's layout (README, Compatibility)."""
+    closes without an answer. simproxy answers 200, in Go's layout (docs/compatibility.md)."""
     no_status = {"request": {"path": [{"matcher": "exact", "value": "/zero"}]}, "response": {"body": "zero"}}
     assert hf.admin("POST", "/api/v2/simulation", simulation(no_status))[0] == 200
     head, rest, _ = answer(hf.proxy_port, "http://svc.test/zero")
