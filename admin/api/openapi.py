@@ -3,7 +3,7 @@
 ``openapi_document()`` builds a new dict on every call from the small helpers below; nothing is
 cached and nothing at module level is mutable. Every configuration route is described under both
 namespaces (``/api/v2/service/...`` and ``/api/v2/hoverfly/...``) with the same operation.
-tests/admin/test_openapi.py checks that the (method, path) pairs listed here are exactly the routes
+tests/admin/api/test_openapi.py checks that the (method, path) pairs listed here are exactly the routes
 admin/api/app.py registers with ``-enable-middleware-api``, so a new route without a description fails.
 
 Response schemas follow the handlers' real answers but stay open (``additionalProperties`` allowed),

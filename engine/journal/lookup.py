@@ -3,12 +3,11 @@
 Hoverfly looks the index up in memory while it renders. Here the journal is the fleet's, in the
 store, and a render never waits: a render that asks for keys it has not been given is done again
 once ``FetchedJournal.fetch`` has brought them (one store call per index), until it asks for
-nothing new. ``IndexLookup`` serves indexes already built in memory.
+nothing new.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from simproxy.engine.journal.entries import JournalEntry, decode_entry
@@ -25,17 +24,6 @@ class BodyView:
     @classmethod
     def of(cls, entry: JournalEntry) -> BodyView:
         return cls(entry.request.body, entry.response_body.decode("utf-8", "surrogateescape"))
-
-
-@dataclass(frozen=True, slots=True)
-class IndexLookup:
-    """The helpers' view of indexes built in memory: stored name -> key -> entry."""
-
-    indexes: Mapping[str, Mapping[str, JournalEntry]]
-
-    def lookup(self, index: str, key: str) -> BodyView | None:
-        entry = self.indexes.get(index, {}).get(key)
-        return None if entry is None else BodyView.of(entry)
 
 
 class FetchedJournal:

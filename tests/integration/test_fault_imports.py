@@ -27,7 +27,7 @@ def sp(simproxy: Simproxy) -> Simproxy:
 # -- import: validation, round trip, -compat hoverfly ------------------------------------------------------------
 
 REFUSED = [
-    # one of each kind of refusal (tests/admin/test_simfile_faults.py has every case with its whole text):
+    # one of each kind of refusal (tests/admin/api/test_simfile_faults.py has every case with its whole text):
     # an unknown value, a number beyond what Go holds, a missing member, a member of the wrong type
     pytest.param({"type": "teleport"}, "data.pairs.0.response.fault.type", id="unknown-type"),
     pytest.param(

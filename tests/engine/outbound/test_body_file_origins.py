@@ -13,7 +13,7 @@ import pytest
 from simproxy.engine.outbound.bodyfiles import download_body_files
 from simproxy.engine.simulation.importing import origin_allowed
 from tests.engine.conftest import pair, simulation
-from tests.engine.test_simulation import failure
+from tests.engine.simulation.test_simulation import failure
 from tests.serving import serving
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 import gzip
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -30,11 +32,24 @@ from simproxy.engine.journal.entries import (
     query_journal,
     truncate,
 )
-from simproxy.engine.journal.lookup import IndexLookup
+from simproxy.engine.journal.lookup import BodyView
 from simproxy.engine.journal.search import MALFORMED, NO_REQUEST, compile_search
 from simproxy.engine.templating import CsvTables, RenderContext, TemplateEngine, Variables
 from simproxy.engine.wire.request import RequestDetails, query_string
 from tests.engine.conftest import REGISTRY, exact, glob, m, regex, request
+
+
+@dataclass(frozen=True, slots=True)
+class IndexLookup:
+    """The helpers' view of indexes built in memory (stored name -> key -> entry): what the journal
+    helpers read, without a store."""
+
+    indexes: Mapping[str, Mapping[str, JournalEntry]]
+
+    def lookup(self, index: str, key: str) -> BodyView | None:
+        entry = self.indexes.get(index, {}).get(key)
+        return None if entry is None else BodyView.of(entry)
+
 
 T0 = datetime(2024, 4, 9, 0, 56, 11, 606999, tzinfo=timezone(timedelta(hours=1)))
 ENGINE = TemplateEngine()

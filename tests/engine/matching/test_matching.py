@@ -14,11 +14,11 @@ from simproxy.engine.matching.scoring import (
     Strategy,
     closest_miss,
     evaluate,
-    full_scan,
     match,
 )
 from simproxy.engine.wire.request import RequestDetails
 from tests.engine.conftest import closest_index, compiled, exact, glob, hit, m, regex, request, run
+from tests.engine.matching.reference import full_scan
 
 ALL_FIELDS = ["body", "destination", "path", "method", "headers", "queries", "state"]
 

@@ -22,7 +22,7 @@ import simproxy
 from simproxy.admin.kit import client, client_calls
 from simproxy.admin.kit.client import AsyncClient, Client
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 MODULES = (client, client_calls)
 
 

@@ -25,7 +25,7 @@ from simproxy.admin.settings import LogOptions, Settings
 from simproxy.engine.fleet.config import ActionSpec, MiddlewareSpec
 from simproxy.engine.version import VERSION
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 SUPPORTED = [
     "ap", "pp", "listen-on-host", "webserver", "import", "destination", "dest", "capture", "spy",
