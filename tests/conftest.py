@@ -16,6 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = (("admin/simproxy", ()), ("admin", ("admin",)), ("engine", ("engine",)), ("store", ("store",)))
 INSTALL = "pip install -e '.[test]' --config-settings editable_mode=strict"
 
+pytest_plugins = ["tests.processes"]  # the slow marker on every test that starts a process
+
 
 def _unlinked(package: Path) -> list[str]:
     """Source files that the installed package does not show as themselves."""

@@ -57,6 +57,7 @@ def test_templating_quick_run_renders_every_case(capsys: pytest.CaptureFixture[s
     assert f"target: {templating.TARGET_CASE} at >= 5,000 renders/s in one worker:" in out
 
 
+@pytest.mark.slow  # starts a process
 def test_end_to_end_harness_measures_real_servers(capsys: pytest.CaptureFixture[str]) -> None:
     """Two short workloads through the bundled load generator: every row is measured and checked."""
     from benchmarks import e2e
@@ -71,6 +72,7 @@ def test_end_to_end_harness_measures_real_servers(capsys: pytest.CaptureFixture[
     assert "W1:" in out and "Hoverfly (design.md reference)" in out
 
 
+@pytest.mark.slow  # starts a process
 def test_side_by_side_compare_measures_both_servers_in_the_same_rounds(capsys: pytest.CaptureFixture[str]) -> None:
     """simproxy against itself (A/A), side by side: each round has both rates and both CPU costs."""
     from benchmarks import e2e
@@ -92,6 +94,7 @@ def test_side_by_side_compare_measures_both_servers_in_the_same_rounds(capsys: p
     assert out.count("non-2xx answers") == 1
 
 
+@pytest.mark.slow  # starts a process
 def test_side_by_side_as_web_servers_sends_origin_form_requests(capsys: pytest.CaptureFixture[str]) -> None:
     """``--webserver``: simproxy with ``-webserver`` and origin-form requests (Hoverfly's web server
     tries to forward an absolute URI), checked on both servers before the rounds."""
@@ -108,6 +111,7 @@ def test_side_by_side_as_web_servers_sends_origin_form_requests(capsys: pytest.C
     assert "non-2xx" not in out  # every answer of both was the stub's
 
 
+@pytest.mark.slow  # starts a process
 def test_startup_benchmark_measures_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
     """One run with one worker: every figure's row holds a measured number, every count a count."""
     from benchmarks import startup
@@ -142,6 +146,7 @@ def test_startup_report_marks_missing_figures_and_gives_the_ratio() -> None:
     ]  # fmt: skip
 
 
+@pytest.mark.slow  # starts a process
 def test_redis_cost_counts_what_each_mode_asks_of_redis(capsys: pytest.CaptureFixture[str]) -> None:
     """Simulate and capture, one second each, through the bundled load generator and a real redis-server."""
     from benchmarks import redis_cost

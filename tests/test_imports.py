@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 ON_FIRST_USE = frozenset(
@@ -42,12 +44,14 @@ def _packages(modules: set[str]) -> set[str]:
     return {name.partition(".")[0] for name in modules}
 
 
+@pytest.mark.slow  # starts a process
 def test_importing_simproxy_loads_neither_the_client_nor_the_engine() -> None:
     """Every worker imports ``simproxy.engine...``, and with it the root package: that stays light."""
     modules = _modules_after("simproxy")
     assert {name for name in modules if name.startswith("simproxy")} == {"simproxy"}
 
 
+@pytest.mark.slow  # starts a process
 def test_a_one_worker_start_imports_no_package_of_an_optional_feature() -> None:
     modules = _modules_after("simproxy.admin.process.cli", "simproxy.admin.process.server", "simproxy.admin.api.app")
     assert {
@@ -60,6 +64,7 @@ def test_a_one_worker_start_imports_no_package_of_an_optional_feature() -> None:
     assert "simproxy.engine.gocompat.ottosyntax" not in modules  # otto's words, -compat hoverfly only
 
 
+@pytest.mark.slow  # starts a process
 def test_the_command_line_alone_imports_neither_the_server_nor_the_engine() -> None:
     """``-help``, ``-version`` and usage errors are answered without loading the request path."""
     modules = _modules_after("simproxy.admin.process.cli")
@@ -77,6 +82,7 @@ def test_the_command_line_alone_imports_neither_the_server_nor_the_engine() -> N
     assert _packages(modules) & (ON_FIRST_USE | {"sanic"}) == set()
 
 
+@pytest.mark.slow  # starts a process
 def test_the_redis_store_is_still_importable_from_the_store_package() -> None:
     modules = _modules_after("simproxy.store")
     assert "simproxy.store.redis" not in modules
@@ -87,6 +93,7 @@ def test_the_redis_store_is_still_importable_from_the_store_package() -> None:
     assert simproxy.store.key_prefix is simproxy.store.redis.key_prefix
 
 
+@pytest.mark.slow  # starts a process
 def test_the_admin_client_loads_no_event_loop_nor_any_store() -> None:
     """``from simproxy import Client`` in a test or script: the standard library's HTTP and the error
     tree, nothing of the server (asyncio comes with aiohttp, for ``AsyncClient``, on first use)."""

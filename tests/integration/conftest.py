@@ -23,6 +23,7 @@ import pytest
 from benchmarks.procs import listeners
 from simproxy.admin.process.redisserver import RedisServer, free_port
 from tests.integration.upstream import Upstream, start_upstream
+from tests.processes import starts_processes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -189,6 +190,7 @@ def _cmdline(pid: int) -> str:
 
 
 @pytest.fixture
+@starts_processes
 def simproxy_factory() -> Iterator[Any]:
     started: list[Simproxy] = []
 
@@ -203,6 +205,7 @@ def simproxy_factory() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def simproxy() -> Iterator[Simproxy]:
     """One single-worker simproxy on the in-process store, shared by a test module."""
     proc = Simproxy().start()
@@ -219,6 +222,7 @@ def upstream() -> Iterator[Upstream]:
 
 
 @pytest.fixture(scope="session")
+@starts_processes
 def redis_server() -> Iterator[RedisServer]:
     with RedisServer(port=free_port()) as server:
         yield server

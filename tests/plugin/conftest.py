@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.processes import starts_processes
+
 INNER_ARGS = (
     "-p",
     "no:cacheprovider",
@@ -37,6 +39,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture
+@starts_processes
 def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Callable[..., pytest.RunResult]:
     """Run pytest on the test files written with ``pytester``, in a new process."""
     monkeypatch.setenv("SIMPROXY_HOME", CA_HOME)

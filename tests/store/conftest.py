@@ -19,11 +19,13 @@ import redis.asyncio as aioredis
 
 from simproxy.admin.process.redisserver import RedisServer, free_port
 from simproxy.store import MemoryStore, RedisStore, Store
+from tests.processes import starts_processes
 
 Run = Callable[[Coroutine[Any, Any, Any]], Any]
 
 
 @pytest.fixture(scope="session")
+@starts_processes
 def redis_server() -> Iterator[RedisServer]:
     server = RedisServer(port=free_port()).start()
     try:
@@ -95,6 +97,7 @@ def store(backend: Backend) -> Store:
 
 
 @pytest.fixture
+@starts_processes
 def redis_backend(request: pytest.FixtureRequest, prefix: str, run: Run) -> Iterator[Backend]:
     yield from _backend("redis", request, prefix, run)
 

@@ -31,6 +31,7 @@ from simproxy.store import (
     key_prefix,
     redis_once,
 )
+from tests.processes import starts_processes
 
 WRITES: dict[str, Callable[[Any], Awaitable[object]]] = {
     "counters": lambda w: w.add_counters({"simulate": 2}),
@@ -126,6 +127,7 @@ def test_the_in_process_store_is_its_own_batch_writer(run) -> None:
 
 
 @pytest.fixture
+@starts_processes
 def paused_server() -> Iterator[RedisServer]:
     """A redis-server of the test's own, to pause (SIGSTOP) and let go on (SIGCONT)."""
     server = RedisServer(port=free_port()).start()

@@ -209,6 +209,7 @@ def test_subscribing_to_an_unreachable_server_raises_store_unavailable(unreachab
         run(body())
 
 
+@pytest.mark.slow  # starts a process
 def test_a_server_that_goes_away_ends_the_subscription_with_store_unavailable(run) -> None:
     with RedisServer(port=free_port()) as server:
         store = RedisStore.from_url(server.url)
@@ -335,6 +336,7 @@ def test_open_store_picks_memory_without_a_url_and_redis_with_one(redis_server, 
     run(body())
 
 
+@pytest.mark.slow  # starts a process
 def test_private_server_on_a_unix_socket_serves_a_store_and_cleans_up(run) -> None:
     server = RedisServer()
     assert server.url == f"unix://{server.socket_path}"
@@ -369,6 +371,7 @@ def test_private_server_on_a_unix_socket_serves_a_store_and_cleans_up(run) -> No
         run(after_stop())
 
 
+@pytest.mark.slow  # starts a process
 def test_a_private_server_whose_parent_is_killed_stops_and_removes_its_socket() -> None:
     """The private Redis of a simproxy killed with SIGKILL leaves nothing in the temporary folder."""
     script = (
@@ -391,6 +394,7 @@ def test_a_private_server_whose_parent_is_killed_stops_and_removes_its_socket() 
     assert not path.exists()
 
 
+@pytest.mark.slow  # starts a process
 def test_subscribing_without_permission_raises_store_error(run) -> None:
     # FAILS (store bug): RedisStore.subscribe translates only connection errors; any other RedisError from
     # SUBSCRIBE (here NoPermissionError, from an ACL user without channel access) escapes as a raw redis
@@ -434,6 +438,7 @@ def test_starting_a_private_server_on_a_taken_port_fails(redis_server) -> None:
         server.stop()  # stops only its own process (if any) and removes its own temp dir
 
 
+@pytest.mark.slow  # starts a process
 def test_a_failed_start_says_why_and_leaves_no_temp_dir() -> None:
     # FAILS (store bug): when redis-server exits at start (here: its port is held by a listener that is not
     # Redis), start() raises "redis-server exited at start: " with an empty reason (redis-server logs to stdout,

@@ -21,6 +21,7 @@ import pytest
 import simproxy
 from simproxy.admin.kit import client, client_calls
 from simproxy.admin.kit.client import AsyncClient, Client
+from tests.processes import starts_processes
 
 ROOT = Path(__file__).resolve().parents[3]
 MODULES = (client, client_calls)
@@ -59,6 +60,7 @@ def test_every_public_function_class_and_method_of_the_client_has_a_docstring() 
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def reference(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The client's page of the documentation site, built as .ci/run builds it (strict: a warning fails)."""
     site = tmp_path_factory.mktemp("site")
@@ -110,6 +112,7 @@ def test_the_async_client_has_the_blocking_ones_methods_under_the_same_names() -
         assert blocking.parameters == awaited.parameters, name
 
 
+@pytest.mark.slow  # starts a process
 def test_the_public_names_import_without_aiohttp_or_any_of_the_server() -> None:
     code = (
         "import json, sys; from simproxy import Client, AsyncClient, ClientError, ServerUnreachable, pair; "

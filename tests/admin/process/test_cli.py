@@ -463,6 +463,7 @@ def test_main_reads_argv_and_environment_then_runs_the_server(monkeypatch: pytes
     assert started == [Settings(admin_port=9888, proxy_port=9500, webserver=True)]
 
 
+@pytest.mark.slow  # starts a process
 def test_python_dash_m_admin() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([*COMMAND, "-version"], capture_output=True, text=True, env=env, check=False)

@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 SCRIPT = textwrap.dedent(
     """
     import asyncio, json, socket, sys
@@ -47,6 +49,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.mark.slow  # starts a process
 def test_a_worker_built_without_sanic_serves_its_simulation(tmp_path: Path) -> None:
     simulation = {
         "data": {

@@ -99,11 +99,13 @@ def run(spec: MiddlewareSpec, exchange: Exchange, timeout: float = 10.0) -> Exch
     return asyncio.run(go())
 
 
+@pytest.mark.slow  # starts a process
 def test_empty_output_keeps_the_pair() -> None:
     sent = Exchange(request(), Response(status=200, body=b"same"))
     assert run(MiddlewareSpec(binary="true"), sent) is sent
 
 
+@pytest.mark.slow  # starts a process
 def test_a_hung_middleware_is_killed_after_the_timeout() -> None:
     started = time.monotonic()
     with pytest.raises(MiddlewareError, match=r"no answer within 0\.3s"):
@@ -115,6 +117,7 @@ def test_a_hung_middleware_is_killed_after_the_timeout() -> None:
     assert time.monotonic() - started < 10
 
 
+@pytest.mark.slow  # starts a process
 def test_failure_text_names_command_and_streams() -> None:
     script = "import sys\nsys.stdin.read()\nprint('partial')\nsys.stderr.write('bad')\nsys.exit(2)\n"
     with pytest.raises(MiddlewareError) as failure:
@@ -125,6 +128,7 @@ def test_failure_text_names_command_and_streams() -> None:
     assert text.endswith("\n\nSTDOUT:\npartial\n\n\nSTDERR:\nbad")
 
 
+@pytest.mark.slow  # starts a process
 def test_a_program_past_its_time_is_killed_not_left_running(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
     script = f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(30)\n"
