@@ -23,7 +23,6 @@ from simproxy.engine.journal.recorder import Recorder
 from simproxy.engine.matching.registry import MatcherRegistry
 from simproxy.store import (
     BatchId,
-    MemoryStore,
     RedisStore,
     Store,
     StoreUnavailable,
@@ -114,12 +113,6 @@ def test_metrics_whose_totals_the_store_lost_are_refused_until_sent_whole(
         assert await redis_store.metrics_read("pod") == {"requests|simulate|hit": 6.0}
 
     run(body())
-
-
-def test_the_in_process_store_is_its_own_batch_writer(run) -> None:
-    store = MemoryStore()
-    assert store.batch(BatchId("w", 1)) is store
-    assert run(store.metrics_add("pod", {"requests|simulate|hit": 1}, resumed=True))
 
 
 # -- a reply really lost: a paused redis-server ---------------------------------------------------
