@@ -270,11 +270,11 @@ async def _start_worker(app: Sanic[Any, Any]) -> None:
     dialect = settings.dialect
     # a CA generated with Hoverfly's names (-compat hoverfly) is kept apart from simproxy's own
     ca_home = settings.ca_home / dialect.name if dialect.is_hoverfly else settings.ca_home
-    interception = Interception(lambda: fleet_ca(store, given, ca_home, (dialect.ca_name, dialect.ca_org)))
+    interception = Interception(lambda: fleet_ca(store.documents, given, ca_home, (dialect.ca_name, dialect.ca_org)))
     authenticator = None
     if settings.auth:
-        secret = settings.jwt_secret.encode("utf-8") or await shared_secret(store)
-        authenticator = Authenticator(settings.users, secret, store, token_seconds=settings.token_seconds)
+        secret = settings.jwt_secret.encode("utf-8") or await shared_secret(store.documents)
+        authenticator = Authenticator(settings.users, secret, store.auth, token_seconds=settings.token_seconds)
     proxy = ProxyServer(
         dispatcher,
         port=settings.proxy_port,

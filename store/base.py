@@ -351,7 +351,33 @@ class Store(
 ):
     """Everything workers share, one connection behind the resources above; each consumer is typed
     against the resources it uses. Each implementation has a module per resource (store/memory/,
-    store/redis/), and its store composes them."""
+    store/redis/), and its store composes them: the store's calls are its resources' calls, and
+    each resource is an attribute too, for a consumer to hold the one it uses (the request path
+    then calls the resource itself, nothing in between)."""
+
+    @property
+    def documents(self) -> Documents: ...
+
+    @property
+    def workers(self) -> Workers: ...
+
+    @property
+    def state(self) -> SharedState: ...
+
+    @property
+    def cache(self) -> CacheStore: ...
+
+    @property
+    def journal(self) -> JournalStore: ...
+
+    @property
+    def telemetry(self) -> Telemetry: ...
+
+    @property
+    def diffs(self) -> DiffStore: ...
+
+    @property
+    def auth(self) -> AuthStore: ...
 
     @property
     def errors(self) -> int:

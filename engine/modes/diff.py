@@ -27,7 +27,7 @@ class DiffMode:
     def __init__(self, kit: Kit) -> None:
         self.simulator = kit.simulator
         self.forwarder = kit.forwarder
-        self.store: DiffStore = kit.runtime.store
+        self.store: DiffStore = kit.runtime.store.diffs
 
     async def handle(self, snap: Snapshot, req: RequestDetails) -> Wire:
         """The simulation's answer (state steps included, its delay not) against the real one."""

@@ -61,10 +61,10 @@ def slot(req: RequestDetails) -> int:
 class Simulator:
     def __init__(self, runtime: Runtime, *, webserver: bool, rng: random.Random) -> None:
         self.runtime = runtime
-        self._state: SharedState = runtime.store
+        self._state: SharedState = runtime.store.state
         """The resources of the store a request uses: the state it requires and steps, and the
         journal its templates may read."""
-        self._journal: JournalStore = runtime.store
+        self._journal: JournalStore = runtime.store.journal
         self.webserver = webserver
         self.rng = rng
         self.product = runtime.dialect.product

@@ -24,9 +24,9 @@ __all__ = ("MemoryStore",)
 
 
 class MemoryStore:
-    """Every role in this process. The roles are attributes (``documents``, ``state``, ...), and
-    each role's calls are also the store's own: bound here once, so that a call through the store
-    is the role's call, with nothing in between. The batch writes are methods instead: ``batch()``
+    """Every role in this process. The roles are attributes (``documents``, ``state``, ...), which
+    a caller on the request path holds; and each role's calls are also the store's own, bound here
+    once (no frame of the store's in between). The batch writes are methods instead: ``batch()``
     hands back the store itself (no reply of it is ever lost), whose writes a test double may extend."""
 
     shared = False

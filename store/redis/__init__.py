@@ -35,8 +35,8 @@ __all__ = ("RedisStore", "key_prefix")
 
 class RedisStore:
     """Every role on one Redis handle. The roles are attributes (``documents``, ``state``, ...),
-    and each role's calls are also the store's own: its methods bound here once, so that a call
-    through the store is the role's call, with nothing in between."""
+    which a caller on the request path holds; and each role's calls are also the store's own,
+    bound here once (no frame of the store's in between)."""
 
     shared = True
 

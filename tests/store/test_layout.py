@@ -56,6 +56,9 @@ def _calls(protocol: type[Any]) -> set[str]:
 def test_the_store_is_the_roles_and_nothing_else() -> None:
     """A role added to ``Store`` gets a module in each implementation and a contract file (below)."""
     assert set(Store.__bases__) == {*ROLES, BatchedStore, BatchWriter, Protocol}
+    # each role is an attribute of the store too, for the request path to hold
+    properties = {name for name, value in vars(Store).items() if isinstance(value, property)}
+    assert properties == {attribute for _, attribute in ROLES.values()} | {"errors"}
     assert set(BATCH_WRITES) == _calls(BatchWriter)
 
 
