@@ -62,9 +62,9 @@ class Simulator:
     def __init__(self, runtime: Runtime, *, webserver: bool, rng: random.Random) -> None:
         self.runtime = runtime
         self._state: SharedState = runtime.store.state
-        """The resources of the store a request uses: the state it requires and steps, and the
-        journal its templates may read."""
+        """The state a request requires and steps: the store's resource itself, held from here."""
         self._journal: JournalStore = runtime.store.journal
+        """The journal a request's templates may read."""
         self.webserver = webserver
         self.rng = rng
         self.product = runtime.dialect.product
