@@ -1,5 +1,7 @@
 """Shared state behind one interface: ``Store``, with an in-process and a Redis implementation;
 consumers are typed against the resources they use (``Documents``, ``SharedState``, ``JournalStore``, ...).
+Each implementation is a package with a module per resource (store/memory/, store/redis/), whose
+store (``MemoryStore``, ``RedisStore``) composes them and holds each as an attribute.
 
 Each implementation is imported only when asked for: the Redis one (``simproxy.store.redis``, and
 redis-py with it) by ``open_store`` given a URL or by the first use of ``RedisStore`` or
@@ -20,6 +22,7 @@ from simproxy.store.base import (
     NO_EFFECTS,
     TRAFFIC_KEEP_S,
     AuthStore,
+    BatchedStore,
     BatchWriter,
     CacheStore,
     DiffStore,
@@ -53,6 +56,7 @@ __all__ = (
     "BatchId",
     "BatchIds",
     "BatchWriter",
+    "BatchedStore",
     "CacheStore",
     "DiffStore",
     "Documents",

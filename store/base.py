@@ -11,7 +11,7 @@ made from it, so every key of one simulation lives in one slot and Lua/MULTI wor
     P{T}:write:<id>       one document write: "pending" for 3 s, its lease (the write is only applied while
                           it is there), then its outcome for a minute ("0": the compare-and-set failed;
                           else the generation written), read back when the write's reply is lost
-                          (store/redis_once.py)
+                          (store/redis/once.py)
     P{T}:batch:<writer>   hash kind -> the highest batch number of that writer and kind applied (counters,
                           cache, journal, logs; see store/batches.py); a writer is a worker's runtime or
                           its journal recorder, named at random; expires a day after its last batch
@@ -323,22 +323,65 @@ class AuthStore(Protocol):
     async def token_revoked(self, digest: str) -> bool: ...
 
 
-class Store(
-    BatchWriter, Documents, Workers, SharedState, CacheStore, JournalStore, Telemetry, DiffStore, AuthStore, Protocol
-):
-    """Everything workers share, one connection behind the resources above; each consumer is typed
-    against the resources it uses."""
+class BatchedStore(Protocol):
+    """Where a worker's buffered writes are flushed to: a ``BatchWriter`` per batch."""
 
     shared: bool
     """True when other processes can use this store too (Redis); False for the in-process store,
     whose only user is the one worker that holds it, so nothing needs mirroring to it for others."""
-    errors: int
-    """Calls of this store (this handle) that failed so far, whatever failed: it only grows."""
 
     def batch(self, batch: BatchId) -> BatchWriter:
         """The writes of batch ``batch``: a ``shared`` store applies each kind of write at most once
         per batch id, and drops a copy of an older batch of the same writer and kind (one sent again
         after its reply was lost). The in-process store loses no reply: it is its own batch writer."""
+
+
+class Store(
+    BatchedStore,
+    BatchWriter,
+    Documents,
+    Workers,
+    SharedState,
+    CacheStore,
+    JournalStore,
+    Telemetry,
+    DiffStore,
+    AuthStore,
+    Protocol,
+):
+    """Everything workers share, one connection behind the resources above; each consumer is typed
+    against the resources it uses. Each implementation has a module per resource (store/memory/,
+    store/redis/), and its store composes them: the store's calls are its resources' calls, and
+    each resource is an attribute too, for a consumer to hold the one it uses (the request path
+    then calls the resource itself, nothing in between)."""
+
+    @property
+    def documents(self) -> Documents: ...
+
+    @property
+    def workers(self) -> Workers: ...
+
+    @property
+    def state(self) -> SharedState: ...
+
+    @property
+    def cache(self) -> CacheStore: ...
+
+    @property
+    def journal(self) -> JournalStore: ...
+
+    @property
+    def telemetry(self) -> Telemetry: ...
+
+    @property
+    def diffs(self) -> DiffStore: ...
+
+    @property
+    def auth(self) -> AuthStore: ...
+
+    @property
+    def errors(self) -> int:
+        """Calls of this store (this handle) that failed so far, whatever failed: it only grows."""
 
     async def ping(self) -> None:
         """Raise ``StoreUnavailable`` when the backing server cannot be reached."""

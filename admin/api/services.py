@@ -38,20 +38,20 @@ class Services:
 
     @property
     def state(self) -> SharedState:
-        return self.runtime.store
+        return self.runtime.store.state
 
     @property
     def journal(self) -> JournalStore:
-        return self.runtime.store
+        return self.runtime.store.journal
 
     @property
     def cache(self) -> CacheStore:
-        return self.runtime.store
+        return self.runtime.store.cache
 
     @property
     def diffs(self) -> DiffStore:
-        return self.runtime.store
+        return self.runtime.store.diffs
 
     @property
     def telemetry(self) -> Telemetry:
-        return self.runtime.store
+        return self.runtime.store.telemetry

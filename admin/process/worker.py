@@ -97,8 +97,8 @@ async def build_worker(
         interception = _interception(settings, store)
         authenticator = None
         if settings.auth:
-            secret = settings.jwt_secret.encode("utf-8") or await shared_secret(store)
-            authenticator = Authenticator(settings.users, secret, store, token_seconds=settings.token_seconds)
+            secret = settings.jwt_secret.encode("utf-8") or await shared_secret(store.documents)
+            authenticator = Authenticator(settings.users, secret, store.auth, token_seconds=settings.token_seconds)
         dialect = settings.dialect
         proxy = ProxyServer(
             dispatcher,
@@ -178,4 +178,4 @@ def _interception(settings: Settings, store: Store) -> Interception:
     given = load_ca(settings.cert, settings.key) if settings.cert else None
     dialect = settings.dialect
     ca_home = settings.ca_home / dialect.name if dialect.is_hoverfly else settings.ca_home
-    return Interception(lambda: fleet_ca(store, given, ca_home, (dialect.ca_name, dialect.ca_org)))
+    return Interception(lambda: fleet_ca(store.documents, given, ca_home, (dialect.ca_name, dialect.ca_org)))

@@ -29,7 +29,7 @@ from simproxy.engine.journal.packed import Packable, RepeatedEntries, pack_entry
 from simproxy.engine.templating import TemplateEngine
 from simproxy.engine.wire.request import Received, RequestDetails
 from simproxy.engine.wire.response import Wire, compact
-from simproxy.store import Batch, BatchIds, JournalItem, JournalRecord, Outbox, Store
+from simproxy.store import Batch, BatchedStore, BatchIds, JournalItem, JournalRecord, Outbox
 
 T = TypeVar("T")
 _SEQUENCE = itemgetter(1)
@@ -274,7 +274,7 @@ class Recorder:
         _, entry_id, req, wire, received, latency_ms, mode = pending
         return record_entry(entry_id, req, wire, mode, received, latency_ms)
 
-    async def flush(self, store: Store) -> None:
+    async def flush(self, store: BatchedStore) -> None:
         """Store what was buffered; on a store error the batch is kept, as it was, for the next flush."""
 
         async def write_journal(batch: Batch[JournalBatch]) -> None:

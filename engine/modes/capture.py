@@ -36,7 +36,7 @@ from simproxy.engine.simulation.model import (
     Simulation,
 )
 from simproxy.engine.wire.request import RequestDetails
-from simproxy.store import WriteEffects
+from simproxy.store import Documents, SharedState, WriteEffects
 
 if TYPE_CHECKING:
     from simproxy.engine.fleet.runtime import Runtime
@@ -183,6 +183,8 @@ class Captures:
 
     def __init__(self, runtime: Runtime, max_pairs: int = DEFAULT_MAX_PAIRS) -> None:
         self.runtime = runtime
+        self._documents: Documents = runtime.store.documents
+        self._state: SharedState = runtime.store.state
         self.max_pairs = max_pairs
         """A capture into a simulation this large is answered but not stored (logged once a batch)."""
         self._waiting: list[_Pending] = []
@@ -215,12 +217,11 @@ class Captures:
     async def _store_once(self, batch: Sequence[_Pending]) -> list[bool] | None:
         """Which pairs of ``batch`` were added (all False: nothing to write), or None when another
         write of the simulation came first."""
-        store = self.runtime.store
-        doc = await store.read_document("simulation")
+        doc = await self._documents.read_document("simulation")
         version, data = (0, {}) if doc is None else (doc[0], orjson.loads(doc[1]))
         sim = decode_simulation(data) if data else Simulation()
         stateful = any(args.stateful for _, args, _ in batch)
-        state = await store.state_get() if stateful else {}
+        state = await self._state.state_get() if stateful else {}
         added: list[bool] = []
         starts: list[str] = []
         full = False
@@ -241,6 +242,6 @@ class Captures:
             return added
         body = orjson.dumps({**storage_simulation(sim), "lineage": str(data.get("lineage", ""))})
         effects = WriteEffects(state=sequence_starts(starts))  # a new sequence starts with its pair
-        if await store.write_document("simulation", body, version, effects) is None:
+        if await self._documents.write_document("simulation", body, version, effects) is None:
             return None
         return added

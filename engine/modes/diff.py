@@ -15,7 +15,7 @@ from simproxy.engine.modes.base import Kit
 from simproxy.engine.outbound.upstream import outgoing_path
 from simproxy.engine.wire.request import RequestDetails
 from simproxy.engine.wire.response import Wire
-from simproxy.store import StoreError
+from simproxy.store import DiffStore, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ class DiffMode:
     def __init__(self, kit: Kit) -> None:
         self.simulator = kit.simulator
         self.forwarder = kit.forwarder
-        self.store = kit.runtime.store
+        self.store: DiffStore = kit.runtime.store.diffs
 
     async def handle(self, snap: Snapshot, req: RequestDetails) -> Wire:
         """The simulation's answer (state steps included, its delay not) against the real one."""

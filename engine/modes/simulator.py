@@ -29,7 +29,7 @@ from simproxy.engine.templating.pairs import Rendered, render_pair
 from simproxy.engine.wire.parse import MEMO_BYTES
 from simproxy.engine.wire.request import RequestDetails
 from simproxy.engine.wire.response import Wire, plain_error
-from simproxy.store import HeldState, SimulationChanged, StoreError
+from simproxy.store import HeldState, JournalStore, SharedState, SimulationChanged, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,10 @@ def slot(req: RequestDetails) -> int:
 class Simulator:
     def __init__(self, runtime: Runtime, *, webserver: bool, rng: random.Random) -> None:
         self.runtime = runtime
+        self._state: SharedState = runtime.store.state
+        """The state a request requires and steps: the store's resource itself, held from here."""
+        self._journal: JournalStore = runtime.store.journal
+        """The journal a request's templates may read."""
         self.webserver = webserver
         self.rng = rng
         self.product = runtime.dialect.product
@@ -293,14 +297,14 @@ class Simulator:
         transitions = response.transitions_state
         try:
             if pair.templates is not None:
-                state = await self.runtime.store.state_get() if pair.templates.uses_state else _NO_STATE
+                state = await self._state.state_get() if pair.templates.uses_state else _NO_STATE
                 rendered = await self._render_shared(snap, pair, req, state)
                 if rendered is None:
                     return self._conflict()
                 wire, transitions = self._wire_of(rendered, pair), rendered.transitions
             if step:
                 sets, removes = dict(transitions or ()), response.removes_state or ()
-                await self.runtime.store.state_transition({}, sets, removes, simulation=snap.simulation_version)
+                await self._state.state_transition({}, sets, removes, simulation=snap.simulation_version)
         except SimulationChanged:
             return await self._simulate_again(req, *again)
         except StoreError as exc:
@@ -339,7 +343,7 @@ class Simulator:
     def _held(self, snap: Snapshot) -> HeldState | None:
         """The state, when this process holds it and no template of ``snap``'s simulation may fetch
         (a CSV data source, the journal): then a request has nothing to wait for."""
-        return None if snap.simulation.templates_fetch else self.runtime.store.held_state()
+        return None if snap.simulation.templates_fetch else self._state.held_state()
 
     def _step_held(
         self,
@@ -404,7 +408,7 @@ class Simulator:
         """Decide on this worker's last copy of the state and let the store check, in the same
         round trip as the step, that the state is still that version; a refused step hands back
         the current state to decide on again. A miss is only answered on a state just read."""
-        store = self.runtime.store
+        store = self._state
         sim = snap.simulation
         reads = sim.reads_state or sim.templates_read_state
         try:
@@ -498,7 +502,7 @@ class Simulator:
         try:
             if runtime.records.pending:
                 await runtime.flush()
-            await journal.fetch(runtime.store)
+            await journal.fetch(self._journal)
         except StoreError as exc:
             log.warning("The journal is unavailable to a template", extra={"fields": {"error": str(exc)}})
             return False

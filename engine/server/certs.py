@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from simproxy.engine.errors import EngineError
-from simproxy.store import Store
+from simproxy.store import Documents
 
 if TYPE_CHECKING:
     from cryptography import x509
@@ -131,7 +131,7 @@ def checked(ca: CertificateAuthority) -> CertificateAuthority:
 
 
 async def fleet_ca(
-    store: Store,
+    store: Documents,
     given: CertificateAuthority | None,
     folder: Path,
     names: tuple[str, str] = (CA_NAME, CA_ORG),

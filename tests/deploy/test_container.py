@@ -67,7 +67,11 @@ def test_the_build_context_makes_a_wheel_with_the_entrypoint_and_the_package_dat
         names = set(archive.namelist())
         entry_points = next(archive.read(n).decode() for n in names if n.endswith("entry_points.txt"))
     assert re.search(r"^simproxy = simproxy\.admin\.process\.cli:main$", entry_points, re.M)
-    assert {"simproxy/admin/process/cli.py", "simproxy/engine/server/protocol.py", "simproxy/store/redis.py"} <= names
+    assert {
+        "simproxy/admin/process/cli.py",
+        "simproxy/engine/server/protocol.py",
+        "simproxy/store/redis/__init__.py",
+    } <= names
     assert {"simproxy/py.typed", "simproxy/__init__.py", "simproxy/__main__.py"} <= names
     assert any(n.startswith("simproxy/admin/api/schemas/") and n.endswith(".json") for n in names)
     # one import package at the top: nothing a user's own admin, engine or store could meet

@@ -1,4 +1,4 @@
-"""The ``JournalStore`` and log records contract on every store: order, bounds, indexes, amends."""
+"""The ``JournalStore`` contract on every store: order, bounds, indexes, amends."""
 
 from __future__ import annotations
 
@@ -33,15 +33,5 @@ def test_journal_amend_replaces_only_entries_still_kept(backend, run) -> None:
         await a.journal_append([("e3", b"three")], {}, 2)  # e1 is dropped
         assert await b.journal_amend("e1", b"too late") is False
         assert await a.journal_entries() == [b"two", b"three"]
-
-    run(body())
-
-
-def test_logs_are_kept_in_order_up_to_the_limit(backend, run) -> None:
-    async def body() -> None:
-        a, b = backend.open(), backend.open()
-        await a.logs_append([b"r1", b"r2"], 3)
-        await b.logs_append([b"r3", b"r4"], 3)
-        assert await a.logs_records() == [b"r2", b"r3", b"r4"]
 
     run(body())

@@ -1,9 +1,14 @@
 """The ``SharedState`` contract on every store (the ``backend`` fixture's params): the state map,
-its version, steps decided on a version, and one winner among concurrent transitions."""
+its version, steps decided on a version, one winner among concurrent transitions, and no step
+decided on a simulation that was replaced meanwhile."""
 
 from __future__ import annotations
 
 import asyncio
+
+import pytest
+
+from simproxy.store import SimulationChanged
 
 
 def test_state_replace_update_and_get(store, run) -> None:
@@ -75,5 +80,24 @@ def test_concurrent_transitions_from_one_state_let_exactly_one_win(backend, run)
         )
         assert sorted(results) == [False] * 19 + [True]
         assert await handles[3].state_get() == {"sequence:1": "2"}
+
+    run(body())
+
+
+def test_a_state_step_decided_on_a_replaced_simulation_changes_nothing(store, run) -> None:
+    async def body() -> None:
+        old = await store.write_document("simulation", b"old")
+        await store.state_replace({"sequence:1": "1"})
+        version, _ = await store.state_read()
+        new = await store.write_document("simulation", b"new")
+        assert old is not None and new is not None
+        with pytest.raises(SimulationChanged):
+            await store.state_step(version, {"sequence:1": "2"}, (), simulation=old)
+        with pytest.raises(SimulationChanged):
+            await store.state_transition({}, {"sequence:1": "2"}, (), simulation=old)
+        assert await store.state_read() == (version, {"sequence:1": "1"})
+        assert (await store.state_step(version, {"sequence:1": "2"}, (), simulation=new))[0] is True
+        assert await store.state_transition({"sequence:1": "2"}, {"sequence:1": "3"}, (), simulation=new)
+        assert await store.state_get() == {"sequence:1": "3"}
 
     run(body())

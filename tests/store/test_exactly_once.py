@@ -2,7 +2,7 @@
 
 A command whose reply does not come may still have run, or may run later: Redis reads what it was
 sent once it answers again. Batched writes carry ids Redis records in the step that applies them;
-a document write is only applied within its lease and its outcome is read back (store/redis_once.py).
+a document write is only applied within its lease and its outcome is read back (store/redis/once.py).
 """
 
 from __future__ import annotations
@@ -23,14 +23,13 @@ from simproxy.engine.journal.recorder import Recorder
 from simproxy.engine.matching.registry import MatcherRegistry
 from simproxy.store import (
     BatchId,
-    MemoryStore,
     RedisStore,
     Store,
     StoreUnavailable,
     WriteUnconfirmed,
     key_prefix,
-    redis_once,
 )
+from simproxy.store.redis import once
 from tests.processes import starts_processes
 
 WRITES: dict[str, Callable[[Any], Awaitable[object]]] = {
@@ -117,12 +116,6 @@ def test_metrics_whose_totals_the_store_lost_are_refused_until_sent_whole(
     run(body())
 
 
-def test_the_in_process_store_is_its_own_batch_writer(run) -> None:
-    store = MemoryStore()
-    assert store.batch(BatchId("w", 1)) is store
-    assert run(store.metrics_add("pod", {"requests|simulate|hit": 1}, resumed=True))
-
-
 # -- a reply really lost: a paused redis-server ---------------------------------------------------
 
 
@@ -190,7 +183,7 @@ def test_a_worker_sends_a_batch_again_as_it_was_and_what_came_since_after_it(red
 
     async def body() -> None:
         runtime = Runtime(redis_store, MatcherRegistry(), records=Recorder(journal_size=100, logs_size=10))
-        real = redis_store._counters_script
+        real = redis_store.telemetry._counters_script
         calls = 0
 
         async def applied_then_lost(**kwargs: Any) -> object:
@@ -201,7 +194,7 @@ def test_a_worker_sends_a_batch_again_as_it_was_and_what_came_since_after_it(red
                 raise RedisTimeoutError("the reply was lost")
             return result
 
-        redis_store._counters_script = applied_then_lost
+        redis_store.telemetry._counters_script = applied_then_lost
         runtime.count("simulate")
         runtime.count("simulate")
         with pytest.raises(StoreUnavailable):
@@ -220,24 +213,24 @@ def test_a_worker_sends_a_batch_again_as_it_was_and_what_came_since_after_it(red
 @pytest.fixture
 def short_lease(monkeypatch: pytest.MonkeyPatch) -> None:
     """A lease just above the socket timeout (1 s), so that the tests wait it out quickly."""
-    monkeypatch.setattr(redis_once, "WRITE_LEASE", 1.2)
+    monkeypatch.setattr(once, "WRITE_LEASE", 1.2)
 
 
 def _lose_reply(store: RedisStore, *, run_it: bool, before: Callable[[], None] = lambda: None) -> list[Any]:
     """Make the store's next document write lose its reply, after running (``run_it``) or before
     the script reached Redis; returns where the script's arguments are kept, to send a late copy."""
-    real = store._write_script
+    real = store.documents._write_script
     sent: list[Any] = []
 
     async def lost(**kwargs: Any) -> object:
         sent.append(kwargs)
-        store._write_script = real
+        store.documents._write_script = real
         before()
         if run_it:
             await real(**kwargs)
         raise RedisTimeoutError("Timeout reading from the server")
 
-    store._write_script = lost
+    store.documents._write_script = lost
     return sent
 
 
@@ -270,7 +263,7 @@ def test_a_write_lost_on_its_way_is_unavailable_and_a_late_copy_changes_nothing(
         with pytest.raises(StoreUnavailable, match="not applied") as raised:
             await redis_store.write_document("simulation", b"two")
         assert not isinstance(raised.value, WriteUnconfirmed)
-        assert await redis_store._write_script(**sent[0]) == -1  # the copy Redis reads late is refused
+        assert await redis_store.documents._write_script(**sent[0]) == -1  # the copy Redis reads late is refused
         assert await redis_store.read_document("simulation") == (current, b"one")
 
     run(body())
@@ -303,7 +296,7 @@ def test_a_write_sent_to_a_paused_redis_that_runs_late_was_not_applied(paused_se
 def test_a_write_whose_outcome_cannot_be_read_is_unconfirmed(
     paused_server, run, short_lease, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(redis_once, "WRITE_LOOKUP", 2.0)
+    monkeypatch.setattr(once, "WRITE_LOOKUP", 2.0)
 
     async def body() -> None:
         store = RedisStore.from_url(paused_server.url)

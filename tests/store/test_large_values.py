@@ -18,7 +18,7 @@ import pytest
 
 from simproxy.admin.process.redisserver import RedisServer
 from simproxy.store import RedisStore, StoreUnavailable
-from simproxy.store.redis_once import BULK_RATE
+from simproxy.store.redis.once import BULK_RATE
 
 RATE = BULK_RATE * 1.25
 """The link's bytes per second in each direction: a little above what the store allows at the least."""

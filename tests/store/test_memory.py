@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from simproxy.store import MemoryStore
-from tests.store.test_contract import _at
+from tests.store.test_contract_documents import _at
 
 
 def test_the_stored_body_is_a_copy_of_what_was_written(run) -> None:

@@ -31,7 +31,7 @@ from simproxy.store import (
     key_prefix,
     open_store,
 )
-from tests.store.test_contract import _at
+from tests.store.test_contract_documents import _at
 
 ROOT = Path(__file__).resolve().parents[2]
 

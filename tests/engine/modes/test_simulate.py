@@ -232,19 +232,19 @@ def test_a_cached_miss_is_answered_the_same_without_matching_again(world: Any) -
 
 def _state_away(w: World) -> None:
     """The state is a round trip away, as in Redis: every stateful request waits for its turn."""
-    w.store.held_state = lambda: None  # type: ignore[method-assign]
+    w.store.state.held_state = lambda: None  # type: ignore[method-assign]
 
 
 def _slow_state(w: World) -> None:
     """State reads take a store round trip: a stateful request waits across it."""
     _state_away(w)
-    read = w.store.state_read
+    read = w.store.state.state_read
 
     async def slow() -> Any:
         await asyncio.sleep(0.05)
         return await read()
 
-    w.store.state_read = slow  # type: ignore[method-assign]
+    w.store.state.state_read = slow  # type: ignore[method-assign]
 
 
 def test_a_stateful_miss_in_flight_across_a_replace_is_not_cached_for_the_new_simulation(world: Any) -> None:

@@ -2,25 +2,21 @@
 
 A command whose reply does not come in time may still run: Redis reads what it was sent once it
 answers again, even from a connection the client gave up on. A batch of buffered writes is applied
-by whichever copy comes first and dropped by the others (``redis_scripts.BATCH``). A document
+by whichever copy comes first and dropped by the others (``scripts.BATCH``). A document
 write takes a lease first, its marker key, and is only applied while the lease lasts
-(``redis_scripts.WRITE_DOCUMENT``); when its reply is lost the writer waits the lease out, after
+(``scripts.WRITE_DOCUMENT``); when its reply is lost the writer waits the lease out, after
 which no copy of the write can be applied, and reads the outcome back from the marker.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Callable
 
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from simproxy.store.base import JournalItem
-from simproxy.store.batches import BatchId
 from simproxy.store.errors import WriteUnconfirmed
 
 LOST = (RedisConnectionError, RedisTimeoutError, OSError)
@@ -73,7 +69,7 @@ async def write_outcome(
     lost: BaseException,
     failed: Callable[[], None],
 ) -> int:
-    """The outcome of a write whose reply was lost, as ``redis_scripts.WRITE_DOCUMENT`` returns it
+    """The outcome of a write whose reply was lost, as ``scripts.WRITE_DOCUMENT`` returns it
     (-1: not applied), read back once the lease of ``lease`` seconds taken at ``leased`` (loop
     time) has run out.
 
@@ -98,63 +94,3 @@ async def write_outcome(
                 " before; it cannot be any more"
             ) from lost
         await asyncio.sleep(LOOKUP_INTERVAL)
-
-
-class BatchedWrites(Protocol):
-    """What a batch writes through: ``RedisStore``'s writes, each taking the batch's id."""
-
-    async def add_counters(self, counts: Mapping[str, int], batch: BatchId | None = None) -> None: ...
-
-    async def cache_put(self, entries: Mapping[str, bytes], capacity: int, batch: BatchId | None = None) -> None: ...
-
-    async def journal_append(
-        self,
-        entries: Sequence[JournalItem],
-        index_keys: Mapping[str, Mapping[str, str]],
-        limit: int,
-        batch: BatchId | None = None,
-    ) -> None: ...
-
-    async def logs_append(self, records: Sequence[bytes], limit: int, batch: BatchId | None = None) -> None: ...
-
-    async def metrics_add(
-        self,
-        instance: str,
-        increments: Mapping[str, float],
-        traffic: tuple[int, Mapping[str, float]] | None = None,
-        *,
-        resumed: bool = False,
-        batch: BatchId | None = None,
-    ) -> bool: ...
-
-
-@dataclass(frozen=True, slots=True)
-class RedisBatch:
-    """The writes of one batch on a ``RedisStore``: each kind applied at most once (``scripts.BATCH``)."""
-
-    store: BatchedWrites
-    id: BatchId
-
-    async def add_counters(self, counts: Mapping[str, int]) -> None:
-        await self.store.add_counters(counts, self.id)
-
-    async def cache_put(self, entries: Mapping[str, bytes], capacity: int) -> None:
-        await self.store.cache_put(entries, capacity, self.id)
-
-    async def journal_append(
-        self, entries: Sequence[JournalItem], index_keys: Mapping[str, Mapping[str, str]], limit: int
-    ) -> None:
-        await self.store.journal_append(entries, index_keys, limit, self.id)
-
-    async def logs_append(self, records: Sequence[bytes], limit: int) -> None:
-        await self.store.logs_append(records, limit, self.id)
-
-    async def metrics_add(
-        self,
-        instance: str,
-        increments: Mapping[str, float],
-        traffic: tuple[int, Mapping[str, float]] | None = None,
-        *,
-        resumed: bool = False,
-    ) -> bool:
-        return await self.store.metrics_add(instance, increments, traffic, resumed=resumed, batch=self.id)

@@ -1,4 +1,4 @@
-"""The Lua scripts of the Redis store (store/redis.py): each runs as one atomic step on the server."""
+"""The Lua scripts of the Redis store (store/redis/): each runs as one atomic step on the server."""
 
 from __future__ import annotations
 

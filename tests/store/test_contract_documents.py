@@ -1,9 +1,10 @@
-"""The ``Documents``, ``Workers`` and counters contract, run against every implementation (the ``backend``
-fixture's params); the other resources have a contract file each (test_contract_<resource>.py).
+"""The ``Documents`` contract, run against every implementation (the ``backend`` fixture's params):
+generations, document versions and bodies, compare-and-set, a write's effects, and events.
 
-Only what a caller (``engine.fleet.runtime``) can observe is asserted: generations, document versions and bodies,
-counters, heartbeats and events. ``backend.open()`` gives a second handle on the same store: for Redis a
-client of its own, i.e. what another worker sees.
+Only what a caller (``engine.fleet.runtime``) can observe is asserted. ``backend.open()`` gives a second
+handle on the same store: for Redis a client of its own, i.e. what another worker sees. Each role of
+store/base.py has a contract file of its own (test_contract_<role>.py, as store/memory/<role>.py and
+store/redis/<role>.py); what spans them is in test_contract_store.py.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Awaitable
 
 import pytest
 
-from simproxy.store import DOCUMENTS, Store, StoreUnavailable, Versions
+from simproxy.store import DOCUMENTS, Documents, StoreUnavailable, Versions, WriteEffects
 
 
 def _at(generation: int, **documents: int) -> Versions:
@@ -34,18 +35,6 @@ async def _origin(first_bump: Awaitable[int | None]) -> int:
 
 def test_the_documents_are_the_simulation_config_data_sources_ca_auth_secret_and_last_start_up() -> None:
     assert DOCUMENTS == ("simulation", "config", "csv", "ca", "auth", "startup")
-
-
-def test_a_fresh_store_is_at_generation_0_with_no_documents(store, run) -> None:
-    async def body() -> None:
-        await store.ping()
-        assert await store.read_versions() == NEVER
-        for name in DOCUMENTS:
-            assert await store.read_document(name) is None
-        assert await store.read_counters() == {}
-        assert await store.worker_acks(0) == {}
-
-    run(body())
 
 
 def test_each_write_bumps_the_generation_and_versions_the_document_with_it(store, run) -> None:
@@ -205,93 +194,54 @@ def test_concurrent_writes_and_bumps_get_distinct_consecutive_generations(backen
     run(body())
 
 
-def test_counters_add_up_across_calls(store, run) -> None:
+# -- a write's effects: the match cache cleared and state set in the same step ---------------------
+
+
+def test_a_write_clears_the_cache_and_sets_state_with_its_document(store, run) -> None:
     async def body() -> None:
-        await store.add_counters({"simulate": 2, "capture": 1})
-        await store.add_counters({"simulate": 3})
-        await store.add_counters({"modify": 1, "capture": 4})
-        assert await store.read_counters() == {"simulate": 5, "capture": 5, "modify": 1}
-        await store.add_counters({})
-        assert await store.read_counters() == {"simulate": 5, "capture": 5, "modify": 1}
+        await store.cache_put({"k": b"entry"}, 10)
+        await store.state_replace({"sequence:1": "3", "other": "kept"})
+        version, _ = await store.state_read()
+        effects = WriteEffects(clear_cache=True, state=(("sequence:1", "1"), ("sequence:2", "1")))
+        written = await store.write_document("simulation", b"new", None, effects)
+        assert written is not None and await store.read_document("simulation") == (written, b"new")
+        assert await store.cache_entries() == {}
+        after, state = await store.state_read()
+        assert state == {"sequence:1": "1", "sequence:2": "1", "other": "kept"} and after > version
 
     run(body())
 
 
-def test_counters_add_up_across_handles_on_one_prefix(backend, run) -> None:
-    first, second = backend.open(), backend.open()
-
+def test_a_write_refused_by_its_compare_and_set_has_no_effects(store, run) -> None:
     async def body() -> None:
-        await asyncio.gather(
-            *(first.add_counters({"simulate": 1, "spy": 2}) for _ in range(25)),
-            *(second.add_counters({"simulate": 10}) for _ in range(25)),
-        )
-        expected = {"simulate": 25 + 250, "spy": 50}
-        assert await first.read_counters() == expected
-        assert await second.read_counters() == expected
+        first = await store.write_document("simulation", b"one")
+        await store.cache_put({"k": b"entry"}, 10)
+        await store.state_replace({"sequence:1": "3"})
+        assert first is not None
+        effects = WriteEffects(clear_cache=True, state=(("sequence:1", "1"),))
+        assert await store.write_document("simulation", b"two", first + 1000, effects) is None
+        assert await store.cache_entries() == {"k": b"entry"}
+        assert await store.state_get() == {"sequence:1": "3"}
 
     run(body())
 
 
-def test_different_prefixes_share_nothing(backend, run) -> None:
-    mine = backend.open()
-    # a prefix that starts with this one, and one that is unrelated
-    others = [backend.open(f"{backend.prefix}nested:"), backend.open(f"other-{backend.prefix}")]
-
+def test_a_write_without_effects_leaves_cache_and_state_alone(store, run) -> None:
     async def body() -> None:
-        g = await _origin(mine.write_document("simulation", b"mine"))
-        assert await mine.write_document("config", b"mine") == g + 2
-        await mine.add_counters({"simulate": 7})
-        await mine.heartbeat("worker-a", g + 2, 1_000)
-        for other in others:
-            assert await other.read_versions() == NEVER
-            assert await other.read_document("simulation") is None
-            assert await other.read_counters() == {}
-            assert await other.worker_acks(0) == {}
-            h = await _origin(other.bump_generation())  # its own counter, starting from scratch
-            assert await other.write_document("simulation", b"other", expected_version=0) == h + 2
-            assert await mine.read_versions() == _at(g + 2, simulation=g + 1, config=g + 2)
-        assert await mine.read_document("simulation") == (g + 1, b"mine")
+        await store.cache_put({"k": b"entry"}, 10)
+        await store.state_replace({"a": "1"})
+        version, _ = await store.state_read()
+        assert await store.write_document("config", b"{}") is not None
+        assert await store.cache_entries() == {"k": b"entry"}
+        assert await store.state_read() == (version, {"a": "1"})
 
     run(body())
 
 
-def test_worker_acks_only_lists_workers_seen_within_the_window(backend, run) -> None:
-    worker_a, worker_b, observer = backend.open(), backend.open(), backend.open()
-
-    async def body() -> None:
-        await worker_a.heartbeat("a", 3, 1_000)
-        await worker_b.heartbeat("b", 5, 2_000)
-        assert await observer.worker_acks(0) == {"a": 3, "b": 5}
-        assert await observer.worker_acks(1_000) == {"a": 3, "b": 5}  # a heartbeat at the bound counts
-        assert await observer.worker_acks(1_001) == {"b": 5}
-        assert await observer.worker_acks(2_000) == {"b": 5}
-        assert await observer.worker_acks(2_001) == {}
-
-        await worker_a.heartbeat("a", 7, 2_500)  # a later heartbeat replaces both the time and the ack
-        assert await observer.worker_acks(2_001) == {"a": 7}
-        assert await observer.worker_acks(0) == {"a": 7, "b": 5}
-
-    run(body())
+# -- events: published generations -------------------------------------------------------------
 
 
-def test_unregister_removes_only_that_worker(backend, run) -> None:
-    worker_a, worker_b = backend.open(), backend.open()
-
-    async def body() -> None:
-        await worker_a.heartbeat("a", 1, 5_000)
-        await worker_b.heartbeat("b", 1, 5_000)
-        await worker_a.unregister("a")
-        assert await worker_b.worker_acks(0) == {"b": 1}
-        await worker_a.unregister("never-registered")
-        assert await worker_b.worker_acks(0) == {"b": 1}
-
-        await worker_a.heartbeat("a", 4, 6_000)  # a worker that comes back is listed again, with its new ack
-        assert await worker_b.worker_acks(0) == {"a": 4, "b": 1}
-
-    run(body())
-
-
-async def _drain_into(store: Store, received: asyncio.Queue[int]) -> None:
+async def _drain_into(store: Documents, received: asyncio.Queue[int]) -> None:
     async with contextlib.aclosing(store.subscribe()) as events:
         async for generation in events:
             await received.put(generation)

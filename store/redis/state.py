@@ -1,0 +1,92 @@
+"""``SharedState`` on Redis: one hash and its version counter; steps are Lua scripts that also
+check the simulation's version, so that a step decided on a replaced simulation changes nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from simproxy.store.errors import SimulationChanged
+from simproxy.store.redis import scripts
+from simproxy.store.redis.link import RedisLink, RedisRole, encoded, simulation_arg, text, translate
+
+
+class RedisState(RedisRole):
+    def __init__(self, link: RedisLink) -> None:
+        super().__init__(link)
+        keys = link.keys
+        self._state = keys.state
+        self._version = keys.state_version
+        self._stepped = (keys.state, keys.state_version, keys.docs["simulation"])
+        """The keys of a step: the state, its version, and the simulation it was decided on."""
+        self._bump_script = self._client.register_script(scripts.BUMP_ONE)
+        self._transition_script = self._client.register_script(scripts.STATE_TRANSITION)
+        self._step_script = self._client.register_script(scripts.STATE_STEP)
+
+    def held_state(self) -> None:
+        """Redis's state is a round trip away: a request steps it with an await."""
+        return None
+
+    @translate
+    async def state_get(self) -> dict[str, str]:
+        raw = await self._client.hgetall(self._state)
+        return {text(k): text(v) for k, v in raw.items()}
+
+    @translate
+    async def state_replace(self, values: Mapping[str, str]) -> None:
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.delete(self._state)
+            if values:
+                pipe.hset(self._state, mapping=encoded(values))
+            await self._bump_script(keys=[self._version], client=pipe)
+            await pipe.execute()
+
+    @translate
+    async def state_update(self, values: Mapping[str, str]) -> None:
+        if values:
+            async with self._client.pipeline(transaction=True) as pipe:
+                pipe.hset(self._state, mapping=encoded(values))
+                await self._bump_script(keys=[self._version], client=pipe)
+                await pipe.execute()
+
+    @translate
+    async def state_read(self) -> tuple[int, dict[str, str]]:
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.get(self._version)
+            pipe.hgetall(self._state)
+            version, raw = await pipe.execute()
+        return int(version or 0), {text(k): text(v) for k, v in raw.items()}
+
+    @translate
+    async def state_step(
+        self, version: int, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None
+    ) -> tuple[bool, int, dict[str, str]]:
+        args: list[str] = [simulation_arg(simulation), str(version), str(len(sets))]
+        for key, value in sets.items():
+            args += [key, value]
+        args += list(removes)
+        reply = await self._step_script(keys=self._stepped, args=args)
+        if reply == -1:
+            raise SimulationChanged("the simulation was replaced since this step was decided")
+        applied, now, flat = reply
+        state = {text(flat[i]): text(flat[i + 1]) for i in range(0, len(flat), 2)}
+        return bool(applied), int(now), state
+
+    @translate
+    async def state_transition(
+        self,
+        requires: Mapping[str, str],
+        sets: Mapping[str, str],
+        removes: Sequence[str],
+        simulation: int | None = None,
+    ) -> bool:
+        args: list[str] = [simulation_arg(simulation), str(len(requires))]
+        for key, value in requires.items():
+            args += [key, value]
+        args.append(str(len(sets)))
+        for key, value in sets.items():
+            args += [key, value]
+        args += list(removes)
+        applied = int(await self._transition_script(keys=self._stepped, args=args))
+        if applied == -1:
+            raise SimulationChanged("the simulation was replaced since this step was decided")
+        return bool(applied)
