@@ -386,9 +386,14 @@ class Simulator:
         this process holds; None, with nothing stepped, when the simulation was replaced since ``snap``."""
         response = pair.pair.response
         wire, transitions = None, response.transitions_state
-        if pair.templates is not None:
-            rendered = self._render(snap, pair, req, state, CsvTables({}))  # Hoverfly renders, then steps
-            wire, transitions = self._wire_of(rendered, pair), rendered.transitions
+        templates = pair.templates
+        if templates is not None:  # Hoverfly renders, then steps
+            stated = templates.stated
+            if stated is not None and not snap.simulation.simulation.variables:
+                wire, transitions = stated.wire(req, state, self.webserver), stated.transitions
+            else:
+                rendered = self._render(snap, pair, req, state, CsvTables({}))
+                wire, transitions = self._wire_of(rendered, pair), rendered.transitions
         if step:
             try:
                 held.step_now(dict(transitions or ()), response.removes_state or (), snap.simulation_version)

@@ -10,12 +10,15 @@ text and the same HTML escaping). A property test renders both ways and compares
 Only paths whose every step is known to succeed or to print "" qualify: ``Request`` then
 ``Method``, ``Scheme``, ``Host``; ``Path`` with an optional index; ``QueryParam``, ``Header`` or
 ``FormData`` with a name and an optional index. Anything else (helpers, blocks, ``Body``,
-variables, state, a negative index) leaves the template to the general render.
+variables, a negative index) leaves the template to the general render.
+
+A stateful journey's answer prints state too (``{{ State.user }}``): ``StateText`` adds getters of
+one state key each, read from the state the render is given.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from operator import attrgetter
 
@@ -26,6 +29,7 @@ from simproxy.engine.templating.values import escape_html
 from simproxy.engine.wire.request import RequestDetails
 
 Getter = Callable[[RequestDetails], str]
+StateGetter = Callable[[Mapping[str, str]], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +56,68 @@ def direct_text(program: Program) -> DirectText | None:
             return None
         parts.append(getter)
     return DirectText(tuple(parts))
+
+
+@dataclass(frozen=True, slots=True)
+class StateKey:
+    """What ``{{ State.<name> }}`` prints: the key's value (escaped unless triple-stashed), "" without it."""
+
+    name: str
+    escape: bool
+
+    def __call__(self, state: Mapping[str, str]) -> str:
+        value = state.get(self.name)
+        if value is None:
+            return ""
+        return escape_html(value) if self.escape else value
+
+
+@dataclass(frozen=True, slots=True)
+class StateText:
+    """A template as text, request getters and state keys: ``render`` joins them for one request
+    and the state it is answered on."""
+
+    parts: tuple[str | Getter | StateKey, ...]
+
+    def render(self, request: RequestDetails, state: Mapping[str, str]) -> str:
+        out: list[str] = []
+        for part in self.parts:
+            if isinstance(part, str):
+                out.append(part)
+            elif isinstance(part, StateKey):
+                out.append(part(state))
+            else:
+                out.append(part(request))
+        return "".join(out)
+
+
+def state_text(program: Program) -> StateText | None:
+    """``program`` as a ``StateText`` when it prints state keys beside text and request fields;
+    None when some part needs the general render, or when no part reads the state."""
+    parts: list[str | Getter | StateKey] = []
+    for part in program.parts:
+        if part.__class__ is str:
+            parts.append(part)
+            continue
+        if not isinstance(part, PathMustache) or part.params or part.hash:
+            return None
+        getter: Getter | StateKey | None = request_getter(part.path, part.escape) or _state_key(part.path, part.escape)
+        if getter is None:
+            return None
+        parts.append(getter)
+    if not any(part.__class__ is StateKey for part in parts):
+        return None
+    return StateText(tuple(parts))
+
+
+def _state_key(path: Path, escape: bool) -> StateKey | None:
+    """``State.<name>``: a key of the state map (its name as written; only ``State`` is a field)."""
+    parts = path.parts
+    if path.data or path.data_root or path.depth or len(parts) != 2 or parts[0].title != "State":
+        return None
+    if parts[1].index is not None:
+        return None
+    return StateKey(parts[1].name, escape)
 
 
 def request_getter(path: Path, escape: bool) -> Getter | None:

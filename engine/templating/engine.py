@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from simproxy.engine.gocompat.jsonpath_k8s import JsonPath
     from simproxy.engine.templating.compiler import Usage
-    from simproxy.engine.templating.direct import DirectText
+    from simproxy.engine.templating.direct import DirectText, StateText
     from simproxy.engine.templating.helpers_time import NowTexts
     from simproxy.engine.templating.render import Program
 
@@ -95,6 +95,9 @@ class Template:
     constant: RenderResult | None = field(default=None, repr=False)
     """What a template of text alone renders to (a ``transitionsState`` value without a mustache),
     given without a render when no variable is computed alongside."""
+    stated: StateText | None = field(default=None, repr=False)
+    """The template as text, request getters and state keys when it prints those alone
+    (``{{ State.user }}``): the same text as ``render`` on the same state."""
 
     def render(self, ctx: RenderContext) -> RenderResult:
         """Render against ``ctx``; any failure gives ``ok=False`` and the template text unchanged."""
@@ -274,7 +277,7 @@ class TemplateEngine:
         ``lenient``: then as Hoverfly runs it). A template nested deeper than Python's stack allows
         is refused either way."""
         from simproxy.engine.templating.compiler import CompileError, Compiler
-        from simproxy.engine.templating.direct import direct_text
+        from simproxy.engine.templating.direct import direct_text, state_text
         from simproxy.engine.templating.parser import NestedTooDeeply, TemplateSyntaxError, parse
         from simproxy.engine.templating.registry import HELPERS
         from simproxy.engine.templating.render import Program, Unparsed
@@ -297,8 +300,10 @@ class TemplateEngine:
         usage = compiler.usage
         alone = program.text_alone()
         constant = None if alone is None else RenderResult(alone, True, None, ())
+        direct = direct_text(program)
+        stated = state_text(program) if direct is None and usage.state else None
         return Template(
-            usage.state, usage.csv, usage.writes_csv, usage.journal, text, program, self, direct_text(program), constant
+            usage.state, usage.csv, usage.writes_csv, usage.journal, text, program, self, direct, constant, stated
         )
 
     def compile_variables(self, variables: Sequence[Mapping[str, Any]], where: str) -> Variables:

@@ -23,7 +23,7 @@ from simproxy.engine.templating import (
     TemplateEngine,
     Variables,
 )
-from simproxy.engine.templating.direct import DirectText
+from simproxy.engine.templating.direct import DirectText, StateText
 from simproxy.engine.wire.golayout import go_shape
 from simproxy.engine.wire.hot import hot_value
 from simproxy.engine.wire.request import RequestDetails, canonical_header
@@ -47,6 +47,9 @@ class PairTemplates:
     shapes: WireShapes | None = None
     """Set when no header is templated and the wire's shape does not hang on the body: a render
     that changes neither the status nor a header is served through it (``Rendered.wire``)."""
+    stated: StatedAnswer | None = None
+    """Set when only the body is templated, it prints nothing but request fields and state keys,
+    and every state transition is text alone: answered on the state without a render context."""
 
     @property
     def all(self) -> tuple[Template, ...]:
@@ -78,6 +81,22 @@ class DirectAnswer:
         return (self.webserver if webserver else self.proxy).wire(self.body.render(request))
 
 
+@dataclass(frozen=True, slots=True)
+class StatedAnswer:
+    """A templated response whose body varies with the request's fields and the state alone, and
+    whose transitions are fixed (a stateful journey's step): answered as ``render_pair`` would
+    answer it on the same state. Without variables only, as ``DirectAnswer``."""
+
+    body: StateText
+    proxy: WireShape
+    webserver: WireShape
+    transitions: tuple[tuple[str, str], ...] | None
+    """What ``render_pair`` gives as the transitions: the stored ones, each as its text renders."""
+
+    def wire(self, request: RequestDetails, state: Mapping[str, str], webserver: bool) -> Wire:
+        return (self.webserver if webserver else self.proxy).wire(self.body.render(request, state))
+
+
 def compile_pair_templates(
     resp: Response, engine: TemplateEngine, where: str, pair: str = "", *, go: bool = False
 ) -> PairTemplates | None:
@@ -106,6 +125,11 @@ def compile_pair_templates(
             shapes = WireShapes(proxy, webserver)
     if shapes is not None and body.direct is not None and not transitions:
         direct = DirectAnswer(body.direct, shapes.proxy, shapes.webserver)
+    stated = None
+    fixed = [(key, template.constant) for key, template in transitions]
+    if shapes is not None and body.stated is not None and all(value is not None for _, value in fixed):
+        steps = tuple((key, value.text) for key, value in fixed if value is not None) if fixed else None
+        stated = StatedAnswer(body.stated, shapes.proxy, shapes.webserver, steps or resp.transitions_state)
     return PairTemplates(
         body,
         headers,
@@ -116,6 +140,7 @@ def compile_pair_templates(
         uses_journal=any(t.uses_journal for t in templates),
         direct=direct,
         shapes=shapes,
+        stated=stated,
     )
 
 
