@@ -1,0 +1,168 @@
+"""OpenAPI documents as simulations, through real simproxy processes: ``-import`` (YAML, with
+references to a file beside it), the admin API (YAML or JSON bodies), ``simproxy openapi``, the
+``Prefer`` header, and bad documents answered with a 400 that says where."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.conftest import Simproxy
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "openapi"
+KENNEL = "http://kennel.example.com/v1"
+TENANT = {"X-Tenant": "acme"}
+
+
+@pytest.fixture
+def kennel(simproxy_factory: Any) -> Simproxy:
+    sp: Simproxy = simproxy_factory("-import", str(DATA / "kennel.yaml"))
+    return sp
+
+
+def _json(answer: tuple[int, dict[str, str], bytes]) -> tuple[int, Any]:
+    status, _, body = answer
+    return status, json.loads(body) if body else None
+
+
+def test_imported_yaml_answers_its_examples_through_the_proxy(kennel: Simproxy) -> None:
+    assert _json(kennel.proxy(f"{KENNEL}/dogs?limit=2", headers=TENANT)) == (
+        200,
+        [{"id": 7, "name": "Rex", "born": "2019-04-01", "tags": ["good"]}],
+    )
+    # the servers' prefix is optional; the path parameter must be an integer
+    assert _json(kennel.proxy("http://kennel.example.com/dogs/7"))[1]["name"] == "Rex"
+    assert kennel.proxy(f"{KENNEL}/dogs/rex")[0] == 502
+    status, _, body = kennel.proxy(f"{KENNEL}/dogs/7", method="DELETE")
+    assert (status, body) == (204, b"")
+
+
+def test_required_query_header_and_body_media_type_are_matched(kennel: Simproxy) -> None:
+    assert kennel.proxy(f"{KENNEL}/dogs", headers=TENANT)[0] == 502  # no limit
+    assert kennel.proxy(f"{KENNEL}/dogs?limit=2")[0] == 502  # no X-Tenant
+    new_dog = json.dumps({"name": "Bo"}).encode()
+    assert kennel.proxy(f"{KENNEL}/dogs", "POST", new_dog, {"Content-Type": "text/plain"})[0] == 502
+    status, body = _json(kennel.proxy(f"{KENNEL}/dogs", "POST", new_dog, {"Content-Type": "application/json"}))
+    # no example: generated from the allOf schema, realistic by format, the same every time
+    assert status == 201
+    assert body == {
+        "name": "string",
+        "born": "2024-01-02",
+        "tags": ["string"],
+        "id": 0,
+        "chipped": "2024-01-02T03:04:05Z",
+    }
+
+
+def test_prefer_picks_the_status_the_example_or_a_dynamic_answer(kennel: Simproxy) -> None:
+    assert _json(kennel.proxy(f"{KENNEL}/dogs/7", headers={"Prefer": "code=404"})) == (
+        404,
+        {"title": "gone", "status": 404},
+    )
+    assert _json(kennel.proxy(f"{KENNEL}/dogs/7", headers={"Prefer": "example=fido"}))[1]["name"] == "Fido"
+    assert _json(kennel.proxy(f"{KENNEL}/dogs/7", headers={"Prefer": "code=200, example=fido"}))[1]["id"] == 8
+    # a status whose only answer is generated from a schema in the other file
+    assert _json(kennel.proxy(f"{KENNEL}/dogs?limit=1", headers={"Prefer": "code=400", **TENANT})) == (
+        400,
+        {"title": "string", "status": 0},
+    )
+    # a response defined in the other file, with its own media type and example
+    post = {"Content-Type": "application/json", "Prefer": "code=409"}
+    status, headers, body = kennel.proxy(f"{KENNEL}/dogs", "POST", b'{"name": "Rex"}', post)
+    assert (status, headers["content-type"], json.loads(body)) == (
+        409,
+        "application/problem+json",
+        {"title": "taken", "status": 409},
+    )
+    first = _json(kennel.proxy(f"{KENNEL}/dogs/7", headers={"Prefer": "dynamic=true"}))
+    second = _json(kennel.proxy(f"{KENNEL}/dogs/7", headers={"Prefer": "dynamic=true"}))
+    assert first[0] == second[0] == 200
+    assert isinstance(first[1]["id"], int) and first[1]["name"] != second[1]["name"]
+
+
+def test_one_of_answers_with_its_first_choice(kennel: Simproxy) -> None:
+    owner = "0b6f1c1e-2d3a-4b5c-8d9e-0f1a2b3c4d5e"
+    status, body = _json(kennel.proxy(f"{KENNEL}/owners/{owner}/pets"))
+    assert status == 200 and body[0]["chipped"] == "2024-01-02T03:04:05Z"
+    assert kennel.proxy(f"{KENNEL}/owners/not-a-uuid/pets")[0] == 502
+
+
+def test_admin_api_takes_swagger_json_and_yaml_on_the_webserver(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-webserver")
+    status, _ = sp.admin_json("PUT", "/api/v2/simulation", raw=(DATA / "petstore2.json").read_bytes())
+    assert status == 200
+    assert _json(sp.proxy("/api/fish/3")) == (200, {"id": 0, "kind": "carp"})
+    assert _json(sp.proxy("/fish/3", headers={"Prefer": "code=404"})) == (404, {"message": "no fish"})
+    created = sp.proxy("/api/fish", "POST", b'{"kind": "trout"}', {"Content-Type": "application/json"})
+    assert _json(created) == (201, {"id": 1, "kind": "carp"})
+
+    yaml_doc = b"openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /ping:\n    get:\n" + (
+        b"      responses:\n        '200':\n          description: ok\n          content:\n"
+        b"            text/plain:\n              example: pong\n"
+    )
+    status, _ = sp.admin_json("POST", "/api/v2/simulation", raw=yaml_doc, headers={"Content-Type": "application/yaml"})
+    assert status == 200
+    status, headers, body = sp.proxy("/ping")
+    assert (status, headers["content-type"], body) == (200, "text/plain", b"pong")
+    assert sp.proxy("/api/fish/3")[0] == 200  # POST appended
+
+
+BAD = {
+    "not YAML": (b"openapi: [3.0\npaths: {", "not YAML or JSON at line"),
+    "not OpenAPI": (b"name: kennel\npairs: []\n", "no `openapi` or `swagger` member"),
+    "unresolvable": (
+        b"openapi: 3.0.0\npaths:\n  /a:\n    get:\n      responses:\n"
+        b"        '200': {$ref: '#/components/responses/Nope'}\n",
+        "paths./a.get.responses.200.$ref: cannot resolve '#/components/responses/Nope'",
+    ),
+    "cycle": (
+        b"openapi: 3.0.0\npaths: {}\ncomponents:\n  schemas:\n    A: {$ref: '#/components/schemas/B'}\n"
+        b"    B: {$ref: '#/components/schemas/A'}\n",
+        "#/components/schemas/A.$ref: reference cycle: "
+        "#/components/schemas/B -> #/components/schemas/A -> #/components/schemas/B",
+    ),
+    "other file": (
+        b"openapi: 3.0.0\npaths:\n  /a:\n    get:\n      responses:\n        '200': {$ref: 'common.yaml#/x'}\n",
+        "references to other files need the document's folder",
+    ),
+}
+
+
+def test_bad_documents_get_a_400_that_says_where(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory()
+    for name, (raw, expected) in BAD.items():
+        status, body = sp.admin_json("PUT", "/api/v2/simulation", raw=raw, headers={"Content-Type": "application/yaml"})
+        assert status == 400, name
+        assert body["error"].startswith("Invalid OpenAPI document: ") and expected in body["error"], (name, body)
+    assert sp.admin_json("GET", "/api/v2/simulation")[1]["data"]["pairs"] == []
+
+
+def test_openapi_command_prints_a_simulation_that_imports_as_is(simproxy_factory: Any, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "simproxy", "openapi", str(DATA / "kennel.yaml")], capture_output=True, check=True
+    )
+    printed = json.loads(done.stdout)
+    assert printed["meta"]["schemaVersion"].startswith("v5")
+    saved = tmp_path / "kennel.json"
+    saved.write_bytes(done.stdout)
+    sp: Simproxy = simproxy_factory("-import", str(saved))
+    assert _json(sp.proxy(f"{KENNEL}/dogs/7", headers={"Prefer": "example=fido"}))[1]["name"] == "Fido"
+    failed = subprocess.run(
+        [sys.executable, "-m", "simproxy", "openapi", str(DATA / "missing.yaml")], capture_output=True
+    )
+    assert failed.returncode == 1 and b"missing.yaml" in failed.stderr
+
+
+def test_hoverfly_compat_keeps_refusing_yaml_imports(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "simproxy", "-compat", "hoverfly", "-import", str(DATA / "kennel.yaml")],
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert b"only JSON files are acceppted" in done.stdout + done.stderr
