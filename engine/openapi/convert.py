@@ -2,15 +2,17 @@
 
 Each operation gives:
 
-- a default pair: its path template as a regex (each parameter by its schema: digits for an
-  integer, the values of an enum...; the servers' or ``basePath``'s prefix optional), the method,
+- a default pair: its path (the first server's or ``basePath``'s prefix, then the template) as an
+  exact matcher, or as a regex with each parameter by its schema (digits for an integer, the
+  values of an enum...), the method,
   a presence matcher for every required query and header parameter, and the request body's media
   types as a ``Content-Type`` matcher when the body is required. It answers the lowest 2xx status
   with its first example, or a body generated from the response schema (generate.py);
 - pairs that also match a ``Prefer`` header, as Prism reads it: ``code=404`` for every other
-  declared status, ``example=name`` (alone or with ``code=``) for every named example, and
-  ``dynamic=true`` (alone or with ``code=``) for a templated answer made anew on each request. One
-  more matcher met scores higher, so the existing matcher engine picks them over the default pair.
+  declared status, ``example=name`` for every named example (with ``code=`` too when another
+  status has an example of that name), and ``dynamic=true`` for a templated answer to the default
+  status made anew on each request. One more matcher met scores
+  higher, so the existing matcher engine picks them over the default pair.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ class Answer:
 def to_simulation(document: Document) -> dict[str, Any]:
     """The v5 simulation document (``{"data": ..., "meta": ...}``) serving ``document``."""
     root = document.root
-    prefixes = _prefixes(root, document.version)
+    prefix = _prefix(root, document.version)
     pairs: list[dict[str, Any]] = []
     for template, item in (root.get("paths") or {}).items():
         if not isinstance(item, dict):
@@ -56,7 +58,7 @@ def to_simulation(document: Document) -> dict[str, Any]:
         for method in _METHODS:
             operation = item.get(method)
             if isinstance(operation, dict):
-                found = _operation_pairs(root, document.version, str(template), method, operation, shared, prefixes)
+                found = _operation_pairs(root, document.version, str(template), method, operation, shared, prefix)
                 pairs.extend(found)
     data = {"pairs": pairs, "globalActions": {"delays": [], "delaysLogNormal": []}}
     return {"data": data, "meta": {"schemaVersion": "v5.2"}}
@@ -69,11 +71,11 @@ def _operation_pairs(
     method: str,
     operation: dict[str, Any],
     shared: list[Any],
-    prefixes: tuple[str, ...],
+    prefix: str,
 ) -> Iterator[dict[str, Any]]:
     parameters = _parameters(shared, operation.get("parameters") or [])
     request: dict[str, Any] = {
-        "path": [{"matcher": "regex", "value": _path_regex(template, parameters, prefixes)}],
+        "path": [_path_matcher(template, parameters, prefix)],
         "method": [{"matcher": "exact", "value": method.upper()}],
     }
     query = {
@@ -97,23 +99,22 @@ def _operation_pairs(
         answers = [Answer(200, "", "", "")]
     first = _default(answers)
     yield _pair(request, headers, [], first)
-    seen_codes: set[int] = set()
+    # as few pairs as say it all: every pair of an operation is scored on each of its requests
+    seen_codes: set[int] = {first.status}
     seen_names: set[str] = set()
     for answer in answers:
         code = f"code={answer.status}"
         if answer.templated:
-            yield _pair(request, headers, [code, "dynamic=true"], answer)
             if answer.status == first.status:
                 yield _pair(request, headers, ["dynamic=true"], answer)
-            continue
-        if answer.status not in seen_codes:
+        elif answer.status not in seen_codes:
             seen_codes.add(answer.status)
             yield _pair(request, headers, [code], answer)
-        if answer.name:
+        if answer.name and answer.name in seen_names:
             yield _pair(request, headers, [code, f"example={answer.name}"], answer)
-            if answer.name not in seen_names:
-                seen_names.add(answer.name)
-                yield _pair(request, headers, [f"example={answer.name}"], answer)
+        elif answer.name:
+            seen_names.add(answer.name)
+            yield _pair(request, headers, [f"example={answer.name}"], answer)
 
 
 def _pair(
@@ -163,13 +164,20 @@ def parameter_schema(parameter: dict[str, Any]) -> dict[str, Any]:
     return {k: parameter[k] for k in keys if k in parameter}
 
 
-def _path_regex(template: str, parameters: list[dict[str, Any]], prefixes: tuple[str, ...]) -> str:
+def _path_matcher(template: str, parameters: list[dict[str, Any]], prefix: str) -> dict[str, str]:
+    """An exact matcher for a path without parameters, else an anchored regex. Both keep the
+    candidate index working: it buckets exact paths, and regexes by their literal prefix."""
     kinds = {str(p["name"]): parameter_schema(p) for p in parameters if p.get("in") == "path"}
-    parts: list[str] = []
-    for index, piece in enumerate(re.split(r"\{([^}/]+)\}", template)):
-        parts.append(_segment(kinds.get(piece, {})) if index % 2 else re.escape(piece))
-    prefix = "|".join(re.escape(p) for p in prefixes)
-    return f"^(?:{prefix})?{''.join(parts)}$" if prefix else f"^{''.join(parts)}$"
+    pieces = re.split(r"\{([^}/]+)\}", prefix + template)
+    if len(pieces) == 1:
+        return {"matcher": "exact", "value": pieces[0]}
+    parts = [_segment(kinds.get(piece, {})) if index % 2 else _literal(piece) for index, piece in enumerate(pieces)]
+    return {"matcher": "regex", "value": f"^{''.join(parts)}$"}
+
+
+def _literal(text: str) -> str:
+    """``text`` as a regex matching itself, escaping only what RE2 reads as special."""
+    return re.sub(r"([\\.+*?()|\[\]{}^$])", r"\\\1", text)
 
 
 def _segment(schema: dict[str, Any]) -> str:
@@ -189,19 +197,18 @@ def _segment(schema: dict[str, Any]) -> str:
     return "[^/]+"
 
 
-def _prefixes(root: dict[str, Any], version: str) -> tuple[str, ...]:
-    """The path prefixes the API is served under (``basePath``, each server URL's path), if any."""
-    found: list[str] = []
+def _prefix(root: dict[str, Any], version: str) -> str:
+    """The path prefix the API is served under: Swagger's ``basePath``, or the first server URL's
+    path (its variables at their defaults); '' when there is none."""
     if version == "2.0":
-        found.append(str(root.get("basePath") or ""))
-    else:
-        for server in root.get("servers") or []:
-            if isinstance(server, dict) and isinstance(server.get("url"), str):
-                url = server["url"]
-                for name, variable in (server.get("variables") or {}).items():
-                    url = url.replace("{" + str(name) + "}", str((variable or {}).get("default", "")))
-                found.append(urlparse(url).path)
-    return tuple(dict.fromkeys(p.rstrip("/") for p in found if p.rstrip("/")))
+        return str(root.get("basePath") or "").rstrip("/")
+    for server in root.get("servers") or []:
+        if isinstance(server, dict) and isinstance(server.get("url"), str):
+            url = server["url"]
+            for name, variable in (server.get("variables") or {}).items():
+                url = url.replace("{" + str(name) + "}", str((variable or {}).get("default", "")))
+            return urlparse(url).path.rstrip("/")
+    return ""
 
 
 def _request_media_types(
