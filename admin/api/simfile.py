@@ -88,17 +88,18 @@ def is_openapi_upload(raw: bytes, content_type: str = "") -> bool:
     return looks_like_openapi(raw)
 
 
-def openapi_simulation(raw: bytes, read: Callable[[str], bytes] | None = None) -> JSONDict:
+def openapi_simulation(raw: bytes, read: Callable[[str], bytes] | None = None, *, validate: bool = True) -> JSONDict:
     """An OpenAPI / Swagger document (YAML or JSON) -> its v5 simulation document.
 
-    ``read`` gives the bytes of a file a ``$ref`` names, relative to the document's folder.
+    ``read`` gives the bytes of a file a ``$ref`` names, relative to the document's folder;
+    ``validate``: requests that break the document are answered 422 (engine/openapi/validate.py).
     Anything wrong with the document is a 400 saying where (engine/openapi/document.py).
     """
     from simproxy.engine.openapi.convert import to_simulation
     from simproxy.engine.openapi.document import OpenAPIError, load_document
 
     try:
-        return to_simulation(load_document(raw, read))
+        return to_simulation(load_document(raw, read), validate=validate)
     except OpenAPIError as exc:
         raise BadRequest(f"Invalid OpenAPI document: {exc}") from exc
 
@@ -111,11 +112,12 @@ def parse_upload(
     extensions: bool = True,
     content_type: str = "",
     read: Callable[[str], bytes] | None = None,
+    validate: bool = True,
 ) -> JSONDict:
     """``parse_simulation``, or an OpenAPI document converted first (never under ``-compat hoverfly``,
     whose ``extensions`` are off: Hoverfly refuses such a body as a simulation)."""
     if extensions and is_openapi_upload(raw, content_type):
-        raw = orjson.dumps(openapi_simulation(raw, read))
+        raw = orjson.dumps(openapi_simulation(raw, read, validate=validate))
     return parse_simulation(raw, max_pairs, product=product, extensions=extensions)
 
 

@@ -74,10 +74,20 @@ def _first_exact(matchers: Matchers | None) -> str:
 
 
 def _decode(
-    body: bytes, registry: MatcherRegistry, max_pairs: int, dialect: Dialect, content_type: str = ""
+    body: bytes,
+    registry: MatcherRegistry,
+    max_pairs: int,
+    dialect: Dialect,
+    content_type: str = "",
+    validate: bool = True,
 ) -> tuple[Simulation, CompiledSimulation]:
     doc = parse_upload(
-        body, max_pairs, product=dialect.product, extensions=dialect.extensions, content_type=content_type
+        body,
+        max_pairs,
+        product=dialect.product,
+        extensions=dialect.extensions,
+        content_type=content_type,
+        validate=validate,
     )
     incoming = decode_simulation(doc["data"])
     return incoming, compile_simulation(incoming, registry, go=dialect.go_layout)  # bad matchers fail here, with paths
@@ -86,8 +96,9 @@ def _decode(
 async def _incoming(request: Request) -> tuple[Simulation, CompiledSimulation]:
     svc = services(request)
     content_type = request.headers.get("content-type", "")
+    validate = request.args.get("validate", "true") != "false"  # an OpenAPI document's request validation
     return await svc.offload.run(
-        _decode, request.body, svc.registry, svc.settings.max_pairs, svc.runtime.dialect, content_type
+        _decode, request.body, svc.registry, svc.settings.max_pairs, svc.runtime.dialect, content_type, validate
     )
 
 

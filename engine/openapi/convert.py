@@ -27,6 +27,7 @@ import orjson
 
 from simproxy.engine.openapi.document import Document
 from simproxy.engine.openapi.generate import Raw, example_value, schema_type, template_value
+from simproxy.engine.openapi.validate import contract_label
 
 _METHODS: Final = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 # header parameters OpenAPI says to ignore: they are described by other means
@@ -46,8 +47,12 @@ class Answer:
     templated: bool = False
 
 
-def to_simulation(document: Document) -> dict[str, Any]:
-    """The v5 simulation document (``{"data": ..., "meta": ...}``) serving ``document``."""
+def to_simulation(document: Document, *, validate: bool = True) -> dict[str, Any]:
+    """The v5 simulation document (``{"data": ..., "meta": ...}``) serving ``document``.
+
+    ``validate``: each operation's default pair carries its request contract in a label
+    (validate.py), and a request that breaks it is answered 422 with its violations.
+    """
     root = document.root
     prefix = _prefix(root, document.version)
     pairs: list[dict[str, Any]] = []
@@ -58,7 +63,9 @@ def to_simulation(document: Document) -> dict[str, Any]:
         for method in _METHODS:
             operation = item.get(method)
             if isinstance(operation, dict):
-                found = _operation_pairs(root, document.version, str(template), method, operation, shared, prefix)
+                found = _operation_pairs(
+                    root, document.version, str(template), method, operation, shared, prefix, validate
+                )
                 pairs.extend(found)
     data = {"pairs": pairs, "globalActions": {"delays": [], "delaysLogNormal": []}}
     return {"data": data, "meta": {"schemaVersion": "v5.2"}}
@@ -72,6 +79,7 @@ def _operation_pairs(
     operation: dict[str, Any],
     shared: list[Any],
     prefix: str,
+    validate: bool,
 ) -> Iterator[dict[str, Any]]:
     parameters = _parameters(shared, operation.get("parameters") or [])
     request: dict[str, Any] = {
@@ -98,7 +106,13 @@ def _operation_pairs(
     if not answers:
         answers = [Answer(200, "", "", "")]
     first = _default(answers)
-    yield _pair(request, headers, [], first)
+    default = _pair(request, headers, [], first)
+    name = str(operation.get("operationId") or f"{method.upper()} {template}")
+    default["labels"] = [f"openapi:{name}"]
+    if validate:
+        contract = _contract(root, version, template, method, operation, parameters, prefix)
+        default["labels"].append(contract)
+    yield default
     # as few pairs as say it all: every pair of an operation is scored on each of its requests
     seen_codes: set[int] = {first.status}
     seen_names: set[str] = set()
@@ -132,6 +146,35 @@ def _pair(
     if matched:
         out["headers"] = matched
     return {"request": out, "response": response}
+
+
+def _contract(
+    root: dict[str, Any],
+    version: str,
+    template: str,
+    method: str,
+    operation: dict[str, Any],
+    parameters: list[dict[str, Any]],
+    prefix: str,
+) -> str:
+    """The label holding what a request to this operation must follow (validate.py reads it)."""
+    rules = [
+        {"in": p.get("in"), "name": p["name"], "required": bool(p.get("required")), "schema": parameter_schema(p)}
+        for p in parameters
+        if p.get("in") in ("path", "query", "header") and str(p["name"]).lower() not in _IGNORED_HEADERS
+    ]
+    body: dict[str, Any] = {"required": False, "media": {}}
+    if version == "2.0":
+        sent = [p for p in parameters if p.get("in") in ("body", "formData")]
+        if sent:
+            schema = next((p.get("schema") for p in sent if p.get("in") == "body"), None)
+            consumes = operation.get("consumes") or root.get("consumes") or ["application/json"]
+            body = {"required": any(p.get("required") for p in sent), "media": dict.fromkeys(consumes, schema)}
+    elif isinstance(operation.get("requestBody"), dict):
+        request_body = operation["requestBody"]
+        media = {str(m): (v or {}).get("schema") for m, v in (request_body.get("content") or {}).items()}
+        body = {"required": bool(request_body.get("required")), "media": media}
+    return contract_label(method, template, prefix, version, rules, body)
 
 
 def _default(answers: list[Answer]) -> Answer:
