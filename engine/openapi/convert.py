@@ -23,9 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlparse
 
-import orjson
-
-from simproxy.engine.openapi.document import Document
+from simproxy.engine.openapi.document import Document, dumps
 from simproxy.engine.openapi.generate import Raw, example_value, schema_type, template_value
 from simproxy.engine.openapi.validate import contract_label
 
@@ -350,7 +348,7 @@ def _preferred(media_types: list[str]) -> str:
 def _encode(value: Any, media_type: str) -> str:
     if isinstance(value, str) and not _JSON_TYPE.match(media_type):
         return value
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    return dumps(value)
 
 
 def _template(value: Any, media_type: str) -> str:
@@ -369,6 +367,6 @@ def _template(value: Any, media_type: str) -> str:
             return [mark(v) for v in node]
         return node
 
-    text = orjson.dumps(mark(value), option=orjson.OPT_NON_STR_KEYS).decode()
+    text = dumps(mark(value))
     # a space after each expression: "}}" then an object's "}" would read as a triple mustache
     return re.sub(r'"\\u0000(\d+)\\u0000"', lambda m: raws[int(m.group(1))] + " ", text)

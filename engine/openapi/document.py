@@ -12,12 +12,14 @@ with an ``OpenAPIError`` naming where it was met.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Final
 from urllib.parse import unquote
 
+import orjson
 import yaml
 
 from simproxy.engine.errors import SimulationError
@@ -38,6 +40,15 @@ class Document:
 
     version: str
     root: dict[str, Any]
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON text of a document's value; integers beyond 64 bits (real documents hold
+    some, in ``maximum``) go through the standard library, which writes them exactly."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def parse_text(raw: bytes, name: str = "") -> Any:

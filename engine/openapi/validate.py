@@ -14,6 +14,7 @@ wrong type, a body that fails its schema, a media type the operation does not ac
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from typing import Any, Final
 
 import orjson
 
+from simproxy.engine.openapi.document import dumps
 from simproxy.engine.openapi.generate import schema_type
 
 CONTRACT_LABEL: Final = "openapi-contract:"
@@ -72,7 +74,7 @@ class Contracts:
     def build(labels: Iterable[tuple[str, ...]]) -> Contracts:
         """Every contract found among the pairs' labels, in simulation order."""
         found = [
-            _compile(orjson.loads(label[len(CONTRACT_LABEL) :]))
+            _compile(_loads(label[len(CONTRACT_LABEL) :]))
             for pair_labels in labels
             for label in pair_labels
             if label.startswith(CONTRACT_LABEL)
@@ -103,7 +105,7 @@ def contract_label(
         "parameters": parameters,
         "body": body,
     }
-    return CONTRACT_LABEL + orjson.dumps(contract).decode()
+    return CONTRACT_LABEL + dumps(contract)
 
 
 def _compile(contract: dict[str, Any]) -> _Operation:
@@ -226,10 +228,18 @@ def _body_violations(operation: _Operation, headers: Mapping[str, list[str]], bo
     if validator is None or "json" not in media_type:
         return []
     try:
-        value = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
+        value = _loads(body)
+    except ValueError as exc:
         return [Violation("body", "$", f"the body is not JSON: {exc}")]
     return [Violation("body", _json_path(error.absolute_path), error.message) for error in validator.iter_errors(value)]
+
+
+def _loads(text: str) -> Any:
+    """JSON text's value; the standard library's reader takes the integers beyond 64 bits."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def _accepts(declared: str, actual: str) -> bool:

@@ -126,3 +126,18 @@ def test_a_missing_file_beside_the_document_is_named() -> None:
     with pytest.raises(OpenAPIError) as caught:
         load_document(raw, lambda name: (DATA / name).read_bytes())
     assert "x.$ref: cannot resolve 'elsewhere.yaml#/A': elsewhere.yaml: No such file or directory" in str(caught.value)
+
+
+def test_integers_beyond_64_bits_are_kept() -> None:
+    raw = b"""
+openapi: 3.0.0
+paths:
+  /size:
+    get:
+      parameters: [{name: n, in: query, required: true, schema: {type: integer, maximum: 18446744073709551616}}]
+      responses:
+        '200': {description: ok, content: {application/json: {example: {big: 18446744073709551616}}}}
+"""
+    doc = to_simulation(load_document(raw))
+    assert _answer(doc, path="/size", query="n=1") == (200, {"big": 18446744073709551616})
+    assert "18446744073709551616" in doc["data"]["pairs"][0]["labels"][1]
