@@ -104,6 +104,7 @@ class SpyMode(SimulateMode):
             resp = with_values(await forwarder.send(req), _FORWARDED)  # in what is answered and captured
         except UpstreamError as exc:
             return forwarder.forward_failed(req, exc, Mode.SPY)
+        await self.contracts.record_answer(snap, req, resp, self.runtime.store.diffs)
         args = snap.config.args(Mode.SPY)
         if args.capture_on_miss:
             try:

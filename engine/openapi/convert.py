@@ -172,7 +172,23 @@ def _contract(
         request_body = operation["requestBody"]
         media = {str(m): (v or {}).get("schema") for m, v in (request_body.get("content") or {}).items()}
         body = {"required": bool(request_body.get("required")), "media": media}
-    return contract_label(method, template, prefix, version, rules, body)
+    return contract_label(method, template, prefix, version, rules, body, _declared_answers(root, version, operation))
+
+
+def _declared_answers(root: dict[str, Any], version: str, operation: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each declared status (``200``, ``2XX``, ``default``) -> its media types -> schema (or None)."""
+    out: dict[str, dict[str, Any]] = {}
+    produces = operation.get("produces") or root.get("produces") or ["application/json"]
+    for status, response in (operation.get("responses") or {}).items():
+        if not isinstance(response, dict):
+            continue
+        if version == "2.0":
+            schema = response.get("schema")
+            out[str(status).upper()] = dict.fromkeys(produces, schema) if schema is not None else {}
+        else:
+            content = response.get("content") or {}
+            out[str(status).upper()] = {str(m): (v or {}).get("schema") for m, v in content.items()}
+    return out
 
 
 def _default(answers: list[Answer]) -> Answer:

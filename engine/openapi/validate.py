@@ -59,6 +59,8 @@ class _Operation:
     body_required: bool
     media: tuple[tuple[str, Any], ...]
     """(media type, validator or None) for each media type the body may have."""
+    responses: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
+    """(status key: ``200``, ``2XX`` or ``DEFAULT``, its media types as ``media``) as declared."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,25 +87,56 @@ class Contracts:
         self, method: str, path: str, query: Mapping[str, list[str]], headers: Mapping[str, list[str]], body: str
     ) -> list[Violation] | None:
         """The request's violations of the first operation it addresses; None when it addresses none."""
+        found = self._operation(method, path)
+        if found is None:
+            return None
+        operation, values = found
+        return _violations(operation, values, query, headers, body)
+
+    def check_answer(
+        self, method: str, path: str, status: int, content_type: str, body: bytes
+    ) -> list[Violation] | None:
+        """A real answer's violations of the operation its request addressed (an undeclared
+        status, an undeclared media type, a body failing its schema); None when it addresses none."""
+        found = self._operation(method, path)
+        if found is None or not found[0].responses:
+            return None
+        declared = dict(found[0].responses)
+        media = next(
+            (declared[key] for key in (str(status), f"{str(status)[0]}XX", "DEFAULT") if key in declared), None
+        )
+        if media is None:
+            return [Violation("status", "$", f"status {status} is not declared: {', '.join(declared)}")]
+        return _body_violations(media, False, content_type, body.decode("utf-8", "replace"), "response body")
+
+    def _operation(self, method: str, path: str) -> tuple[_Operation, dict[str, str]] | None:
         for operation in self.operations:
             if operation.method != method:
                 continue
             found = operation.pattern.match(path)
             if found is not None:
-                return _violations(operation, found.groupdict(), query, headers, body)
+                return operation, found.groupdict()
         return None
 
 
 def contract_label(
-    method: str, template: str, prefix: str, version: str, parameters: list[dict[str, Any]], body: dict[str, Any]
+    method: str,
+    template: str,
+    prefix: str,
+    version: str,
+    parameters: list[dict[str, Any]],
+    body: dict[str, Any],
+    responses: dict[str, dict[str, Any]],
 ) -> str:
-    """The label carrying an operation's request rules (``body``: ``required`` and ``media``)."""
+    """The label carrying an operation's rules (``body``: ``required`` and ``media``; ``responses``:
+    each declared status's media types and their schemas, for checking real answers)."""
     contract = {
         "method": method.upper(),
         "path": prefix + template,
         "dialect": "2020-12" if version == "3.1" else "4",
         "parameters": parameters,
         "body": body,
+        "responses": responses,
     }
     return CONTRACT_LABEL + dumps(contract)
 
@@ -139,7 +172,13 @@ def _compile(contract: dict[str, Any]) -> _Operation:
     )
     body = contract.get("body") or {}
     media = tuple((str(m), validator(s)) for m, s in (body.get("media") or {}).items())
-    return _Operation(str(contract["method"]), re.compile(f"{regex}$"), parameters, bool(body.get("required")), media)
+    responses = tuple(
+        (str(status), tuple((str(m), validator(s)) for m, s in (declared or {}).items()))
+        for status, declared in (contract.get("responses") or {}).items()
+    )
+    return _Operation(
+        str(contract["method"]), re.compile(f"{regex}$"), parameters, bool(body.get("required")), media, responses
+    )
 
 
 def _key(groups: dict[str, str], where: str, name: str) -> str:
@@ -189,7 +228,8 @@ def _violations(
             found.extend(
                 Violation(parameter.where, where, error.message) for error in parameter.validator.iter_errors(value)
             )
-    found.extend(_body_violations(operation, headers, body))
+    declared = (headers.get("content-type") or [""])[0]
+    found.extend(_body_violations(operation.media, operation.body_required, declared, body, "body"))
     return found
 
 
@@ -210,28 +250,30 @@ def _typed(values: list[str], kind: str | None) -> Any:
     return text
 
 
-def _body_violations(operation: _Operation, headers: Mapping[str, list[str]], body: str) -> list[Violation]:
-    if not operation.media:
+def _body_violations(
+    media: tuple[tuple[str, Any], ...], required: bool, declared: str, body: str, where: str
+) -> list[Violation]:
+    """A body's violations: missing when required, of an undeclared media type, failing its schema."""
+    if not media:
         return []
-    declared = (headers.get("content-type") or [""])[0]
     media_type = declared.split(";")[0].strip().lower()
     if not body and not media_type:
-        if operation.body_required:
-            return [Violation("body", "$", "the required request body is missing")]
-        return []
-    accepting = [v for m, v in operation.media if _accepts(m, media_type)]
+        noun = "request body" if where == "body" else where
+        return [Violation(where, "$", f"the required {noun} is missing")] if required else []
+    accepting = [v for m, v in media if _accepts(m, media_type)]
     if not accepting:
-        accepted = ", ".join(m for m, _ in operation.media)
+        accepted = ", ".join(m for m, _ in media)
         shown = media_type or "none"
-        return [Violation("header", "$.Content-Type", f"media type {shown} is not one of {accepted}")]
+        field = "header" if where == "body" else where
+        return [Violation(field, "$.Content-Type", f"media type {shown} is not one of {accepted}")]
     validator = accepting[0]
     if validator is None or "json" not in media_type:
         return []
     try:
         value = _loads(body)
     except ValueError as exc:
-        return [Violation("body", "$", f"the body is not JSON: {exc}")]
-    return [Violation("body", _json_path(error.absolute_path), error.message) for error in validator.iter_errors(value)]
+        return [Violation(where, "$", f"the {where} is not JSON: {exc}")]
+    return [Violation(where, _json_path(error.absolute_path), error.message) for error in validator.iter_errors(value)]
 
 
 def _loads(text: str) -> Any:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.integration.conftest import Simproxy
+from tests.integration.upstream import Upstream
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "openapi"
 KENNEL = "http://kennel.example.com/v1"
@@ -222,3 +223,89 @@ def test_hoverfly_compat_keeps_refusing_yaml_imports(tmp_path: Path) -> None:
     )
     assert done.returncode == 1
     assert b"only JSON files are acceppted" in done.stdout + done.stderr
+
+
+REAL_SERVICE = b"""
+openapi: 3.0.3
+info: {title: the upstream of tests/integration/upstream.py, described wrongly on purpose, version: '1'}
+paths:
+  /echo:
+    get:
+      parameters:
+        - {name: X-Trace, in: header, required: true, schema: {type: string}}
+      responses:
+        '200':
+          description: what arrived
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [method, path, verb]
+                properties:
+                  method: {type: string}
+                  path: {type: integer}
+  /status/{code}:
+    get:
+      parameters:
+        - {name: code, in: path, required: true, schema: {type: integer}}
+      responses:
+        '200': {description: fine, content: {text/plain: {example: status 200}}}
+  /plain:
+    get:
+      responses:
+        '200': {description: json, content: {application/json: {example: {}}}}
+"""
+
+
+def _contract_reports(sp: Simproxy) -> dict[str, list[dict[str, str]]]:
+    groups = sp.admin_json("GET", "/api/v2/diff")[1]["diff"]
+    return {g["request"]["path"]: [e for r in g["diffReports"] for e in r["diffEntries"]] for g in groups}
+
+
+def test_capture_reports_real_answers_that_break_the_document(simproxy_factory: Any, upstream: Upstream) -> None:
+    sp: Simproxy = simproxy_factory()
+    yaml_type = {"Content-Type": "application/yaml"}
+    assert sp.admin("PUT", "/api/v2/simulation", raw=REAL_SERVICE, headers=yaml_type)[0] == 200
+    assert sp.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "capture"})[0] == 200
+    assert sp.proxy(upstream.url("/echo"), headers={"X-Trace": "1"})[0] == 200  # the real answer, as it is
+    assert sp.proxy(upstream.url("/status/418"))[0] == 418
+    assert sp.proxy(upstream.url("/plain"))[2] == b"real /plain"
+    assert sp.proxy(upstream.url("/undescribed"))[0] == 200
+    expected_answer = "as the API description says"
+    assert _contract_reports(sp) == {
+        "/echo": [
+            {"field": "openapi/response body", "expected": expected_answer, "actual": "'verb' is a required property"},
+            {
+                "field": "openapi/response body.path",
+                "expected": expected_answer,
+                "actual": "'/echo' is not of type 'integer'",
+            },
+        ],
+        "/status/418": [
+            {"field": "openapi/status", "expected": expected_answer, "actual": "status 418 is not declared: 200"}
+        ],
+        "/plain": [
+            {
+                "field": "openapi/response body.Content-Type",
+                "expected": expected_answer,
+                "actual": "media type text/plain is not one of application/json",
+            }
+        ],
+    }
+
+
+def test_spy_reports_the_real_answers_it_forwards(simproxy_factory: Any, upstream: Upstream) -> None:
+    sp: Simproxy = simproxy_factory()
+    assert (
+        sp.admin("PUT", "/api/v2/simulation", raw=REAL_SERVICE, headers={"Content-Type": "application/yaml"})[0] == 200
+    )
+    assert sp.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "spy"})[0] == 200
+    simulated = sp.proxy(upstream.url("/echo"), headers={"X-Trace": "1"})  # a pair answers: nothing to check
+    assert simulated[0] == 200 and "hoverfly" not in simulated[1]
+    assert sp.admin_json("GET", "/api/v2/diff")[1] == {"diff": []}
+    forwarded = sp.proxy(upstream.url("/echo"))  # no X-Trace: no pair, the real service answers
+    assert "Forwarded" in forwarded[1]["hoverfly"]
+    assert [e["actual"] for e in _contract_reports(sp)["/echo"]] == [
+        "'verb' is a required property",
+        "'/echo' is not of type 'integer'",
+    ]
