@@ -215,16 +215,6 @@ def test_openapi_command_prints_a_simulation_that_imports_as_is(simproxy_factory
     assert failed.returncode == 1 and b"missing.yaml" in failed.stderr
 
 
-def test_hoverfly_compat_keeps_refusing_yaml_imports(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "simproxy", "-compat", "hoverfly", "-import", str(DATA / "kennel.yaml")],
-        capture_output=True,
-        timeout=60,
-    )
-    assert done.returncode == 1
-    assert b"only JSON files are acceppted" in done.stdout + done.stderr
-
-
 REAL_SERVICE = b"""
 openapi: 3.0.3
 info: {title: the upstream of tests/integration/upstream.py, described wrongly on purpose, version: '1'}
@@ -309,3 +299,32 @@ def test_spy_reports_the_real_answers_it_forwards(simproxy_factory: Any, upstrea
         "'verb' is a required property",
         "'/echo' is not of type 'integer'",
     ]
+
+
+def test_the_webserver_serves_and_validates_an_imported_document(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-webserver", "-import", str(DATA / "kennel.yaml"))
+    assert _json(sp.proxy("/v1/dogs/7", headers={"Prefer": "example=fido"}))[1]["name"] == "Fido"
+    assert _json(sp.proxy("/v1/dogs?limit=5", headers={"Prefer": "code=400", **TENANT}))[0] == 400
+    assert _violations(sp.proxy("/v1/dogs?limit=0", headers=TENANT)) == [
+        {"in": "query", "path": "$.limit", "message": "0 is less than the minimum of 1"}
+    ]
+
+
+def test_hoverfly_compat_takes_no_document(simproxy_factory: Any) -> None:
+    raw = (DATA / "petstore2.json").read_bytes()
+    assert simproxy_factory().admin("PUT", "/api/v2/simulation", raw=raw)[0] == 200
+    compat: Simproxy = simproxy_factory("-compat", "hoverfly")
+    status, body = compat.admin_json("PUT", "/api/v2/simulation", raw=raw)
+    assert status == 400 and "OpenAPI" not in body["error"]  # refused as Hoverfly refuses it
+    done = subprocess.run(
+        [sys.executable, "-m", "simproxy", "-compat", "hoverfly", "-import", str(DATA / "kennel.yaml")],
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert b"only JSON files are acceppted" in done.stdout + done.stderr
+
+
+def test_openapi_command_usage() -> None:
+    done = subprocess.run([sys.executable, "-m", "simproxy", "openapi"], capture_output=True)
+    assert done.returncode == 2 and done.stderr.startswith(b"usage: simproxy openapi [--no-validation] FILE")
