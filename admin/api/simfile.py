@@ -10,6 +10,7 @@ account of where and why: admin/api/jsonbody.py).
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -83,9 +84,16 @@ def is_openapi_upload(raw: bytes, content_type: str = "") -> bool:
     head = raw[:4096]
     if b'"openapi"' not in head and b'"swagger"' not in head:
         return False
-    from simproxy.engine.openapi.document import looks_like_openapi
+    from simproxy.engine.openapi.document import declared_version
 
-    return looks_like_openapi(raw)
+    try:
+        doc = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:  # the standard library reads integers beyond 64 bits, which orjson refuses
+            doc = json.loads(raw)
+        except ValueError:
+            return False  # not JSON: parse_simulation says why
+    return declared_version(doc) is not None
 
 
 def openapi_simulation(raw: bytes, read: Callable[[str], bytes] | None = None, *, validate: bool = True) -> JSONDict:
