@@ -10,6 +10,7 @@ account of where and why: admin/api/jsonbody.py).
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -64,6 +65,68 @@ def parse_simulation(
     if details:
         raise BadRequest(f"Invalid {version} simulation: [{'; '.join(details)}]")
     return upgrade_to_v5(doc)
+
+
+OPENAPI_TYPES: Final = ("yaml", "openapi", "swagger")
+"""A Content-Type naming one of these (``application/yaml``, ``application/vnd.oai.openapi+json``)
+declares an OpenAPI document; a JSON upload is one when its top level has ``openapi``/``swagger``."""
+
+
+def is_openapi_upload(raw: bytes, content_type: str = "") -> bool:
+    """Whether an upload is an OpenAPI / Swagger document rather than a simulation.
+
+    Cheap for a simulation: a JSON body is parsed for the question only when one of the two
+    member names appears near its start.
+    """
+    lowered = content_type.lower()
+    if any(word in lowered for word in OPENAPI_TYPES):
+        return True
+    head = raw[:4096]
+    if b'"openapi"' not in head and b'"swagger"' not in head:
+        return False
+    from simproxy.engine.openapi.document import declared_version
+
+    try:
+        doc = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:  # the standard library reads integers beyond 64 bits, which orjson refuses
+            doc = json.loads(raw)
+        except ValueError:
+            return False  # not JSON: parse_simulation says why
+    return declared_version(doc) is not None
+
+
+def openapi_simulation(raw: bytes, read: Callable[[str], bytes] | None = None, *, validate: bool = True) -> JSONDict:
+    """An OpenAPI / Swagger document (YAML or JSON) -> its v5 simulation document.
+
+    ``read`` gives the bytes of a file a ``$ref`` names, relative to the document's folder;
+    ``validate``: requests that break the document are answered 422 (engine/openapi/validate.py).
+    Anything wrong with the document is a 400 saying where (engine/openapi/document.py).
+    """
+    from simproxy.engine.openapi.convert import to_simulation
+    from simproxy.engine.openapi.document import OpenAPIError, load_document
+
+    try:
+        return to_simulation(load_document(raw, read), validate=validate)
+    except OpenAPIError as exc:
+        raise BadRequest(f"Invalid OpenAPI document: {exc}") from exc
+
+
+def parse_upload(
+    raw: bytes,
+    max_pairs: int | None = None,
+    *,
+    product: str = _PRODUCT,
+    extensions: bool = True,
+    content_type: str = "",
+    read: Callable[[str], bytes] | None = None,
+    validate: bool = True,
+) -> JSONDict:
+    """``parse_simulation``, or an OpenAPI document converted first (never under ``-compat hoverfly``,
+    whose ``extensions`` are off: Hoverfly refuses such a body as a simulation)."""
+    if extensions and is_openapi_upload(raw, content_type):
+        raw = orjson.dumps(openapi_simulation(raw, read, validate=validate))
+    return parse_simulation(raw, max_pairs, product=product, extensions=extensions)
 
 
 def upgrade_to_v5(doc: JSONDict) -> JSONDict:

@@ -4,7 +4,9 @@ Every write validates, upgrades, compiles and checks the whole document before t
 write that swaps it in, so a rejected upload leaves the served simulation untouched everywhere.
 That work runs off the event loop (engine/execution/offload.py): a large upload costs seconds of CPU, and the
 loop it would otherwise hold also serves the proxy port. A document over ``-max-pairs`` is refused
-(413) as soon as it is parsed, before it is validated.
+(413) as soon as it is parsed, before it is validated. An OpenAPI / Swagger document (a YAML or
+OpenAPI Content-Type, or JSON declaring ``openapi``/``swagger``) is converted to its simulation
+first (admin/api/simfile.py ``parse_upload``), except under ``-compat hoverfly``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from sanic.response import HTTPResponse
 from simproxy.admin.api.importing import import_effects, import_with_files
 from simproxy.admin.api.responses import JSON_TYPE, json_response, services
 from simproxy.admin.api.services import Services
-from simproxy.admin.api.simfile import parse_simulation, schema_document
+from simproxy.admin.api.simfile import parse_upload, schema_document
 from simproxy.admin.api.views import simulation_view, warnings_view
 from simproxy.admin.errors import ServerError
 from simproxy.engine.fleet.cas import until_written
@@ -72,16 +74,32 @@ def _first_exact(matchers: Matchers | None) -> str:
 
 
 def _decode(
-    body: bytes, registry: MatcherRegistry, max_pairs: int, dialect: Dialect
+    body: bytes,
+    registry: MatcherRegistry,
+    max_pairs: int,
+    dialect: Dialect,
+    content_type: str = "",
+    validate: bool = True,
 ) -> tuple[Simulation, CompiledSimulation]:
-    doc = parse_simulation(body, max_pairs, product=dialect.product, extensions=dialect.extensions)
+    doc = parse_upload(
+        body,
+        max_pairs,
+        product=dialect.product,
+        extensions=dialect.extensions,
+        content_type=content_type,
+        validate=validate,
+    )
     incoming = decode_simulation(doc["data"])
     return incoming, compile_simulation(incoming, registry, go=dialect.go_layout)  # bad matchers fail here, with paths
 
 
 async def _incoming(request: Request) -> tuple[Simulation, CompiledSimulation]:
     svc = services(request)
-    return await svc.offload.run(_decode, request.body, svc.registry, svc.settings.max_pairs, svc.runtime.dialect)
+    content_type = request.headers.get("content-type", "")
+    validate = request.args.get("validate", "true") != "false"  # an OpenAPI document's request validation
+    return await svc.offload.run(
+        _decode, request.body, svc.registry, svc.settings.max_pairs, svc.runtime.dialect, content_type, validate
+    )
 
 
 def _unchanged(imported: Simulation, incoming: Simulation) -> bool:

@@ -1,7 +1,8 @@
 """The ``simproxy`` command: parse the command line (admin/process/flags.py, admin/process/arguments.py), report a
 usage error with Go's ``flag`` wording and exit status (2: a syntax error, followed by a hint rather
-than the whole usage; 1: a value refused), or run the server (admin/process/server.py) or a fleet
-(``simproxy fleet N``, admin/process/fleet.py).
+than the whole usage; 1: a value refused), or run the server (admin/process/server.py), a fleet
+(``simproxy fleet N``, admin/process/fleet.py), or print an OpenAPI document's simulation
+(``simproxy openapi FILE``, admin/process/openapi_command.py).
 
 Each step imports what it needs when it runs: ``-h`` and a syntax error load only the flag table,
 and the server's modules (Sanic, the engine) load only once the flags are valid, with the code their
@@ -26,6 +27,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from simproxy.admin.process.fleet import run_fleet
 
         return run_fleet(args[1:], os.environ)
+    if args and args[0] == "openapi":
+        from simproxy.admin.process.openapi_command import print_simulation
+
+        return print_simulation(args[1:])
     collecting = gc.isenabled()
     gc.disable()
     try:

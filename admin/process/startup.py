@@ -5,19 +5,21 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 from pathlib import Path
 
 import orjson
 
 from simproxy.admin.api.importing import import_effects, import_with_files
-from simproxy.admin.api.simfile import parse_simulation
+from simproxy.admin.api.simfile import parse_upload
 from simproxy.admin.settings import Settings
 from simproxy.engine.errors import UpstreamError
 from simproxy.engine.fleet.config import Mode, ModeArguments, RuntimeConfig
 from simproxy.engine.fleet.runtime import Runtime, new_lineage
 from simproxy.engine.matching.registry import MatcherRegistry
 from simproxy.engine.matching.scoring import compile_simulation
+from simproxy.engine.openapi.document import looks_like_openapi
 from simproxy.engine.outbound.bodyfiles import download
 from simproxy.engine.simulation.codec import decode_simulation, export_simulation
 from simproxy.engine.simulation.importing import (
@@ -42,14 +44,21 @@ def initial_config(settings: Settings) -> RuntimeConfig:
 
 
 async def load_imports(settings: Settings, registry: MatcherRegistry) -> ImportResult | None:
-    """Read, validate, upgrade and merge every ``-import`` file (in order); None when there are none."""
+    """Read, validate, upgrade and merge every ``-import`` file (in order); None when there are none.
+
+    A ``.yaml``/``.yml`` file is taken when it is an OpenAPI / Swagger document (converted to its
+    simulation, its ``$ref``s read beside it), except under ``-compat hoverfly``; any other is
+    refused with Hoverfly's words, as Hoverfly refuses every file not named ``.json``.
+    """
     if not settings.imports:
         return None
     result: ImportResult | None = None
     for name in settings.imports:
         url = name.startswith(("http://", "https://"))
-        if not url and not name.endswith(".json"):
-            raise StartupError(f"Failed to import payloads, only JSON files are acceppted. Given file: {name}")
+        yaml_file = name.endswith((".yaml", ".yml")) and settings.dialect.extensions
+        refused = f"Failed to import payloads, only JSON files are acceppted. Given file: {name}"
+        if not url and not name.endswith(".json") and not yaml_file:
+            raise StartupError(refused)
         if url:
             try:
                 raw = await download(name, tls_verify=settings.tls_verification)
@@ -58,8 +67,17 @@ async def load_imports(settings: Settings, registry: MatcherRegistry) -> ImportR
         try:
             if not url:
                 raw = await asyncio.to_thread(Path(name).read_bytes)
+            if yaml_file and not looks_like_openapi(raw):
+                raise StartupError(refused)
             dialect = settings.dialect
-            doc = parse_simulation(raw, product=dialect.product, extensions=dialect.extensions)
+            folder = None if url else Path(name).parent
+            doc = parse_upload(
+                raw,
+                product=dialect.product,
+                extensions=dialect.extensions,
+                content_type="application/yaml" if yaml_file else "",
+                read=None if folder is None else functools.partial(_beside, folder),
+            )
             incoming = decode_simulation(doc["data"])
             compile_simulation(incoming, registry)
             before = result.simulation if result else None
@@ -69,9 +87,16 @@ async def load_imports(settings: Settings, registry: MatcherRegistry) -> ImportR
             result = ImportResult(step.simulation, step.warnings, tuple(dict.fromkeys(keys)))
         except OSError as exc:
             raise StartupError(f"Failed to import given resource: {name}: {exc.strerror or exc}") from exc
+        except StartupError:
+            raise
         except SimproxyError as exc:
             raise StartupError(f"Failed to import given resource: {name}: {exc}") from exc
     return result
+
+
+def _beside(folder: Path, relative: str) -> bytes:
+    """A file an OpenAPI document's ``$ref`` names, relative to the document's folder."""
+    return (folder / relative).read_bytes()
 
 
 async def load_data_sources(settings: Settings) -> dict[str, list[list[str]]]:

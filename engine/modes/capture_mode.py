@@ -1,5 +1,7 @@
 """Capture mode: every request goes to the real service, and the pair it makes is stored first
-(the store's side of it, and the pair made from an exchange, are engine/modes/capture.py's)."""
+(the store's side of it, and the pair made from an exchange, are engine/modes/capture.py's). When
+the simulation holds an OpenAPI document's contracts, an answer that breaks them is reported in
+the diff store (engine/modes/contract.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import TYPE_CHECKING, ClassVar
 from simproxy.engine.errors import CaptureConflict
 from simproxy.engine.fleet.config import Mode
 from simproxy.engine.modes.capture import SAVE_CONTEXT, captured_pair
+from simproxy.engine.modes.contract import ContractCheck
 from simproxy.engine.wire.request import RequestDetails
 from simproxy.engine.wire.response import Wire
 from simproxy.store import StoreError
@@ -30,6 +33,8 @@ class CaptureMode:
     def __init__(self, kit: Kit) -> None:
         self.forwarder = kit.forwarder
         self.captures = kit.captures
+        self.diffs = kit.runtime.store.diffs
+        self.contracts = ContractCheck()  # real answers against an imported OpenAPI document
 
     async def handle(self, snap: Snapshot, req: RequestDetails) -> Wire:
         args = snap.config.args(Mode.CAPTURE)
@@ -37,6 +42,7 @@ class CaptureMode:
         if isinstance(sent, Wire):
             return sent
         req, resp = sent
+        await self.contracts.record_answer(snap, req, resp, self.diffs)
         try:
             await self.captures.add(captured_pair(req, resp, args), args)
         except (StoreError, CaptureConflict) as exc:

@@ -13,6 +13,7 @@ from simproxy.engine.fleet.runtime import Snapshot
 from simproxy.engine.journal.logs import log_fields
 from simproxy.engine.modes.base import Kit, Outcome
 from simproxy.engine.modes.capture import SAVE_CONTEXT, captured_pair
+from simproxy.engine.modes.contract import ContractCheck
 from simproxy.engine.modes.failures import MATCHING_CONTEXT, matching_error, request_fields
 from simproxy.engine.modes.forwarding import with_values
 from simproxy.engine.wire.request import RequestDetails
@@ -30,8 +31,12 @@ class SimulateMode:
     def __init__(self, kit: Kit) -> None:
         self.simulator = kit.simulator
         self.forwarder = kit.forwarder
+        self.contracts = ContractCheck()
 
     def handle(self, snap: Snapshot, req: RequestDetails) -> Outcome:
+        rejected = self.contracts.rejected(snap, req)  # an imported OpenAPI document's validation
+        if rejected is not None:
+            return rejected
         if not snap.config.middleware.enabled:
             outcome = self.simulator.simulate(snap, req)
             if isinstance(outcome, Wire):
@@ -99,6 +104,7 @@ class SpyMode(SimulateMode):
             resp = with_values(await forwarder.send(req), _FORWARDED)  # in what is answered and captured
         except UpstreamError as exc:
             return forwarder.forward_failed(req, exc, Mode.SPY)
+        await self.contracts.record_answer(snap, req, resp, self.runtime.store.diffs)
         args = snap.config.args(Mode.SPY)
         if args.capture_on_miss:
             try:
