@@ -60,6 +60,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+_new_record = tuple.__new__
+"""Makes a NamedTuple from a tuple of its fields without a Python frame (``Received``'s own
+``__new__`` is one), looked up once rather than on every request."""
+
 JOIN_LIMIT = 64 * 1024
 """Bodies longer than this are written apart from their head: the transport keeps the body itself,
 shared by every answer of the pair, instead of a copy joined to the head."""
@@ -290,7 +294,7 @@ class ProxyProtocol(asyncio.Protocol):
                 self._enqueue(built, keep_alive, head_only)
                 return
             request = built
-        received = (request, time.time(), time.perf_counter(), raw, self._arrival_encoded)
+        received = _new_record(Received, (request, time.time(), time.perf_counter(), raw, self._arrival_encoded))
         if self._queue and (self._deferred or len(self._queue) >= self.server.limits.max_pipelined):
             self._queue.append((_Deferred(request, checked, credentials), keep_alive, head_only, received))
             self._deferred += 1  # answered once fewer are owed (_start_deferred)

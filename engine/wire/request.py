@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import field
+from typing import NamedTuple
 from urllib.parse import unquote, unquote_plus
 
 from simproxy.engine.wire.hot import hot_value
@@ -65,10 +66,24 @@ class RequestDetails:
         )
 
 
-Received = tuple[RequestDetails, float, float, bytes | None, bytes]
-"""What the server knows of a request it answers: the request, the wall-clock time it was received,
-``perf_counter`` then, the bytes it came in when they held exactly that request (None otherwise),
-and the encoded ``wire.parse.Arrival`` (how it came: port, tunnel, webserver)."""
+class Received(NamedTuple):
+    """What the server knows of a request it answers, for the observers (journal, metrics, actions).
+
+    Made once per request: measured on the 2-core VM (Python 3.11.7, 2026-11-29, best of 40 runs),
+    the plain tuple it replaces takes 42 ns to make, this NamedTuple 165 ns through
+    ``tuple.__new__(Received, (...))`` (what the proxy port calls: no Python frame), 294 ns through
+    its own ``__new__``, a ``hot_value`` dataclass 195 ns, a frozen slotted dataclass 750 ns."""
+
+    request: RequestDetails
+    at: float
+    """The wall-clock time it was received (``time.time()``)."""
+    perf: float
+    """``time.perf_counter()`` then: the latency the observers are told is counted from it."""
+    raw: bytes | None
+    """The bytes it came in when they held exactly that request (None otherwise)."""
+    arrival: bytes
+    """The encoded ``wire.parse.Arrival``: how it came (port, tunnel, webserver)."""
+
 
 _FORM_METHODS = frozenset({"POST", "PUT", "PATCH"})
 _FORM_TYPE = "application/x-www-form-urlencoded"
