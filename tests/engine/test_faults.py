@@ -261,7 +261,7 @@ def _serving(wire: Wire, rng: random.Random, scenario: Callable[[ProxyServer, _C
 
     async def main() -> None:
         server = ProxyServer(cast(Any, engine), port=1, limits=ProxyLimits(max_pipelined=8))
-        await scenario(server, _Client(ProxyProtocol(server)))
+        await scenario(server, _Client(ProxyProtocol(server.state)))
         await server.tasks.aclose()
 
     asyncio.run(main())

@@ -83,7 +83,7 @@ def _run(answer: Callable[[Any], Any], scenario: Callable[[Any, Client], Corouti
     async def main() -> None:
         engine = _engine(answer)
         server = ProxyServer(engine, port=1, limits=LIMITS)
-        client = Client(ProxyProtocol(server))
+        client = Client(ProxyProtocol(server.state))
         await scenario(engine, client)
         await server.tasks.aclose()
 
