@@ -227,17 +227,13 @@ class AnswerQueue:
             wire = self._tunnelled(wire)
         keep = keep_alive and wire.keep_alive
         body = b"" if head_only else wire.body
+        date = state.date.kept or state.date.value()
         parts: tuple[bytes, ...]
         if wire.tail is not None:
-            parts = (
-                written_head(wire, wire.tail, state.date.value(), keep_alive or not wire.keep_alive, head_only),
-                body,
-            )
+            parts = (written_head(wire, wire.tail, date, keep_alive or not wire.keep_alive, head_only), body)
         else:
             end = b"\r\n" if keep else b"Connection: close\r\n\r\n"
-            parts = (
-                (wire.head, end, body) if wire.dated else (wire.head, b"Date: ", state.date.value(), b"\r\n", end, body)
-            )
+            parts = (wire.head, end, body) if wire.dated else (wire.head, b"Date: ", date, b"\r\n", end, body)
         if len(body) <= JOIN_LIMIT:
             transport.write(b"".join(parts))
         else:

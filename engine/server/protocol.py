@@ -38,10 +38,6 @@ from simproxy.engine.wire.response import Wire, plain_error
 
 log = logging.getLogger(__name__)
 
-_new_record = tuple.__new__
-"""Makes a NamedTuple from a tuple of its fields without a Python frame (``Received``'s own
-``__new__`` is one), looked up once rather than on every request."""
-
 
 class ProxyProtocol(asyncio.Protocol):
     """One connection of the proxy port: it parses the requests and decides when its client is read;
@@ -281,7 +277,7 @@ class ProxyProtocol(asyncio.Protocol):
                 self.answers.answer(built, keep_alive, method == b"HEAD")
                 return
             request = built
-        received = _new_record(Received, (request, time.time(), time.perf_counter(), raw, self._arrival_encoded))
+        received = Received(request, time.time(), time.perf_counter(), raw, self._arrival_encoded)
         if checked:
             self.answers.answer(request, keep_alive, method == b"HEAD", received)
         else:

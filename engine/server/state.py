@@ -29,16 +29,20 @@ finds the old second and waits again, rather than spin until the new one."""
 
 class HttpDate:
     """The ``Date`` header value. While ``keep`` runs (a task of the proxy server) it is renewed as
-    each second starts and a request reads it as it is; otherwise it is made at most once a second."""
+    each second starts and a request reads it as it is (``kept``); otherwise it is made at most once
+    a second."""
+
+    __slots__ = ("_clock", "_second", "_value", "kept")
 
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
         self._second = -1
         self._value = b""
-        self._kept = False
+        self.kept = b""
+        """The value while ``keep`` runs, else empty: ``kept or value()`` reads it without a call."""
 
     def value(self) -> bytes:
-        return self._value if self._kept else self._renewed()
+        return self.kept or self._renewed()
 
     def _renewed(self) -> bytes:
         now = self._clock()
@@ -52,11 +56,10 @@ class HttpDate:
         """Renew the value just after each second starts, for as long as this runs."""
         try:
             while True:
-                self._renewed()
-                self._kept = True
+                self.kept = self._renewed()
                 await asyncio.sleep(self._second + 1 + RENEW_AFTER - self._clock())
         finally:
-            self._kept = False
+            self.kept = b""
 
 
 class Answering(Protocol):
