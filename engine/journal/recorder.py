@@ -137,13 +137,14 @@ class Recorder:
     def served(self, wire: Wire, received: Received, seconds: float, mode: str) -> None:
         """The journal's observer (``engine.modes.observers``): the entry of a request answered."""
         read, same_wire, same_mode = self._same
-        if wire is same_wire and received[3] is read and mode is same_mode:  # served again: two floats
-            self._times.append(received[1])
+        if wire is same_wire and received.raw is read and mode is same_mode:  # served again: two floats
+            self._times.append(received.at)
             self._latencies.append(seconds)
             return
         if self.journal_size:
-            req, received_at, _, raw, arrival = received
-            self._last_sequence = self.record(req, wire, received_at, seconds * 1000, mode, raw, arrival)
+            self._last_sequence = self.record(
+                received.request, wire, received.at, seconds * 1000, mode, received.raw, received.arrival
+            )
         else:
             self._last_sequence = 0
 

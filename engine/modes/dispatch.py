@@ -111,7 +111,7 @@ class Dispatcher:
         """The server wrote ``wire`` for a request: tell the observers (latency includes any delay)."""
         if wire.outcome in _UNOBSERVED:
             return
-        seconds, mode = time.perf_counter() - received[2], self.runtime.snapshot.config.mode
+        seconds, mode = time.perf_counter() - received.perf, self.runtime.snapshot.config.mode
         for tell in self._tell:
             tell(wire, received, seconds, mode)
 

@@ -44,7 +44,7 @@ class JournalObserver:
         records.served(wire, received, seconds, mode)
         sequence = records.last_sequence
         entry_id = records.entry_id(sequence) if sequence else ""
-        entry = record_entry(entry_id, received[0], wire, mode, received[1], seconds * 1000)
+        entry = record_entry(entry_id, received.request, wire, mode, received.at, seconds * 1000)
         text = orjson.dumps(entry_view(entry)).decode() + "\n"
         log.debug("journal entry", extra={"fields": {"json": text}})
 
@@ -76,6 +76,5 @@ class ActionObserver:
         if action is not None:
             sequence = self.journal.last_sequence
             entry_id = self.runtime.records.entry_id(sequence) if sequence else ""
-            req, received_at = received[0], received[1]
-            served = Served(wire.post_serve_action, req, wire, entry_id, received_at, seconds * 1000, mode)
+            served = Served(wire.post_serve_action, received.request, wire, entry_id, received.at, seconds * 1000, mode)
             self.actions.schedule(action, served)

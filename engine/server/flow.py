@@ -30,17 +30,20 @@ def limit_writes(transport: asyncio.Transport, high: int) -> None:
 
 
 class ReadGate:
-    """Pauses and resumes reading a transport for any number of reasons, and parses what it read."""
+    """Pauses and resumes reading a transport for any number of reasons, and keeps what a hold
+    stopped parsing until the last one is released.
 
-    def __init__(self, feed: Callable[[bytes | memoryview], bool]) -> None:
+    The parsing itself is the connection's (``ProxyProtocol.data_received``, a ``FEED_SLICE`` at a
+    time): it looks at ``holds`` after each slice and leaves the rest of the read in ``unparsed``."""
+
+    def __init__(self, feed: Callable[[memoryview], None]) -> None:
         self.feed = feed
-        """The parser: False when nothing after what it was given is to be parsed (a CONNECT, an error)."""
+        """The parser, handed what waited unparsed once reading goes on."""
         self.transport: asyncio.Transport | None = None
         self.holds = 0
         """Why reading is paused (``HOLD_*`` bits); read only while none."""
         self.unparsed: memoryview | None = None
         """The rest of a read that a hold stopped parsing: parsed once every hold is released."""
-        self._feeding = False
 
     def hold(self, reason: int) -> None:
         """Stop reading for ``reason`` (a ``HOLD_*`` bit) until it is released."""
@@ -61,34 +64,16 @@ class ReadGate:
         self.transport, self.holds, self.unparsed = transport, 0, None
         transport.resume_reading()
 
-    def keep(self, data: bytes) -> None:
+    def keep(self, data: bytes | memoryview) -> None:
         """Keep ``data`` for later, after what already waits: a read that came while reading is held
         or bytes wait (not expected: nothing is read meanwhile; kept in order all the same)."""
         self.unparsed = memoryview(bytes(self.unparsed or b"") + data)
 
-    def parse(self, data: bytes | memoryview) -> None:
-        """Feed ``data`` to the parser a slice at a time; once reading is held, keep the rest."""
-        if len(data) <= FEED_SLICE:
-            self.feed(data)
-            return
-        view = memoryview(data)
-        self._feeding = True
-        try:
-            for start in range(0, len(view), FEED_SLICE):
-                if self.transport is None:
-                    return
-                if self.holds:
-                    self.unparsed = view[start:]
-                    return
-                if not self.feed(view[start : start + FEED_SLICE]):
-                    return
-        finally:
-            self._feeding = False
-
     def _read_on(self) -> None:
-        """No hold is left: parse what waits unparsed, then read again unless that held once more."""
-        if self.unparsed is not None and not self._feeding:
+        """No hold is left: parse what waits unparsed, then read again unless that held once more.
+        The parser sets ``unparsed`` only as it stops, so a release from within it finds none."""
+        if self.unparsed is not None:
             view, self.unparsed = self.unparsed, None
-            self.parse(view)
-        if not self.holds and self.unparsed is None and self.transport is not None:
+            self.feed(view)  # when a hold stops it again, what is left waits once more
+        if not self.holds and self.transport is not None:
             self.transport.resume_reading()

@@ -1,5 +1,6 @@
 """The proxy port of one worker: its listening socket, the connections accepted on it (each an
-``engine.server.protocol.ProxyProtocol``), the sweep of their timeouts, and the drain when it stops."""
+``engine.server.protocol.ProxyProtocol``, handed the ``ServerState`` built here), the sweep of their
+timeouts, and the drain when it stops."""
 
 from __future__ import annotations
 
@@ -8,16 +9,12 @@ import contextlib
 import resource
 import socket
 import time
-from collections.abc import Callable
-from email.utils import formatdate
 
-from simproxy.engine.auth import Authenticator
-from simproxy.engine.execution.tasks import TaskSet
 from simproxy.engine.fleet.config import BACKLOG, ProxyLimits
 from simproxy.engine.modes.dispatch import Dispatcher
 from simproxy.engine.server.certs import Interception
 from simproxy.engine.server.protocol import ProxyProtocol
-from simproxy.engine.wire.parse import RequestMemos
+from simproxy.engine.server.state import ProxyAuth, ServerState
 from simproxy.engine.wire.response import plain_error
 
 SWEEP_INTERVAL = 1.0
@@ -26,41 +23,6 @@ RESERVED_DESCRIPTORS = 256
 store's, the real services' (capture, spy), files, the PAC child."""
 DRAIN_GRACE = 8.0
 """Seconds a stopping worker waits for the answers of requests in flight."""
-RENEW_AFTER = 0.001
-"""How long after a second starts the ``Date`` value is renewed: a timer that fired a little early
-finds the old second and waits again, rather than spin until the new one."""
-
-
-class HttpDate:
-    """The ``Date`` header value. While ``keep`` runs (a task of the proxy server) it is renewed as
-    each second starts and a request reads it as it is; otherwise it is made at most once a second."""
-
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
-        self._clock = clock
-        self._second = -1
-        self._value = b""
-        self._kept = False
-
-    def value(self) -> bytes:
-        return self._value if self._kept else self._renewed()
-
-    def _renewed(self) -> bytes:
-        now = self._clock()
-        second = int(now)
-        if second != self._second:
-            self._second = second
-            self._value = formatdate(now, usegmt=True).encode("ascii")
-        return self._value
-
-    async def keep(self) -> None:
-        """Renew the value just after each second starts, for as long as this runs."""
-        try:
-            while True:
-                self._renewed()
-                self._kept = True
-                await asyncio.sleep(self._second + 1 + RENEW_AFTER - self._clock())
-        finally:
-            self._kept = False
 
 
 class ProxyServer:
@@ -74,33 +36,29 @@ class ProxyServer:
         limits: ProxyLimits | None = None,
         tls: Interception | None = None,
         plain_http_tunneling: bool = False,
-        auth: Authenticator | None = None,
+        auth: ProxyAuth | None = None,
         chunked_tunnel: bool = False,
         product: str = "simproxy",
         go_layout: bool = False,
     ) -> None:
         self.dispatcher = dispatcher
-        self.auth = auth
-        """``-auth``: every request needs ``Proxy-Authorization`` (checked on the CONNECT for a tunnel)."""
-        self.port = port
         self.limits = limits or ProxyLimits()
-        self.tls = tls
-        self.plain_http_tunneling = plain_http_tunneling
-        self.chunked_tunnel = chunked_tunnel
-        self.go_layout = go_layout
-        """``-compat hoverfly``: answers laid out as Go's server writes Hoverfly's (engine/wire/golayout.py)."""
-        """``-compat hoverfly``: every answer inside a tunnel is chunked and closes the connection."""
-        self.date = HttpDate()
-        self.internal_error = plain_error(500, f"Internal error in {product}\n")
-        """The answer to a request whose handling raised (a bug), naming the product (``-compat``)."""
-        self.header_names: dict[str, str] = {}
-        """Canonical header names seen by this worker's connections (engine/wire/parse.py)."""
-        self.requests = RequestMemos()
-        """The requests built from bytes that came before, by way of arriving (engine/wire/parse.py)."""
-        self.max_connections = connection_budget()
-        """Proxy connections this worker holds at once; one more is answered 503 and closed."""
-        self.tasks = TaskSet()
-        self.connections: set[ProxyProtocol] = set()
+        self.state = ServerState(
+            dispatcher,
+            self.limits,
+            port,
+            internal_error=plain_error(500, f"Internal error in {product}\n"),
+            max_connections=connection_budget(),
+            note_answered=self.note_answered,
+            tls=tls,
+            auth=auth,
+            plain_http_tunneling=plain_http_tunneling,
+            chunked_tunnel=chunked_tunnel,
+            go_layout=go_layout,
+        )
+        """What every connection reads (engine/server/state.py): a connection never sees the server."""
+        self.tasks = self.state.tasks
+        self.connections = self.state.connections
         self._server: asyncio.Server | None = None
         self._quiet: asyncio.Event | None = None
         """While stopping: set once no connection has an answer still to write."""
@@ -108,9 +66,10 @@ class ProxyServer:
     async def start(self, sock: socket.socket) -> None:
         """Serve connections accepted on ``sock``, a listening socket (admin/process/listeners.py binds it)."""
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(lambda: ProxyProtocol(self), sock=sock, backlog=BACKLOG)
+        state = self.state
+        self._server = await loop.create_server(lambda: ProxyProtocol(state), sock=sock, backlog=BACKLOG)
         self.tasks.spawn(self._sweep(), name="proxy-timeouts")
-        self.tasks.spawn(self.date.keep(), name="date-header")
+        self.tasks.spawn(state.date.keep(), name="date-header")
 
     def stop_accepting(self) -> None:
         """Close the listening socket now: new connections are refused, those accepted go on."""

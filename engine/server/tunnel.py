@@ -184,7 +184,7 @@ class Tunnel(asyncio.Protocol):
 
     # -- called by the client's side ----------------------------------------------------------------
 
-    def send(self, data: bytes) -> None:
+    def send(self, data: bytes | memoryview) -> None:
         """Bytes from the client, for the host."""
         if self.transport is not None:
             self.transport.write(data)

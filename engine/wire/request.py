@@ -65,10 +65,26 @@ class RequestDetails:
         )
 
 
-Received = tuple[RequestDetails, float, float, bytes | None, bytes]
-"""What the server knows of a request it answers: the request, the wall-clock time it was received,
-``perf_counter`` then, the bytes it came in when they held exactly that request (None otherwise),
-and the encoded ``wire.parse.Arrival`` (how it came: port, tunnel, webserver)."""
+@hot_value
+class Received:
+    """What the server knows of a request it answers, for the observers (journal, metrics, actions).
+
+    Made once per request and read about six times, hence ``hot_value`` (frozen for mypy, a plain
+    slotted dataclass at run time). Measured with callgrind (Python 3.11.7, 2026-11-29), making one
+    and reading six fields takes 2,500 instructions, against 3,200 for a NamedTuple (made through
+    ``tuple.__new__``: Python 3.11 reads its fields by the slow generic path, 205 instructions
+    each against 58) and 8,800 for a frozen dataclass; the plain tuple it replaces took 840."""
+
+    request: RequestDetails
+    at: float
+    """The wall-clock time it was received (``time.time()``)."""
+    perf: float
+    """``time.perf_counter()`` then: the latency the observers are told is counted from it."""
+    raw: bytes | None
+    """The bytes it came in when they held exactly that request (None otherwise)."""
+    arrival: bytes
+    """The encoded ``wire.parse.Arrival``: how it came (port, tunnel, webserver)."""
+
 
 _FORM_METHODS = frozenset({"POST", "PUT", "PATCH"})
 _FORM_TYPE = "application/x-www-form-urlencoded"

@@ -5,15 +5,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Awaitable, Callable
-from types import SimpleNamespace
 from typing import Any, cast
 
 import orjson
 import pytest
 
 from simproxy.engine.errors import SimulationError
-from simproxy.engine.fleet.config import ProxyLimits
 from simproxy.engine.matching.scoring import compile_simulation
 from simproxy.engine.modes.dispatch import with_fault_decided
 from simproxy.engine.server.faults import (
@@ -25,12 +22,10 @@ from simproxy.engine.server.faults import (
     reset_when_delivered,
     write_fault,
 )
-from simproxy.engine.server.listener import ProxyServer
-from simproxy.engine.server.protocol import ProxyProtocol
 from simproxy.engine.simulation.codec import decode_simulation, export_simulation, storage_simulation
 from simproxy.engine.simulation.faults import global_fault, rolled
 from simproxy.engine.simulation.model import MAX_CHUNKS, Fault, FaultKind, GlobalFault, Response
-from simproxy.engine.wire.response import Wire, render_wire
+from simproxy.engine.wire.response import render_wire
 from tests.engine.conftest import REGISTRY, exact, pair, request
 
 DRIBBLE = {"type": "dribble", "chunks": 4, "durationMs": 200, "fraction": 0.5}
@@ -155,7 +150,7 @@ def test_a_bad_global_pattern_is_refused_when_compiled_naming_its_place() -> Non
 # -- which fault an answer gets ---------------------------------------------------------------------------
 
 
-class _Rolls(random.Random):
+class Rolls(random.Random):
     """A random source that counts the rolls and gives the values it is handed, in turn."""
 
     def __init__(self, *values: float) -> None:
@@ -195,7 +190,7 @@ def test_a_global_fraction_is_rolled_once_where_the_rule_applies() -> None:
     sim = decode_simulation(_rules({"urlPattern": "api", "fault": {"type": "emptyResponse", "fraction": 0.3}}))
     rules = compile_simulation(sim, REGISTRY).faults
     plain = render_wire(Response(body=b"ok"), "test")
-    rng = _Rolls(0.9, 0.1)
+    rng = Rolls(0.9, 0.1)
     assert with_fault_decided(rules, request("/x", destination="api.test"), plain, rng) is plain
     chosen = with_fault_decided(rules, request("/x", destination="api.test"), plain, rng)
     assert chosen.fault == Fault(FaultKind.EMPTY_RESPONSE) and chosen.fault.fraction == 1
@@ -210,104 +205,6 @@ def test_the_fraction_is_the_probability_a_request_gets_the_fault() -> None:
     assert not any(rolled(Fault(FaultKind.EMPTY_RESPONSE, fraction=0), rng) for _ in range(100))
     hits = sum(rolled(Fault(FaultKind.EMPTY_RESPONSE, fraction=0.3), rng) for _ in range(10_000))
     assert 2700 < hits < 3300
-
-
-# -- a connection answering with faults (the protocol, a client standing in for the transport) -----------
-
-
-class _Client:
-    """The transport of one proxy connection: what the server writes, and whether it closed."""
-
-    def __init__(self, protocol: ProxyProtocol) -> None:
-        self.protocol = protocol
-        self.received = bytearray()
-        self.closed = False
-        protocol.connection_made(cast(asyncio.Transport, self))
-
-    def set_write_buffer_limits(self, high: int, low: int) -> None:
-        pass
-
-    def get_write_buffer_size(self) -> int:
-        return 0
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return default
-
-    def write(self, data: bytes) -> None:
-        self.received += data
-
-    def pause_reading(self) -> None:
-        pass
-
-    def resume_reading(self) -> None:
-        pass
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-    def close(self) -> None:
-        self.closed = True
-
-    def abort(self) -> None:
-        self.closed = True
-
-
-def _serving(wire: Wire, rng: random.Random, scenario: Callable[[ProxyServer, _Client], Awaitable[None]]) -> None:
-    engine = SimpleNamespace(
-        webserver=False, rng=rng, handle=lambda req: with_fault_decided((), req, wire, rng),
-        served=lambda *_: None, intercepts=lambda _: True,
-        runtime=SimpleNamespace(dialect=SimpleNamespace(product="simproxy")),
-    )  # fmt: skip
-
-    async def main() -> None:
-        server = ProxyServer(cast(Any, engine), port=1, limits=ProxyLimits(max_pipelined=8))
-        await scenario(server, _Client(ProxyProtocol(server)))
-        await server.tasks.aclose()
-
-    asyncio.run(main())
-
-
-def _gets(count: int) -> bytes:
-    return b"GET http://h/p HTTP/1.1\r\nHost: h\r\n\r\n" * count
-
-
-def test_an_answer_its_fraction_spares_is_written_at_once_like_any_other() -> None:
-    """A spared answer is written as the request is read, as an answer without a fault is (no turn
-    in the queue); an answer that gets its fault is written as the fault asks."""
-    spared_then_chosen = _Rolls(0.9, 0.1)
-    wire = render_wire(Response(body=b"ok", fault=Fault(FaultKind.EMPTY_RESPONSE, fraction=0.5)), "test")
-
-    async def scenario(server: ProxyServer, client: _Client) -> None:
-        client.protocol.data_received(_gets(1))
-        assert client.received.startswith(b"HTTP/1.1 200 OK\r\n") and client.received.endswith(b"\r\n\r\nok")
-        assert len(server.tasks) == 0  # no task waits to write it
-        client.protocol.data_received(_gets(1))
-        for _ in range(5):
-            await asyncio.sleep(0)
-        assert client.closed and client.received.count(b"HTTP/1.1") == 1  # the second: closed, nothing sent
-
-    _serving(wire, spared_then_chosen, scenario)
-    assert spared_then_chosen.rolls == 2
-
-
-def test_every_answer_is_rolled_once_pipelined_or_not() -> None:
-    """Pipelined answers (queued behind the first) are rolled once each, as a lone one is: the
-    share of requests that get the fault is the fraction."""
-    rng = _Rolls(0.9, 0.9, 0.9, 0.9)
-    wire = render_wire(Response(body=b"ok", fault=Fault(FaultKind.EMPTY_RESPONSE, fraction=0.5)), "test")
-
-    async def scenario(server: ProxyServer, client: _Client) -> None:
-        client.protocol.pause_writing()  # the client does not read yet: the answers queue
-        client.protocol.data_received(_gets(3))
-        client.protocol.resume_writing()
-        for _ in range(10):
-            await asyncio.sleep(0)
-        assert client.received.count(b"HTTP/1.1 200 OK") == 3 and not client.closed
-        client.protocol.data_received(_gets(1))
-        assert client.received.count(b"HTTP/1.1 200 OK") == 4
-
-    _serving(wire, rng, scenario)
-    assert rng.rolls == 4
 
 
 # -- what the server writes -----------------------------------------------------------------------------

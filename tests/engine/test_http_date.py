@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 from email.utils import formatdate
 
-from simproxy.engine.server.listener import HttpDate
+from simproxy.engine.server.state import HttpDate
 
 START = 1_700_000_000
 

@@ -179,26 +179,6 @@ def test_dribble_sends_the_body_in_pieces_over_the_duration(sp: Simproxy) -> Non
         assert again.startswith(b"HTTP/1.1 200 OK\r\n")
 
 
-def test_a_pipelined_answer_waits_for_the_dribble_before_it(sp: Simproxy) -> None:
-    body = "D" * 40
-    put(
-        sp,
-        simulation(
-            faulty("/dribble", {"type": "dribble", "chunks": 4, "durationMs": 600}, body), faulty("/plain", None, PLAIN)
-        ),
-    )
-    with connect(sp.proxy_port) as sock:
-        sock.sendall(
-            b"GET http://faults.test/dribble HTTP/1.1\r\nHost: faults.test\r\n\r\n"
-            b"GET http://faults.test/plain HTTP/1.1\r\nHost: faults.test\r\n\r\n"
-        )
-        data = b""
-        while not data.endswith(PLAIN.encode()):
-            data += sock.recv(65536)
-    assert data.count(b"HTTP/1.1 200 OK\r\n") == 2
-    assert data.index(body.encode()) < data.rindex(b"HTTP/1.1 200 OK\r\n")  # in order, never interleaved
-
-
 def test_bandwidth_paces_the_whole_answer(sp: Simproxy) -> None:
     """100 KB at 50 KB/s: 2 s. The limit holds within 20% (the rate seen is at most 1.2 times the
     limit); the upper bound (2x the time) is only the tolerance of a loaded machine, where the

@@ -99,20 +99,6 @@ def test_proxy_answers_to_non_proxy_requests(simproxy: Simproxy) -> None:
         assert sock.recv(4096) == b"HTTP/1.0 200 OK\r\n\r\n"  # intercepted: TLS comes next
 
 
-def test_pipelined_requests_are_answered_in_order(simproxy: Simproxy) -> None:
-    simproxy.admin_json("PUT", "/api/v2/simulation", simulation(pair("/one", "1"), pair("/two", "22")))
-    with socket.create_connection(("127.0.0.1", simproxy.proxy_port), timeout=10) as sock:
-        sock.sendall(
-            b"GET http://h/one HTTP/1.1\r\nHost: h\r\n\r\nGET http://h/two HTTP/1.1\r\nHost: h\r\n\r\n"
-            b"GET http://h/one HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n"
-        )
-        data = b""
-        while chunk := sock.recv(65536):
-            data += chunk
-    bodies = [part.split(b"\r\n\r\n", 1)[1][:2].rstrip(b"H") for part in data.split(b"HTTP/1.1 200 OK")[1:]]
-    assert bodies == [b"1", b"22", b"1"]
-
-
 def test_shutdown_stops_every_process_and_the_private_redis(simproxy_factory: Any) -> None:
     sp: Simproxy = simproxy_factory("-workers", "2")
     assert sp.process is not None
@@ -178,22 +164,6 @@ def test_join_fleet_leaves_a_running_fleet_alone_unless_the_start_up_changed(
     pod.admin_json("PUT", "/api/v2/simulation", simulation(pair("/v", "changed again")))
     plain = simproxy_factory("-redis-url", redis_server.url, "-redis-prefix", "join-fleet:", "-import", second_file)
     assert plain.proxy("http://svc.test/v")[2] == b"second"
-
-
-def test_a_request_that_fails_behind_one_still_owed_is_answered_after_it(simproxy: Simproxy) -> None:
-    """Garbage pipelined behind a request whose answer takes time: the answer comes first, then the
-    400, then the connection closes (the 400 used to overtake the answer, which was lost)."""
-    slow = pair("/slow", "worth the wait")
-    slow["response"]["fixedDelay"] = 300
-    simproxy.admin_json("PUT", "/api/v2/simulation", simulation(slow))
-    with socket.create_connection(("127.0.0.1", simproxy.proxy_port), timeout=10) as sock:
-        sock.sendall(b"GET http://h/slow HTTP/1.1\r\nHost: h\r\n\r\nthis is not HTTP\r\n\r\n")
-        data = b""
-        while chunk := sock.recv(65536):
-            data += chunk
-    first, second = data.split(b"HTTP/1.1 ")[1:]
-    assert first.startswith(b"200 OK") and first.endswith(b"worth the wait")
-    assert second.startswith(b"400 Bad Request")
 
 
 def test_import_from_a_url_loads_the_simulation_and_a_bad_url_stops_the_start(

@@ -50,7 +50,7 @@ def _read(path: str) -> bytes:
 
 def _received(path: str, at: float, *, kept: bool = True) -> Received:
     raw = _read(path)
-    return (read_request(raw, Arrival()), at, 0.0, raw if kept else None, ARRIVAL)
+    return Received(read_request(raw, Arrival()), at, 0.0, raw if kept else None, ARRIVAL)
 
 
 class _Shared(MemoryStore):

@@ -34,7 +34,7 @@ def _read(path: str) -> bytes:
 
 def _served(raw: bytes | None, received: float) -> Received:
     request = read_request(raw or _read("/split"), Arrival())
-    return (request, received, 0.0, raw, ARRIVAL)
+    return Received(request, received, 0.0, raw, ARRIVAL)
 
 
 class _Shared(MemoryStore):

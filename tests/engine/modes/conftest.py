@@ -31,7 +31,7 @@ from simproxy.engine.outbound.upstream import UpstreamResponse
 from simproxy.engine.simulation.codec import decode_simulation
 from simproxy.engine.simulation.importing import sequence_keys, sequence_starts
 from simproxy.engine.simulation.model import Pair
-from simproxy.engine.wire.request import RequestDetails
+from simproxy.engine.wire.request import Received, RequestDetails
 from simproxy.engine.wire.response import Wire
 from simproxy.store import MemoryStore, WriteEffects
 
@@ -139,7 +139,7 @@ class World:
 
     async def answer(self, req: RequestDetails) -> Wire:
         """What the proxy writes for ``req``; the observers are told, as after a real write."""
-        received = (req, time.time(), time.perf_counter(), None, b"")
+        received = Received(req, time.time(), time.perf_counter(), None, b"")
         outcome = self.dispatcher.handle(req)
         wire = outcome if isinstance(outcome, Wire) else await outcome
         self.dispatcher.served(wire, received)
