@@ -27,7 +27,7 @@ from tests.engine.server.playbook import (
     play,
     written,
 )
-from tests.engine.test_faults import Rolls
+from tests.engine.server.test_faults import Rolls
 
 
 def _faulty(body: str, kind: FaultKind, **parameters: int) -> Wire:
@@ -84,7 +84,7 @@ def test_a_malformed_chunk_at_the_head_of_the_queue_breaks_off_the_connection() 
 
 
 def test_an_answer_its_fraction_spares_is_written_at_once_like_any_other() -> None:
-    """Moved here from tests/engine/test_faults.py. A spared answer is written as the request is
+    """Moved here from test_faults.py. A spared answer is written as the request is
     read, as an answer without a fault is (no turn in the queue, no task); an answer that gets its
     fault is written as the fault asks."""
     rolls = Rolls(0.9, 0.1)
@@ -108,7 +108,7 @@ def test_an_answer_its_fraction_spares_is_written_at_once_like_any_other() -> No
 
 
 def test_every_answer_is_rolled_once_pipelined_or_not() -> None:
-    """Moved here from tests/engine/test_faults.py: pipelined answers, queued behind the first, are
+    """Moved here from test_faults.py: pipelined answers, queued behind the first, are
     rolled once each, as a lone one is, so the share of requests that get the fault is the fraction."""
     rolls = Rolls(0.9, 0.9, 0.9, 0.9)
     wire = replace(ok("ok"), fault=Fault(FaultKind.EMPTY_RESPONSE, fraction=0.5))
