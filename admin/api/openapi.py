@@ -240,7 +240,7 @@ def _simulation_paths() -> dict[str, Schema]:
             "get": op(
                 "Export the simulation",
                 ok("The simulation, always in the v5.3 format.", ref("Simulation")),
-                {500: "`urlPattern` is not a valid regex, or the store failed."},
+                {400: "`urlPattern` is not a valid regex.", 500: "The store failed."},
                 params=(url_pattern,),
             ),
             "put": op("Replace the simulation", imported, errors, body=upload),

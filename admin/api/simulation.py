@@ -23,7 +23,7 @@ from simproxy.admin.api.responses import JSON_TYPE, json_response, services
 from simproxy.admin.api.services import Services
 from simproxy.admin.api.simfile import parse_upload, schema_document
 from simproxy.admin.api.views import simulation_view, warnings_view
-from simproxy.admin.errors import ServerError
+from simproxy.admin.errors import BadRequest, ServerError
 from simproxy.engine.fleet.cas import until_written
 from simproxy.engine.gocompat.dialect import Dialect
 from simproxy.engine.gocompat.goregex import GoRegex, InvalidPattern, compile_go
@@ -49,17 +49,17 @@ async def get_simulation(request: Request) -> HTTPResponse:
 
 
 def _url_pattern(pattern: str, dialect: Dialect) -> GoRegex:
-    """The ``urlPattern`` filter compiled; a 500 when Go would refuse it, worded as Go's ``regexp``
-    words it under ``-compat hoverfly`` (``missing closing ): `((```)."""
+    """The ``urlPattern`` filter compiled. A pattern Go would refuse is the client's error: a 400;
+    under ``-compat hoverfly`` Hoverfly's 500, worded as Go's ``regexp`` words it
+    (``missing closing ): `((```)."""
     try:
         return compile_go(pattern)
     except InvalidPattern as exc:
-        detail = None
-        if dialect.is_hoverfly:  # otto's regexp package, loaded only for this wording
-            from simproxy.engine.gocompat.ottosyntax.regexp import go_regexp_error
+        if not dialect.is_hoverfly:
+            raise BadRequest(f"urlPattern is not a valid regular expression: {exc}") from exc
+        from simproxy.engine.gocompat.ottosyntax.regexp import go_regexp_error  # loaded only for this wording
 
-            detail = go_regexp_error(pattern)
-        raise ServerError(f"error parsing regexp: {detail or exc}") from exc
+        raise ServerError(f"error parsing regexp: {go_regexp_error(pattern) or exc}") from exc
 
 
 def _url_matches(compiled: GoRegex, pair: Pair) -> bool:
