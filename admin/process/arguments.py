@@ -29,6 +29,8 @@ from simproxy.engine.fleet.config import ActionSpec, MiddlewareSpec, Mode, Proxy
 from simproxy.engine.gocompat.dialect import Dialect, dialect_named
 from simproxy.engine.gocompat.goregex import InvalidPattern
 from simproxy.engine.outbound.clientauth import ClientAuthentication
+from simproxy.engine.outbound.hooks import PREFIX
+from simproxy.engine.outbound.pool import MAX_POOL
 
 
 def _port(flags: ParsedFlags, name: str, env: Mapping[str, str], env_name: str, label: str) -> int:
@@ -53,12 +55,20 @@ def _log_level(flags: ParsedFlags) -> str:
 
 
 def _middleware(flags: ParsedFlags) -> MiddlewareSpec:
-    """``-middleware``: a URL (remote), or ``"<binary> <script path>"``, or a binary alone; the script is read now."""
+    """``-middleware``: a URL (remote), ``"<binary> <script path>"``, a binary alone, or ``python:module:function``
+    (an in-process hook); the script is read now. ``-middleware-pool``: long-lived processes."""
     value = flags.text("middleware").strip()
+    pool = flags.number("middleware-pool")
+    if not 0 <= pool <= MAX_POOL:
+        raise fatal(f"-middleware-pool must be from 0 (a process per request) to {MAX_POOL}")
+    if pool and (not value or value.startswith(("http://", "https://", PREFIX))):
+        raise fatal('-middleware-pool needs a local middleware program (-middleware "<binary> <script>")')
     if not value:
         return MiddlewareSpec()
     if value.startswith(("http://", "https://")):
         return MiddlewareSpec(remote=value)
+    if value.startswith(PREFIX):
+        return MiddlewareSpec(binary=value)
     binary, _, script_path = value.partition(" ")
     script = ""
     if script_path.strip():
@@ -66,7 +76,7 @@ def _middleware(flags: ParsedFlags) -> MiddlewareSpec:
             script = Path(script_path.strip()).read_text(encoding="utf-8")
         except OSError as exc:
             raise fatal(f"Failed to read the middleware script {script_path.strip()!r}: {exc.strerror}") from None
-    return MiddlewareSpec(binary=binary, script=script)
+    return MiddlewareSpec(binary=binary, script=script, pool=pool)
 
 
 def _pac_file(flags: ParsedFlags) -> str:
@@ -345,6 +355,7 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             pac=_pac_file(flags),
             upstream_timeout=_seconds(flags, "upstream-timeout"),
             middleware_timeout=_seconds(flags, "middleware-timeout"),
+            middleware_queue=flags.number("middleware-queue"),
             enable_middleware_api=flags.switch("enable-middleware-api"),
             upstream_proxy=_upstream_proxy(flags, env),
             workers=_workers(flags, env),
