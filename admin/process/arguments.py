@@ -144,11 +144,17 @@ def _generated_ca(common_name: str, organisation: str) -> tuple[str, str]:
 def _post_serve_actions(flags: ParsedFlags) -> tuple[ActionSpec, ...]:
     """Hoverfly's rules: 4 tokens local, 3 remote; a bad delay is 1000 ms; an unreadable script skips the action."""
     actions: list[ActionSpec] = []
+    pool = flags.number("post-serve-action-pool")
+    if not 0 <= pool <= MAX_POOL:
+        raise fatal(f"-post-serve-action-pool must be from 0 (a process per action) to {MAX_POOL}")
     for value in flags.repeated("post-serve-action"):
         tokens = value.split()
         if len(tokens) not in (3, 4):
             raise fatal("Failed to import post serve action due to invalid input passed")
         delay = int(tokens[-1]) if re.fullmatch(r"[+-]?[0-9]+", tokens[-1]) else 1000
+        if len(tokens) == 3 and tokens[1].startswith(PREFIX):  # an in-process hook
+            actions.append(ActionSpec(name=tokens[0], binary=tokens[1], delay_ms=delay))
+            continue
         if len(tokens) == 3:
             actions.append(ActionSpec(name=tokens[0], remote=tokens[1], delay_ms=delay))
             continue
@@ -156,7 +162,7 @@ def _post_serve_actions(flags: ParsedFlags) -> tuple[ActionSpec, ...]:
             script = Path(tokens[2]).read_text(encoding="utf-8")
         except OSError:
             continue
-        actions.append(ActionSpec(name=tokens[0], binary=tokens[1], script=script, delay_ms=delay))
+        actions.append(ActionSpec(name=tokens[0], binary=tokens[1], script=script, delay_ms=delay, pool=pool))
     return tuple(actions)
 
 

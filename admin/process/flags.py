@@ -98,6 +98,12 @@ FLAGS: tuple[FlagSpec, ...] = (
         "0",
     ),
     FlagSpec(
+        "post-serve-action-pool",
+        "int",
+        "Keep N long-lived processes per worker for each local -post-serve-action (0: a process per action)",
+        "0",
+    ),
+    FlagSpec(
         "middleware-queue",
         "int",
         "Requests a worker lets wait for its long-lived middleware before it answers 503 (0: 64 per process)",

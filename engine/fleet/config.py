@@ -142,18 +142,23 @@ class ActionSpec:
     script: str = ""
     remote: str = ""
     delay_ms: int = 0
+    pool: int = 0
+    """Above 0: the program is long-lived, this many processes per worker, one line in and one line
+    out per action (as for middleware); a ``binary`` of the ``python:`` form is an in-process hook."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name, "binary": self.binary, "script": self.script,
-            "remote": self.remote, "delayInMs": self.delay_ms,
+            "remote": self.remote, "delayInMs": self.delay_ms, "pool": self.pool,
         }  # fmt: skip
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> ActionSpec:
+        pool = raw.get("pool")
         return cls(
             str(raw.get("name") or ""), str(raw.get("binary") or ""), str(raw.get("script") or ""),
             str(raw.get("remote") or ""), int(raw.get("delayInMs") or 0),
+            pool if isinstance(pool, int) and pool > 0 else 0,
         )  # fmt: skip
 
 

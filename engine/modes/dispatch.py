@@ -63,7 +63,11 @@ class Dispatcher:
             self.upstream, timeout=middleware_timeout, queue=middleware_queue, go_errors=runtime.dialect.is_hoverfly
         )
         self.actions = ActionRunner(
-            self.upstream, runtime.store.journal, runtime.records, hoverfly_payload=runtime.dialect.go_layout
+            self.upstream,
+            runtime.store.journal,
+            runtime.records,
+            hoverfly_payload=runtime.dialect.go_layout,
+            metrics=runtime.metrics,
         )
         self.forwarder = Forwarder(
             runtime, self.upstream, self.middleware, webserver=webserver, own_ports=own_ports, rng=self.rng

@@ -40,6 +40,7 @@ SUPPORTED = [
     "generate-ca-cert", "cert-name", "cert-org", "dev", "dev-cors-origin", "metrics",
     "client-authentication-destination", "client-authentication-client-cert", "client-authentication-client-key",
     "client-authentication-ca-cert", "db", "db-path", "compat", "middleware-pool", "middleware-queue",
+    "post-serve-action-pool",
 ]  # fmt: skip
 ALL_FLAGS = SUPPORTED
 ENV_NAMES = [
