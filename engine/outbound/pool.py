@@ -129,9 +129,10 @@ class ProcessPool:
         if not proc.alive():
             raise PoolFailure(f"the process had exited (status {process.returncode})", bytes(proc.stderr))
         try:
-            process.stdin.write(line + b"\n")
-            await asyncio.wait_for(process.stdin.drain(), self.timeout)
-            reply = await asyncio.wait_for(process.stdout.readuntil(b"\n"), self.timeout)
+            async with asyncio.timeout(self.timeout):  # no task per call, unlike wait_for on 3.11
+                process.stdin.write(line + b"\n")
+                await process.stdin.drain()
+                reply = await process.stdout.readuntil(b"\n")
         except TimeoutError as exc:
             raise PoolFailure(f"no answer within {self.timeout:g}s", bytes(proc.stderr)) from exc
         except asyncio.IncompleteReadError as exc:

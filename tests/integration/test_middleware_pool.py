@@ -250,6 +250,13 @@ def test_hook_errors_reach_the_502_body(sp: Simproxy, hooks: Path) -> None:
     assert status == 422 and "python: hook" in error["error"]
 
 
+def test_compat_hoverfly_ignores_the_pool_member(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-compat", "hoverfly", "-enable-middleware-api")
+    status, view = set_pool(sp, 2)
+    assert (status, view) == (200, {"binary": sys.executable, "script": LOOP, "remote": ""})
+    assert sp.admin_json("GET", "/api/v2/hoverfly")[1]["middleware"] == view
+
+
 def test_an_async_hook_from_the_flag(simproxy_factory: Any, hooks: Path) -> None:
     sp: Simproxy = simproxy_factory("-synthesize", "-middleware", f"python:{hooks}:arewrite")
     assert sp.proxy("http://test.example/y")[::2] == (200, b"async /y")
