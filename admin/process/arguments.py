@@ -54,11 +54,11 @@ def _log_level(flags: ParsedFlags) -> str:
     return "warning" if level == "warn" else level
 
 
-def _middleware(flags: ParsedFlags) -> MiddlewareSpec:
+def _middleware(flags: ParsedFlags, env: Mapping[str, str]) -> MiddlewareSpec:
     """``-middleware``: a URL (remote), ``"<binary> <script path>"``, a binary alone, or ``python:module:function``
     (an in-process hook); the script is read now. ``-middleware-pool``: long-lived processes."""
     value = flags.text("middleware").strip()
-    pool = flags.number("middleware-pool")
+    pool = 0 if _dialect(flags, env).is_hoverfly else flags.number("middleware-pool")  # Hoverfly has none
     if not 0 <= pool <= MAX_POOL:
         raise fatal(f"-middleware-pool must be from 0 (a process per request) to {MAX_POOL}")
     if pool and (not value or value.startswith(("http://", "https://", PREFIX))):
@@ -345,7 +345,7 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             join_fleet=flags.switch("join-fleet"),
             # either one turns it off, as in Hoverfly
             tls_verification=flags.switch("tls-verification") and env.get("HoverflyTlsVerification") != "false",
-            middleware=_middleware(flags),
+            middleware=_middleware(flags, env),
             post_serve_actions=_post_serve_actions(flags),
             cert=cert,
             key=key,

@@ -109,7 +109,7 @@ class ProcessPool:
         self._calls += 1
         try:
             async with self._slots:
-                proc = self._idle.pop() if self._idle else await self._start()
+                proc = await self._take()
                 try:
                     reply = await self._exchange(proc, line)
                     accept(reply)
@@ -122,6 +122,15 @@ class ProcessPool:
                 return reply
         finally:
             self._calls -= 1
+
+    async def _take(self) -> _Process:
+        """An idle process still running (one that died while idle is dropped, not used), else a new one."""
+        while self._idle:
+            proc = self._idle.pop()
+            if proc.alive():
+                return proc
+            await self._drop(proc)
+        return await self._start()
 
     async def _exchange(self, proc: _Process, line: bytes) -> bytes:
         process = proc.process

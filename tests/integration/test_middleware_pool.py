@@ -5,6 +5,7 @@ bounded queue (503 beyond it, memory flat), and the order of pipelined answers."
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import sys
 import textwrap
@@ -120,6 +121,16 @@ def test_a_process_killed_mid_request_fails_that_request_only(sp: Simproxy) -> N
     assert b"Middleware failed" in body and b"the process exited (status -9) before answering" in body
     after = pid_of(sp)
     assert after != before and not Path(f"/proc/{before}/cmdline").exists()
+
+
+def test_a_process_that_died_while_idle_costs_no_request(sp: Simproxy) -> None:
+    assert set_pool(sp, 1)[0] == 200
+    before = pid_of(sp)
+    os.kill(before, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{before}").exists() and time.monotonic() < deadline:  # until the worker has reaped it
+        time.sleep(0.02)
+    assert pid_of(sp) != before  # answered by a fresh process, not a 502
 
 
 def test_a_hanging_process_is_killed_after_the_timeout_and_replaced(sp: Simproxy) -> None:

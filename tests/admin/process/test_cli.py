@@ -571,6 +571,8 @@ def test_middleware_pool_queue_and_python_hook_flags(tmp_path: Path) -> None:
     hook = parse("-synthesize", "-middleware", "python:my_hooks.rewrite:answer")
     assert hook.middleware == MiddlewareSpec(binary="python:my_hooks.rewrite:answer")
     assert "-middleware-pool must be from 0" in error_of("-middleware", "cat", "-middleware-pool", "-1").message
+    compat = parse("-compat", "hoverfly", "-middleware", f"python3 {script}", "-middleware-pool", "4")
+    assert compat.middleware.pool == 0  # Hoverfly has no such thing: its answers stay Hoverfly's
     for value in ("http://mw.test/x", "python:m:f", ""):
         message = error_of("-middleware", value, "-middleware-pool", "2").message
         assert "-middleware-pool needs a local middleware program" in message
