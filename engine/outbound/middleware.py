@@ -42,6 +42,9 @@ log = logging.getLogger(__name__)
 
 DEFAULT_CONCURRENCY = 256
 DEFAULT_TIMEOUT = 30.0
+HOOK_CALLS = 256
+"""Calls of an in-process hook a worker lets run or wait at once (``-middleware-queue`` overrides);
+beyond them a 503, never an unbounded queue of threads' work."""
 
 
 class MiddlewareError(EngineError):
@@ -207,6 +210,7 @@ class MiddlewareRunner:
         self._slots = asyncio.Semaphore(concurrency)
         self._scripts = ScriptFiles("simproxy-middleware-")
         self._hooks = Hooks()
+        self._hook_calls = 0
         self._pools: dict[PoolKey, ProcessPool] = {}
 
     def close(self) -> None:
@@ -251,6 +255,16 @@ class MiddlewareRunner:
                          cause=cause, stdin=payload, stdout=stdout) from exc  # fmt: skip
 
     async def _hook(self, name: str, exchange: Exchange) -> Exchange:
+        limit = self.queue or HOOK_CALLS
+        if self._hook_calls >= limit:
+            raise MiddlewareBusy(f"Middleware busy\nHook: python:{name}\n{limit} calls already in flight")
+        self._hook_calls += 1
+        try:
+            return await self._call_hook(name, exchange)
+        finally:
+            self._hook_calls -= 1
+
+    async def _call_hook(self, name: str, exchange: Exchange) -> Exchange:
         payload = encode_exchange(exchange)
         try:
             reply = await self._hooks.call(name, orjson.loads(payload))

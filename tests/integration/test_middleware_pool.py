@@ -65,6 +65,11 @@ HOOKS = textwrap.dedent(
 
     def wrong(pair):
         return [1, 2]
+
+    def sleepy(pair):
+        time.sleep(0.3)
+        pair["response"] = {"status": 200, "body": "slept"}
+        return pair
     """
 )
 
@@ -266,6 +271,15 @@ def test_compat_hoverfly_ignores_the_pool_member(simproxy_factory: Any) -> None:
     status, view = set_pool(sp, 2)
     assert (status, view) == (200, {"binary": sys.executable, "script": LOOP, "remote": ""})
     assert sp.admin_json("GET", "/api/v2/hoverfly")[1]["middleware"] == view
+
+
+def test_hook_calls_beyond_the_queue_are_refused_with_503(sp: Simproxy, hooks: Path) -> None:
+    assert sp.admin_json("PUT", "/api/v2/hoverfly/middleware", {"binary": f"python:{hooks}:sleepy"})[0] == 200
+    with ThreadPoolExecutor(30) as pool:
+        answers = list(pool.map(lambda i: sp.proxy(f"http://test.example/h{i}")[::2], range(30)))
+    assert {status for status, _ in answers} == {200, 503}
+    assert sum(status == 503 for status, _ in answers) >= 15  # -middleware-queue 8: at most 8 at once
+    assert next(body for status, body in answers if status == 503).endswith(b"8 calls already in flight")
 
 
 def test_an_async_hook_from_the_flag(simproxy_factory: Any, hooks: Path) -> None:
