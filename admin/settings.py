@@ -102,6 +102,9 @@ class Settings:
     """Seconds a forwarded request waits for the real service's whole answer."""
     middleware_timeout: float = 30.0
     """Seconds a local middleware may run before it is killed (Hoverfly waits forever)."""
+    middleware_queue: int = 0
+    """Calls a worker lets wait for its long-lived middleware processes before it answers 503
+    (0: 64 per process of the pool)."""
     enable_middleware_api: bool = False
     """``PUT .../middleware`` exists only with ``-enable-middleware-api`` (as in Hoverfly)."""
     workers: int = 1
@@ -222,6 +225,8 @@ class Settings:
             raise ValueError(f"Cache size must not be negative, got {self.cache_size}")
         if self.workers < 1:
             raise ValueError(f"Workers must be at least 1, got {self.workers}")
+        if self.middleware_queue < 0:
+            raise ValueError(f"Middleware queue must not be negative, got {self.middleware_queue}")
 
     def _check_mode(self) -> None:
         if self.mode not in MODES:

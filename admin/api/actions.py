@@ -14,6 +14,8 @@ from simproxy.admin.api.responses import json_response, path_name, services
 from simproxy.admin.api.views import load_object, typed
 from simproxy.admin.errors import BadRequest
 from simproxy.engine.fleet.config import ActionSpec, RuntimeConfig
+from simproxy.engine.outbound.hooks import hook_name
+from simproxy.engine.outbound.pool import MAX_POOL
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +24,7 @@ def action_view(action: ActionSpec) -> dict[str, Any]:
     """Hoverfly's ``ActionView``: every key left out when empty (the fallback has no ``actionName``)."""
     fields = (
         ("actionName", action.name), ("binary", action.binary), ("script", action.script),
-        ("remote", action.remote), ("delayInMs", action.delay_ms),
+        ("remote", action.remote), ("delayInMs", action.delay_ms), ("pool", action.pool),
     )  # fmt: skip
     return {key: value for key, value in fields if value}
 
@@ -43,14 +45,20 @@ async def put_action(request: Request) -> HTTPResponse:
     delay = typed(body, "delayInMs", int, 0)
     remote = typed(body, "remote", str, "")
     binary, script = typed(body, "binary", str, ""), typed(body, "script", str, "")
+    runtime = services(request).runtime
+    pool = 0 if runtime.dialect.is_hoverfly else typed(body, "pool", int, 0)  # Hoverfly ignores the member
+    if not 0 <= pool <= MAX_POOL:
+        raise BadRequest(f"pool must be from 0 (a process per action) to {MAX_POOL}")
+    if pool and (remote or hook_name(binary) or not binary):
+        raise BadRequest("pool applies to a local program only, not to a remote action or a python: hook")
     if remote:
         parsed = urlsplit(remote)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise BadRequest("remote host is invalid")
         action = ActionSpec(name=name, remote=remote, delay_ms=delay)
     else:
-        action = ActionSpec(name=name, binary=binary, script=script, delay_ms=delay)
-    config = await write_config(services(request).runtime, lambda current: current.with_action(action))
+        action = ActionSpec(name=name, binary=binary, script=script, delay_ms=delay, pool=pool)
+    config = await write_config(runtime, lambda current: current.with_action(action))
     log.info("Remote post serve action is set" if remote else "Local post serve action is set",
              extra={"fields": {"name": name}})  # fmt: skip
     return json_response(actions_view(config))

@@ -28,7 +28,9 @@ from simproxy.engine.fleet.config import MiddlewareSpec, Mode, RuntimeConfig
 from simproxy.engine.fleet.runtime import Runtime
 from simproxy.engine.gocompat.goregex import InvalidPattern, compile_go
 from simproxy.engine.modes.cors import cors_view
+from simproxy.engine.outbound.hooks import hook_name
 from simproxy.engine.outbound.middleware import TRIAL, MiddlewareError
+from simproxy.engine.outbound.pool import MAX_POOL
 
 log = logging.getLogger(__name__)
 
@@ -137,13 +139,19 @@ async def put_middleware(request: Request) -> HTTPResponse:
     """Set (or, all three empty, remove) the middleware after one trial run on a canned pair."""
     svc = services(request)
     body = load_object(request.body)
+    pool = 0 if svc.runtime.dialect.is_hoverfly else typed(body, "pool", int, 0)  # Hoverfly ignores the member
     spec = MiddlewareSpec(
         binary=typed(body, "binary", str, ""),
         script=typed(body, "script", str, ""),
         remote=typed(body, "remote", str, ""),
+        pool=pool,
     )
     if spec.script and not spec.binary:
         raise Unprocessable("cannot run script with no binary")
+    if pool < 0 or pool > MAX_POOL:
+        raise Unprocessable(f"pool must be from 0 (a process per request) to {MAX_POOL}")
+    if pool and (spec.remote or hook_name(spec.binary) or not spec.binary):
+        raise Unprocessable("pool applies to a local program only, not to a remote middleware or a python: hook")
     if spec.enabled:
         try:
             await svc.middleware.run(spec, TRIAL)

@@ -47,6 +47,11 @@ class _Totals:
             "Journal entries, logs and cache entries given up while the store was unreachable",
             labels=["kind"],
         )
+        actions = CounterMetricFamily(
+            "simproxy_post_serve_actions",
+            "Post-serve actions not done: dropped (too many pending) or failed (error, timeout, exit)",
+            labels=["result"],
+        )
         for field, value in sorted(self.totals.items()):
             kind, *parts = field.split("|")
             if kind == "requests" and len(parts) == 2:
@@ -61,6 +66,8 @@ class _Totals:
                 store_buckets[int(parts[0])] = value
             elif kind == "dropped" and parts:
                 dropped.add_metric(parts, value)
+            elif kind == "actions" and parts:
+                actions.add_metric(parts, value)
         yield requests
         yield pairs
         duration = HistogramMetricFamily(
@@ -80,6 +87,7 @@ class _Totals:
         errors.add_metric([], self.totals.get("store_errors", 0.0))
         yield errors
         yield dropped
+        yield actions
         yield GaugeMetricFamily("simproxy_journal_entries", "Journal entries kept (fleet-wide)", value=self.journal)
         yield GaugeMetricFamily("simproxy_cache_entries", "Match cache entries (fleet-wide)", value=self.cache)
 

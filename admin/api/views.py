@@ -135,8 +135,13 @@ def usage_view(counters: dict[str, int], dialect: Dialect) -> dict[str, Any]:
     return dict.fromkeys(dialect.usage_keys, shown)
 
 
-def middleware_view(spec: MiddlewareSpec) -> dict[str, str]:
-    return {"binary": spec.binary, "script": spec.script, "remote": spec.remote}
+def middleware_view(spec: MiddlewareSpec) -> dict[str, Any]:
+    """Hoverfly's three members; ``pool`` too when a long-lived pool is set (only the spec dialect
+    accepts one)."""
+    view: dict[str, Any] = {"binary": spec.binary, "script": spec.script, "remote": spec.remote}
+    if spec.pool:
+        view["pool"] = spec.pool
+    return view
 
 
 def config_view(

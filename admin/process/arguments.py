@@ -29,6 +29,8 @@ from simproxy.engine.fleet.config import ActionSpec, MiddlewareSpec, Mode, Proxy
 from simproxy.engine.gocompat.dialect import Dialect, dialect_named
 from simproxy.engine.gocompat.goregex import InvalidPattern
 from simproxy.engine.outbound.clientauth import ClientAuthentication
+from simproxy.engine.outbound.hooks import PREFIX
+from simproxy.engine.outbound.pool import MAX_POOL
 
 
 def _port(flags: ParsedFlags, name: str, env: Mapping[str, str], env_name: str, label: str) -> int:
@@ -52,13 +54,21 @@ def _log_level(flags: ParsedFlags) -> str:
     return "warning" if level == "warn" else level
 
 
-def _middleware(flags: ParsedFlags) -> MiddlewareSpec:
-    """``-middleware``: a URL (remote), or ``"<binary> <script path>"``, or a binary alone; the script is read now."""
+def _middleware(flags: ParsedFlags, env: Mapping[str, str]) -> MiddlewareSpec:
+    """``-middleware``: a URL (remote), ``"<binary> <script path>"``, a binary alone, or ``python:module:function``
+    (an in-process hook); the script is read now. ``-middleware-pool``: long-lived processes."""
     value = flags.text("middleware").strip()
+    pool = 0 if _dialect(flags, env).is_hoverfly else flags.number("middleware-pool")  # Hoverfly has none
+    if not 0 <= pool <= MAX_POOL:
+        raise fatal(f"-middleware-pool must be from 0 (a process per request) to {MAX_POOL}")
+    if pool and (not value or value.startswith(("http://", "https://", PREFIX))):
+        raise fatal('-middleware-pool needs a local middleware program (-middleware "<binary> <script>")')
     if not value:
         return MiddlewareSpec()
     if value.startswith(("http://", "https://")):
         return MiddlewareSpec(remote=value)
+    if value.startswith(PREFIX):
+        return MiddlewareSpec(binary=value)
     binary, _, script_path = value.partition(" ")
     script = ""
     if script_path.strip():
@@ -66,7 +76,7 @@ def _middleware(flags: ParsedFlags) -> MiddlewareSpec:
             script = Path(script_path.strip()).read_text(encoding="utf-8")
         except OSError as exc:
             raise fatal(f"Failed to read the middleware script {script_path.strip()!r}: {exc.strerror}") from None
-    return MiddlewareSpec(binary=binary, script=script)
+    return MiddlewareSpec(binary=binary, script=script, pool=pool)
 
 
 def _pac_file(flags: ParsedFlags) -> str:
@@ -134,11 +144,17 @@ def _generated_ca(common_name: str, organisation: str) -> tuple[str, str]:
 def _post_serve_actions(flags: ParsedFlags) -> tuple[ActionSpec, ...]:
     """Hoverfly's rules: 4 tokens local, 3 remote; a bad delay is 1000 ms; an unreadable script skips the action."""
     actions: list[ActionSpec] = []
+    pool = flags.number("post-serve-action-pool")
+    if not 0 <= pool <= MAX_POOL:
+        raise fatal(f"-post-serve-action-pool must be from 0 (a process per action) to {MAX_POOL}")
     for value in flags.repeated("post-serve-action"):
         tokens = value.split()
         if len(tokens) not in (3, 4):
             raise fatal("Failed to import post serve action due to invalid input passed")
         delay = int(tokens[-1]) if re.fullmatch(r"[+-]?[0-9]+", tokens[-1]) else 1000
+        if len(tokens) == 3 and tokens[1].startswith(PREFIX):  # an in-process hook
+            actions.append(ActionSpec(name=tokens[0], binary=tokens[1], delay_ms=delay))
+            continue
         if len(tokens) == 3:
             actions.append(ActionSpec(name=tokens[0], remote=tokens[1], delay_ms=delay))
             continue
@@ -146,7 +162,7 @@ def _post_serve_actions(flags: ParsedFlags) -> tuple[ActionSpec, ...]:
             script = Path(tokens[2]).read_text(encoding="utf-8")
         except OSError:
             continue
-        actions.append(ActionSpec(name=tokens[0], binary=tokens[1], script=script, delay_ms=delay))
+        actions.append(ActionSpec(name=tokens[0], binary=tokens[1], script=script, delay_ms=delay, pool=pool))
     return tuple(actions)
 
 
@@ -329,7 +345,7 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             join_fleet=flags.switch("join-fleet"),
             # either one turns it off, as in Hoverfly
             tls_verification=flags.switch("tls-verification") and env.get("HoverflyTlsVerification") != "false",
-            middleware=_middleware(flags),
+            middleware=_middleware(flags, env),
             post_serve_actions=_post_serve_actions(flags),
             cert=cert,
             key=key,
@@ -345,6 +361,7 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             pac=_pac_file(flags),
             upstream_timeout=_seconds(flags, "upstream-timeout"),
             middleware_timeout=_seconds(flags, "middleware-timeout"),
+            middleware_queue=flags.number("middleware-queue"),
             enable_middleware_api=flags.switch("enable-middleware-api"),
             upstream_proxy=_upstream_proxy(flags, env),
             workers=_workers(flags, env),

@@ -70,7 +70,11 @@ FLAGS: tuple[FlagSpec, ...] = (
         "On a shared store, apply -import, data sources and mode flags only when they differ from the last start-up"
         " applied there (a pod that restarts or scales out joins the fleet without resetting it)",
     ),
-    FlagSpec("middleware", "string", "Middleware: a URL, or a binary and a script path separated by a space"),
+    FlagSpec(
+        "middleware",
+        "string",
+        "Middleware: a URL, a binary and a script path separated by a space, or python:package.module:function",
+    ),
     FlagSpec("enable-middleware-api", "bool", "Allow PUT /api/v2/hoverfly/middleware"),
     FlagSpec(
         "post-serve-action",
@@ -87,6 +91,24 @@ FLAGS: tuple[FlagSpec, ...] = (
     ),
     FlagSpec("upstream-timeout", "string", "Longest wait for a real service's answer, e.g. 30s or 500ms", "60s"),
     FlagSpec("middleware-timeout", "string", "Longest run of a local middleware before it is killed", "30s"),
+    FlagSpec(
+        "middleware-pool",
+        "int",
+        "Keep N long-lived middleware processes per worker, one JSON document per line (0: a process per request)",
+        "0",
+    ),
+    FlagSpec(
+        "post-serve-action-pool",
+        "int",
+        "Keep N long-lived processes per worker for each local -post-serve-action (0: a process per action)",
+        "0",
+    ),
+    FlagSpec(
+        "middleware-queue",
+        "int",
+        "Requests a worker lets wait for its long-lived middleware before it answers 503 (0: 64 per process)",
+        "0",
+    ),
     FlagSpec("pac-file", "string", "PAC file choosing the upstream proxy of forwarded requests, read at start"),
     FlagSpec("tls-verification", "bool", "Verify the certificates of upstream servers", "true"),
     FlagSpec("plain-http-tunneling", "bool", "Treat CONNECT to a port other than 443 as plain HTTP"),

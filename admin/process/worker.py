@@ -89,6 +89,7 @@ async def build_worker(
             own_ports=frozenset({settings.proxy_port}),  # the admin port is a service like any other (Hoverfly)
             cors=settings.cors,
             middleware_timeout=settings.middleware_timeout,
+            middleware_queue=settings.middleware_queue,
             max_pairs=settings.max_pairs,
         )
         undo.push_async_callback(dispatcher.aclose)

@@ -103,24 +103,33 @@ class MiddlewareSpec:
     """The middleware every worker runs (``PUT .../middleware``, ``-middleware``).
 
     ``script`` is the script's text (each worker writes it to a file of its own to run it);
-    ``remote`` wins over ``binary`` when both are set, as in Hoverfly.
+    ``remote`` wins over ``binary`` when both are set, as in Hoverfly. A ``binary`` of the form
+    ``python:package.module:function`` is an in-process hook. ``pool`` above 0: the program is
+    long-lived, ``pool`` processes per worker, one JSON document per line (0: a process per call).
     """
 
     binary: str = ""
     script: str = ""
     remote: str = ""
+    pool: int = 0
     enabled: bool = field(init=False, repr=False, compare=False)
     """Either set: read on every request, so worked out once."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "enabled", bool(self.remote or self.binary))
 
-    def to_json(self) -> dict[str, str]:
-        return {"binary": self.binary, "script": self.script, "remote": self.remote}
+    def to_json(self) -> dict[str, Any]:
+        return {"binary": self.binary, "script": self.script, "remote": self.remote, "pool": self.pool}
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> MiddlewareSpec:
-        return cls(str(raw.get("binary") or ""), str(raw.get("script") or ""), str(raw.get("remote") or ""))
+        pool = raw.get("pool")
+        return cls(
+            str(raw.get("binary") or ""),
+            str(raw.get("script") or ""),
+            str(raw.get("remote") or ""),
+            pool if isinstance(pool, int) and pool > 0 else 0,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,18 +142,23 @@ class ActionSpec:
     script: str = ""
     remote: str = ""
     delay_ms: int = 0
+    pool: int = 0
+    """Above 0: the program is long-lived, this many processes per worker, one line in and one line
+    out per action (as for middleware); a ``binary`` of the ``python:`` form is an in-process hook."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name, "binary": self.binary, "script": self.script,
-            "remote": self.remote, "delayInMs": self.delay_ms,
+            "remote": self.remote, "delayInMs": self.delay_ms, "pool": self.pool,
         }  # fmt: skip
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> ActionSpec:
+        pool = raw.get("pool")
         return cls(
             str(raw.get("name") or ""), str(raw.get("binary") or ""), str(raw.get("script") or ""),
             str(raw.get("remote") or ""), int(raw.get("delayInMs") or 0),
+            pool if isinstance(pool, int) and pool > 0 else 0,
         )  # fmt: skip
 
 

@@ -127,6 +127,10 @@ class MetricsBuffer:
         """Records of ``kind`` given up while the store was away (their buffers are bounded)."""
         self._add(f"dropped|{kind}", count)
 
+    def actions(self, result: str, count: int = 1) -> None:
+        """Post-serve actions that ended as ``result`` (``dropped``: queue full; ``failed``)."""
+        self._add(f"actions|{result}", count)
+
     def store_call(self, seconds: float) -> None:
         """A flush of the metrics to the store took ``seconds``. Kept for the next batch that has
         something else to send: were a flush's own timing pending, it would make the next flush,

@@ -50,6 +50,7 @@ class Dispatcher:
         own_ports: frozenset[int] = frozenset(),
         cors: bool = False,
         middleware_timeout: float = DEFAULT_MIDDLEWARE_TIMEOUT,
+        middleware_queue: int = 0,
         max_pairs: int = DEFAULT_MAX_PAIRS,
     ) -> None:
         self.runtime = runtime
@@ -59,10 +60,14 @@ class Dispatcher:
         """The worker's randomness: delays, templates, and whether a request gets its fault."""
         self.upstream = upstream or Upstream()
         self.middleware = MiddlewareRunner(
-            self.upstream, timeout=middleware_timeout, go_errors=runtime.dialect.is_hoverfly
+            self.upstream, timeout=middleware_timeout, queue=middleware_queue, go_errors=runtime.dialect.is_hoverfly
         )
         self.actions = ActionRunner(
-            self.upstream, runtime.store.journal, runtime.records, hoverfly_payload=runtime.dialect.go_layout
+            self.upstream,
+            runtime.store.journal,
+            runtime.records,
+            hoverfly_payload=runtime.dialect.go_layout,
+            metrics=runtime.metrics,
         )
         self.forwarder = Forwarder(
             runtime, self.upstream, self.middleware, webserver=webserver, own_ports=own_ports, rng=self.rng
@@ -94,7 +99,7 @@ class Dispatcher:
         await self.actions.aclose()
         await self.forwarder.pac.aclose()
         await self.upstream.aclose()
-        self.middleware.close()
+        await self.middleware.aclose()
 
     def handle(self, req: RequestDetails) -> Outcome:
         snap = self.runtime.snapshot

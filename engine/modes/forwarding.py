@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from simproxy.engine.errors import SimulationError, UpstreamError
-from simproxy.engine.modes.failures import failure_wire
+from simproxy.engine.modes.failures import error_text, failure_wire
 from simproxy.engine.outbound.middleware import Exchange, MiddlewareError, MiddlewareRunner
 from simproxy.engine.outbound.pac import PacError, PacResolver
 from simproxy.engine.outbound.upstream import Upstream, UpstreamResponse, outgoing_url
@@ -80,6 +80,8 @@ class Forwarder:
 
     def middleware_failed(self, req: RequestDetails, exc: MiddlewareError, context: str, mode: str) -> Wire:
         log.error(context, extra={"fields": {"error": str(exc), "mode": str(mode), "path": req.path}})
+        if exc.status != 502:  # the long-lived middleware's queue is full
+            return plain_error(exc.status, error_text(context, str(exc), product=self.product))
         return self.failure(context, str(exc))
 
     def loops_back(self, req: RequestDetails) -> bool:

@@ -18,13 +18,17 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+import orjson
+
 from simproxy.engine.errors import UpstreamError
 from simproxy.engine.execution.scripts import ScriptFiles, run_program
 from simproxy.engine.execution.tasks import TaskSet
 from simproxy.engine.fleet.config import ActionSpec
 from simproxy.engine.journal.entries import post_serve_action_view, record_entry
 from simproxy.engine.outbound.goerrors import exec_error
+from simproxy.engine.outbound.hooks import HookError, Hooks, hook_name
 from simproxy.engine.outbound.middleware import Exchange, encode_exchange
+from simproxy.engine.outbound.pool import PoolBusy, PoolFailure, PoolKey, ProcessPool
 from simproxy.engine.outbound.upstream import Upstream
 from simproxy.engine.simulation.model import Response
 from simproxy.engine.wire.request import RequestDetails
@@ -32,6 +36,7 @@ from simproxy.engine.wire.response import Wire
 from simproxy.store import StoreError
 
 if TYPE_CHECKING:
+    from simproxy.engine.fleet.metrics import MetricsBuffer
     from simproxy.engine.journal.recorder import Recorder
     from simproxy.store import JournalStore
 
@@ -70,6 +75,7 @@ class ActionRunner:
         *,
         concurrency: int = DEFAULT_CONCURRENCY,
         hoverfly_payload: bool = False,
+        metrics: MetricsBuffer | None = None,
     ) -> None:
         self.upstream = upstream
         self.hoverfly_payload = hoverfly_payload
@@ -80,7 +86,12 @@ class ActionRunner:
         self._slots = asyncio.Semaphore(concurrency)
         self._tasks = TaskSet()
         self._scripts = ScriptFiles("simproxy-actions-")
+        self._hooks = Hooks()
+        self._pools: dict[PoolKey, ProcessPool] = {}
+        self.metrics = metrics
+        """Where dropped and failed actions are counted (``/metrics``)."""
         self.dropped = 0
+        self.failed = 0
 
     def __len__(self) -> int:
         return len(self._tasks)
@@ -88,12 +99,17 @@ class ActionRunner:
     def schedule(self, action: ActionSpec, served: Served) -> None:
         if len(self._tasks) >= MAX_PENDING:
             self.dropped += 1
+            if self.metrics is not None:
+                self.metrics.actions("dropped")
             log.error("post-serve action dropped: too many pending", extra={"fields": {"name": served.name}})
             return
         self._tasks.spawn(self._run(action, served), name=f"post-serve-action:{served.name}")
 
     async def aclose(self) -> None:
         await self._tasks.aclose()
+        pools, self._pools = list(self._pools.values()), {}
+        for pool in pools:
+            await pool.aclose()
         self._scripts.close()
 
     async def _run(self, action: ActionSpec, served: Served) -> None:
@@ -105,15 +121,58 @@ class ActionRunner:
         payload = encode_exchange(Exchange(served.request, response), empty_maps=self.hoverfly_payload)
         async with self._slots:
             invoked = datetime.now().astimezone()
+            failed = False
+            hook = "" if self.hoverfly_payload or action.remote else hook_name(action.binary)
             if action.remote:
                 correlation, status = await self._remote(action, payload)
+            elif hook:
+                correlation, status = "", 0
+                failed = not await self._hook(action, hook, payload)
+            elif action.pool > 0 and not self.hoverfly_payload:
+                correlation, status = "", 0
+                failed = not await self._pooled(action, payload)
             else:
                 correlation, status = "", 0
                 await self._local(action, payload)
             completed = datetime.now().astimezone()
+        if failed:
+            self.failed += 1
+            if self.metrics is not None:
+                self.metrics.actions("failed")
         if served.entry_id:
             record = post_serve_action_view(served.name, invoked, completed, correlation, status)
+            if failed:
+                record["failed"] = True
             await self._journal(served, record)
+
+    async def _hook(self, action: ActionSpec, name: str, payload: bytes) -> bool:
+        """Call the in-process hook; whether it returned without raising."""
+        try:
+            await asyncio.wait_for(self._hooks.call(name, orjson.loads(payload)), ACTION_TIMEOUT)
+        except (HookError, TimeoutError) as exc:
+            error = str(exc) or f"no answer within {ACTION_TIMEOUT:g}s"
+            log.error(f"Error from post serve action {action.name}", extra={"fields": {"error": error}})
+            return False
+        return True
+
+    async def _pooled(self, action: ActionSpec, payload: bytes) -> bool:
+        """One line to a long-lived process, whose one line back (any text) says it is done."""
+        command = (action.binary, self._scripts.path(action.script)) if action.script else (action.binary,)
+        key = PoolKey(command, action.pool)
+        pool = self._pools.get(key)
+        if pool is None:
+            pool = self._pools[key] = ProcessPool(key, ACTION_TIMEOUT, queue=MAX_PENDING)
+        try:
+            reply = await pool.call(payload, lambda line: None)
+        except (PoolBusy, PoolFailure) as exc:
+            stderr = exc.stderr.decode("utf-8", "replace") if isinstance(exc, PoolFailure) else ""
+            log.error(f"Error from post serve action {action.name}", extra={"fields": {"error": str(exc),
+                      "stderr": stderr}})  # fmt: skip
+            return False
+        if reply.strip():
+            log.info(f"Output from post serve action {action.name}",
+                     extra={"fields": {"output": reply.decode("utf-8", "replace")}})  # fmt: skip
+        return True
 
     async def _local(self, action: ActionSpec, payload: bytes) -> None:
         command = [action.binary, self._scripts.path(action.script)]

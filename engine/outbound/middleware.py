@@ -23,6 +23,8 @@ from simproxy.engine.execution.scripts import ScriptFiles, run_program
 from simproxy.engine.fleet.config import MiddlewareSpec
 from simproxy.engine.gocompat.gojson import unmarshal_error
 from simproxy.engine.outbound.goerrors import exec_error
+from simproxy.engine.outbound.hooks import HookError, Hooks, hook_name
+from simproxy.engine.outbound.pool import PoolBusy, PoolFailure, PoolKey, ProcessPool
 from simproxy.engine.outbound.upstream import Upstream
 from simproxy.engine.simulation.codec import needs_base64
 from simproxy.engine.simulation.model import LogNormal, Response
@@ -40,10 +42,21 @@ log = logging.getLogger(__name__)
 
 DEFAULT_CONCURRENCY = 256
 DEFAULT_TIMEOUT = 30.0
+HOOK_CALLS = 256
+"""Calls of an in-process hook a worker lets run or wait at once (``-middleware-queue`` overrides);
+beyond them a 503, never an unbounded queue of threads' work."""
 
 
 class MiddlewareError(EngineError):
     """The middleware failed; the text is Hoverfly's (message, command, stdin, stdout, stderr)."""
+
+    status = 502
+
+
+class MiddlewareBusy(MiddlewareError):
+    """Every long-lived middleware process is busy and the worker's queue for them is full."""
+
+    status = 503
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,23 +199,46 @@ class MiddlewareRunner:
         *,
         concurrency: int = DEFAULT_CONCURRENCY,
         timeout: float = DEFAULT_TIMEOUT,
+        queue: int = 0,
         go_errors: bool = False,
     ) -> None:
         self.upstream = upstream
         self.timeout = timeout
+        self.queue = queue
+        """Calls that may wait for a long-lived pool (0: ``QUEUE_PER_PROCESS`` per process)."""
         self.go_errors = go_errors
         self._slots = asyncio.Semaphore(concurrency)
         self._scripts = ScriptFiles("simproxy-middleware-")
+        self._hooks = Hooks()
+        self._hook_calls = 0
+        self._pools: dict[PoolKey, ProcessPool] = {}
 
     def close(self) -> None:
         self._scripts.close()
 
+    async def aclose(self) -> None:
+        """Kill the long-lived processes, then remove the script files."""
+        pools, self._pools = list(self._pools.values()), {}
+        for pool in pools:
+            await pool.aclose()
+        self.close()
+
+    def counters(self) -> dict[str, int]:
+        """Long-lived processes replaced after a failure, and calls refused with a full queue."""
+        pools = self._pools.values()
+        return {"replaced": sum(p.replaced for p in pools), "refused": sum(p.refused for p in pools)}
+
     async def run(self, spec: MiddlewareSpec, exchange: Exchange) -> Exchange:
         if not spec.enabled:
             raise _error("Cannot execute middleware as middleware has not been correctly set")
+        hook = "" if self.go_errors or spec.remote else hook_name(spec.binary)
+        if hook:
+            return await self._hook(hook, exchange)
         payload = encode_exchange(exchange)
         if spec.remote:
             stdout = await self._remote(spec.remote, payload)
+        elif spec.pool > 0 and not self.go_errors:
+            return await self._pooled(spec, payload, exchange)
         else:
             stdout = await self._local(spec, payload)
         if not (stdout if self.go_errors else stdout.strip()):  # Hoverfly decodes even a lone newline
@@ -217,6 +253,49 @@ class MiddlewareRunner:
                              url=spec.remote, stdin=payload, stdout=stdout) from exc  # fmt: skip
             raise _error("Failed to unmarshal JSON from middleware", command=self._command_text(spec),
                          cause=cause, stdin=payload, stdout=stdout) from exc  # fmt: skip
+
+    async def _hook(self, name: str, exchange: Exchange) -> Exchange:
+        limit = self.queue or HOOK_CALLS
+        if self._hook_calls >= limit:
+            raise MiddlewareBusy(f"Middleware busy\nHook: python:{name}\n{limit} calls already in flight")
+        self._hook_calls += 1
+        try:
+            return await self._call_hook(name, exchange)
+        finally:
+            self._hook_calls -= 1
+
+    async def _call_hook(self, name: str, exchange: Exchange) -> Exchange:
+        payload = encode_exchange(exchange)
+        try:
+            reply = await self._hooks.call(name, orjson.loads(payload))
+            return exchange if reply is None else decode_exchange(orjson.dumps(reply), exchange)
+        except (HookError, ValueError, TypeError) as exc:
+            log.error("Middleware hook failed", extra={"fields": {"hook": name, "error": str(exc)}})
+            raise _error("Middleware hook failed", f"python:{name}", str(exc), stdin=payload) from exc
+
+    async def _pooled(self, spec: MiddlewareSpec, payload: bytes, exchange: Exchange) -> Exchange:
+        """One line to a long-lived process, one line back; an empty line leaves the pair as it was."""
+        command = self._command(spec)
+        key = PoolKey(tuple(command), spec.pool)
+        pool = self._pools.get(key)
+        if pool is None:
+            stale, self._pools = list(self._pools.values()), {}
+            for old in stale:  # the middleware was changed: its processes go
+                await old.aclose()
+            pool = self._pools.setdefault(key, ProcessPool(key, self.timeout, queue=self.queue))
+        replies: list[Exchange] = []
+
+        def accept(line: bytes) -> None:
+            replies.append(decode_exchange(line, exchange) if line.strip() else exchange)
+
+        try:
+            await pool.call(payload, accept)
+        except PoolBusy as exc:
+            raise MiddlewareBusy(f"Middleware busy\nCommand: {' '.join(command)}\n{exc}") from exc
+        except PoolFailure as exc:
+            raise _error("Middleware failed", " ".join(command), exc.reason, stdin=payload,
+                         stderr=exc.stderr) from exc  # fmt: skip
+        return replies[0]
 
     def _command(self, spec: MiddlewareSpec) -> list[str]:
         return [spec.binary, self._scripts.path(spec.script)] if spec.script else [spec.binary]

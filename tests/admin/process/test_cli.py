@@ -39,7 +39,8 @@ SUPPORTED = [
     "read-timeout", "idle-timeout", "max-pairs", "logs", "logs-output", "logs-file", "log-no-color", "log-no-quotes",
     "generate-ca-cert", "cert-name", "cert-org", "dev", "dev-cors-origin", "metrics",
     "client-authentication-destination", "client-authentication-client-cert", "client-authentication-client-key",
-    "client-authentication-ca-cert", "db", "db-path", "compat",
+    "client-authentication-ca-cert", "db", "db-path", "compat", "middleware-pool", "middleware-queue",
+    "post-serve-action-pool",
 ]  # fmt: skip
 ALL_FLAGS = SUPPORTED
 ENV_NAMES = [
@@ -558,6 +559,23 @@ def test_middleware_flag_reads_the_script(tmp_path: Path) -> None:
     assert parse("-middleware", "cat").middleware == MiddlewareSpec(binary="cat")
     assert "Failed to read the middleware script" in error_of("-middleware", f"python3 {tmp_path}/none").message
     assert parse("-modify", "-middleware", "cat").mode == "modify"
+
+
+def test_middleware_pool_queue_and_python_hook_flags(tmp_path: Path) -> None:
+    script = tmp_path / "loop.py"
+    script.write_text("for line in open(0): print(line, end='')\n")
+    settings = parse("-middleware", f"python3 {script}", "-middleware-pool", "4", "-middleware-queue", "100")
+    assert settings.middleware == MiddlewareSpec(binary="python3", script=script.read_text(), pool=4)
+    assert settings.middleware_queue == 100
+    assert parse().middleware_queue == 0 and parse("-middleware", "cat").middleware.pool == 0
+    hook = parse("-synthesize", "-middleware", "python:my_hooks.rewrite:answer")
+    assert hook.middleware == MiddlewareSpec(binary="python:my_hooks.rewrite:answer")
+    assert "-middleware-pool must be from 0" in error_of("-middleware", "cat", "-middleware-pool", "-1").message
+    compat = parse("-compat", "hoverfly", "-middleware", f"python3 {script}", "-middleware-pool", "4")
+    assert compat.middleware.pool == 0  # Hoverfly has no such thing: its answers stay Hoverfly's
+    for value in ("http://mw.test/x", "python:m:f", ""):
+        message = error_of("-middleware", value, "-middleware-pool", "2").message
+        assert "-middleware-pool needs a local middleware program" in message
 
 
 def test_post_serve_action_flags(tmp_path: Path) -> None:
