@@ -32,16 +32,20 @@ _NONE = Contracts()
 class ContractCheck:
     """One per mode instance: the contracts of the last simulation seen."""
 
-    __slots__ = ("_contracts", "_seen")
+    __slots__ = ("_contracts", "active", "seen")
 
     def __init__(self) -> None:
-        self._seen: CompiledSimulation | None = None
+        self.seen: CompiledSimulation | None = None
+        """The simulation ``active`` was decided for."""
+        self.active = False
+        """``seen`` holds contracts: the hot path asks ``rejected`` only then, or for a new simulation."""
         self._contracts = _NONE
 
     def _of(self, snap: Snapshot) -> Contracts:
-        if snap.simulation is not self._seen:
-            self._seen = snap.simulation
+        if snap.simulation is not self.seen:
+            self.seen = snap.simulation
             self._contracts = Contracts.build(p.labels for p in snap.simulation.simulation.pairs)
+            self.active = bool(self._contracts)
         return self._contracts
 
     def rejected(self, snap: Snapshot, req: RequestDetails) -> Wire | None:

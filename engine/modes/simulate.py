@@ -34,9 +34,11 @@ class SimulateMode:
         self.contracts = ContractCheck()
 
     def handle(self, snap: Snapshot, req: RequestDetails) -> Outcome:
-        rejected = self.contracts.rejected(snap, req)  # an imported OpenAPI document's validation
-        if rejected is not None:
-            return rejected
+        contracts = self.contracts  # an imported OpenAPI document's validation: two reads without one
+        if contracts.active or snap.simulation is not contracts.seen:
+            rejected = contracts.rejected(snap, req)
+            if rejected is not None:
+                return rejected
         if not snap.config.middleware.enabled:
             outcome = self.simulator.simulate(snap, req)
             if isinstance(outcome, Wire):
