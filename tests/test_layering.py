@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.importgraph import circles, import_graph, module_files
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("admin", "engine", "store")
 ALLOWED = {"admin": {"admin", "engine", "store"}, "engine": {"engine", "store"}, "store": {"store"}}
@@ -249,87 +251,12 @@ def test_every_package_directory_is_installed_beneath_simproxy() -> None:
     assert {name.split(".")[0] for name in found} == {"simproxy"}
 
 
-def _module_names() -> dict[str, Path]:
-    """Every module of the installed package, by its name, and its file."""
-    names = {}
-    for folder, package in (("admin/simproxy", "simproxy"), *((p, f"simproxy.{p}") for p in PACKAGES)):
-        for path in (ROOT / folder).rglob("*.py"):
-            relative = path.relative_to(ROOT / folder)
-            if folder == "admin" and relative.parts[0] == "simproxy":
-                continue
-            parts = relative.with_suffix("").parts
-            parts = parts[:-1] if parts[-1] == "__init__" else parts
-            names[".".join((package, *parts))] = path
-    return names
-
-
-def _import_graph() -> dict[str, set[str]]:
-    """Module -> the modules it imports, by any import statement (under ``TYPE_CHECKING`` and inside
-    functions too). ``from package import module`` names the module: the package's own
-    ``__init__`` runs first for any of its modules, which no layout can avoid, so it is no edge."""
-    names = _module_names()
-    graph: dict[str, set[str]] = {name: set() for name in names}
-    for name, path in names.items():
-        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            if isinstance(node, ast.Import):
-                targets = {alias.name for alias in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                modules = {f"{node.module}.{alias.name}" for alias in node.names} & names.keys()
-                targets = modules | ({node.module} if len(modules) < len(node.names) else set())
-            else:
-                continue
-            graph[name] |= (targets & names.keys()) - {name}
-    return graph
-
-
-def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan's algorithm, iteratively)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-    for root in graph:
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, edges = work[-1]
-            child = next(edges, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = len(index)
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(graph[child]))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    found.append(sorted(component))
-    return found
-
-
 def test_the_circle_finder_sees_a_circle_through_any_import() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
-    assert _circles(graph) == [["a", "b", "c"]]
-    assert _circles({"a": {"b"}, "b": set()}) == []
+    assert circles(graph) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
 
 
-def test_no_import_circles() -> None:
+def test_no_importcircles() -> None:
     """No module imports, even lazily or for types alone, a module that imports it back."""
-    assert _circles(_import_graph()) == []
+    assert circles(import_graph(module_files())) == []

@@ -4,7 +4,6 @@ its own (store/memory/<role>.py, store/redis/<role>.py) that its contract test m
 
 from __future__ import annotations
 
-import ast
 import importlib
 import inspect
 from pathlib import Path
@@ -26,6 +25,7 @@ from simproxy.store import (
     Telemetry,
     Workers,
 )
+from tests.importgraph import circles, import_graph, module_files
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLES: dict[type[Any], tuple[str, str]] = {
@@ -96,78 +96,12 @@ def test_the_redis_stores_calls_are_its_roles_own(redis_store) -> None:
     assert found and all(found.values()), found
 
 
-def _store_modules() -> dict[str, Path]:
-    modules = {}
-    for path in (ROOT / "store").rglob("*.py"):
-        parts = path.relative_to(ROOT / "store").with_suffix("").parts
-        name = ".".join(("simproxy", "store", *parts))
-        modules[name.removesuffix(".__init__")] = path
-    return modules
-
-
-def import_graph() -> dict[str, set[str]]:
-    """Which store modules each store module imports: every import statement, wherever it is (under
-    ``TYPE_CHECKING``, in a function), relative ones resolved; ``from a import b`` names ``a.b``
-    when that is a module."""
-    modules = _store_modules()
-    graph: dict[str, set[str]] = {name: set() for name in modules}
-    for name, path in modules.items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
-                    base = f"{anchor}.{base}" if base else anchor
-                targets = [
-                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names
-                ]
-            else:
-                continue
-            graph[name].update(target for target in targets if target in modules and target != name)
-    return graph
-
-
-def circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The import circles of ``graph``: its strongly connected parts of more than one module."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    found: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        for target in sorted(graph[node]):
-            if target not in index:
-                visit(target)
-                low[node] = min(low[node], low[target])
-            elif target in stack:
-                low[node] = min(low[node], index[target])
-        if low[node] == index[node]:
-            part = []
-            while True:
-                top = stack.pop()
-                part.append(top)
-                if top == node:
-                    break
-            if len(part) > 1:
-                found.append(sorted(part))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return found
-
-
 def test_the_circle_finder_finds_a_circle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert circles(graph) == [["a", "b", "c"]]
 
 
 def test_no_store_module_imports_one_that_imports_it_back() -> None:
-    graph = import_graph()
+    graph = import_graph({name: path for name, path in module_files().items() if name.startswith("simproxy.store")})
     assert graph["simproxy.store.redis.batch"] >= {"simproxy.store.redis.journal"}  # the graph is read
     assert circles(graph) == []
