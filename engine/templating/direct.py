@@ -44,18 +44,27 @@ class DirectText:
 
 def direct_text(program: Program) -> DirectText | None:
     """``program`` as a ``DirectText``, or None when some part needs the general render."""
-    parts: list[str | Getter] = []
+    parts = _text_parts(program, state=False)
+    return None if parts is None else DirectText(tuple(parts))  # type: ignore[arg-type]  # no StateKey
+
+
+def _text_parts(program: Program, *, state: bool) -> list[str | Getter | StateKey] | None:
+    """``program``'s text and a getter for each mustache (``state``: state keys too); None when
+    some part needs the general render."""
+    parts: list[str | Getter | StateKey] = []
     for part in program.parts:
         if part.__class__ is str:
             parts.append(part)
             continue
         if not isinstance(part, PathMustache) or part.params or part.hash:  # the specialised kinds too
             return None
-        getter = request_getter(part.path, part.escape)
+        getter: Getter | StateKey | None = request_getter(part.path, part.escape)
+        if getter is None and state:
+            getter = _state_key(part.path, part.escape)
         if getter is None:
             return None
         parts.append(getter)
-    return DirectText(tuple(parts))
+    return parts
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,18 +103,8 @@ class StateText:
 def state_text(program: Program) -> StateText | None:
     """``program`` as a ``StateText`` when it prints state keys beside text and request fields;
     None when some part needs the general render, or when no part reads the state."""
-    parts: list[str | Getter | StateKey] = []
-    for part in program.parts:
-        if part.__class__ is str:
-            parts.append(part)
-            continue
-        if not isinstance(part, PathMustache) or part.params or part.hash:
-            return None
-        getter: Getter | StateKey | None = request_getter(part.path, part.escape) or _state_key(part.path, part.escape)
-        if getter is None:
-            return None
-        parts.append(getter)
-    if not any(part.__class__ is StateKey for part in parts):
+    parts = _text_parts(program, state=True)
+    if parts is None or not any(part.__class__ is StateKey for part in parts):
         return None
     return StateText(tuple(parts))
 
