@@ -55,6 +55,12 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("log-level", "string", "Log level: panic, fatal, error, warn, info, debug or trace", "info"),
     FlagSpec("v", "bool", "Verbose: log at debug level"),
     FlagSpec("version", "bool", "Print the version and exit"),
+    FlagSpec(
+        "openapi-validation",
+        "bool",
+        "Answer 422 to a request that breaks an imported OpenAPI document (false: answer it as usual)",
+        "true",
+    ),
     FlagSpec("no-import-check", "bool", "Skip the duplicate-request check on imports; env SKIP_IMPORT_CHECK=true"),
     FlagSpec(
         "upstream-proxy",

@@ -114,6 +114,16 @@ def test_validation_can_be_left_out(simproxy_factory: Any) -> None:
     ]
 
 
+def test_import_flag_turns_validation_off(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-openapi-validation=false", "-import", str(DATA / "kennel.yaml"))
+    # a limit of the wrong type and beyond the maximum: the example all the same
+    for limit in ("many", "500"):
+        answer = _json(sp.proxy(f"{KENNEL}/dogs?limit={limit}", headers=TENANT))
+        assert answer == (200, [{"id": 7, "name": "Rex", "born": "2019-04-01", "tags": ["good"]}])
+    bad_dog = json.dumps({"name": "", "tags": "good"}).encode()
+    assert sp.proxy(f"{KENNEL}/dogs", "POST", bad_dog, {"Content-Type": "application/json"})[0] == 201
+
+
 def test_prefer_picks_the_status_the_example_or_a_dynamic_answer(kennel: Simproxy) -> None:
     assert _json(kennel.proxy(f"{KENNEL}/dogs/7", headers={"Prefer": "code=404"})) == (
         404,

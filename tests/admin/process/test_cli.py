@@ -40,7 +40,7 @@ SUPPORTED = [
     "generate-ca-cert", "cert-name", "cert-org", "dev", "dev-cors-origin", "metrics",
     "client-authentication-destination", "client-authentication-client-cert", "client-authentication-client-key",
     "client-authentication-ca-cert", "db", "db-path", "compat", "middleware-pool", "middleware-queue",
-    "post-serve-action-pool",
+    "post-serve-action-pool", "openapi-validation",
 ]  # fmt: skip
 ALL_FLAGS = SUPPORTED
 ENV_NAMES = [
@@ -203,6 +203,12 @@ def test_skip_import_check_env() -> None:
     assert parse(SKIP_IMPORT_CHECK="1").no_import_check is False
     assert parse("-no-import-check").no_import_check is True
     assert parse("-no-import-check=false", SKIP_IMPORT_CHECK="true").no_import_check is False
+
+
+def test_openapi_validation_is_on_unless_turned_off() -> None:
+    assert parse().openapi_validation is True
+    assert parse("-openapi-validation").openapi_validation is True
+    assert parse("-openapi-validation=false").openapi_validation is False
 
 
 def test_simproxy_env_and_flag_precedence() -> None:
