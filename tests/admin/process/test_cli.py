@@ -380,6 +380,15 @@ def test_usage_says_what_simproxy_is_and_shows_both_command_forms() -> None:
     ]  # fmt: skip
 
 
+def test_help_names_each_subcommand_with_what_it_does(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-h"]) == 0
+    err = capsys.readouterr().err
+    usage = err[err.index("Usage:\n") : err.index("Flags:\n")]
+    assert "  simproxy openapi FILE      print the simulation an OpenAPI or Swagger document" in usage
+    assert "simproxy openapi --no-validation FILE: without request validation" in usage
+    assert "  simproxy fleet N [flags]   N instances on this machine" in usage
+
+
 def test_usage_lists_every_flag_sorted_with_defaults() -> None:
     text = usage_text()
     lines = text.splitlines()
