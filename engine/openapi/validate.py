@@ -4,7 +4,8 @@ carries, and the violations a request commits.
 The conversion (convert.py) writes an operation's request rules into a label of its default pair,
 ``openapi-contract:<JSON>``, so they travel with the simulation wherever it goes (the store, every
 worker, an export, ``simproxy openapi``'s output) without a member Hoverfly's format lacks.
-``Contracts.build`` reads those labels once per simulation and compiles one JSON Schema validator
+``Contracts.build`` reads those labels once per simulation, when the simulation is compiled (off
+the request path: engine/matching/scoring.py), and compiles one JSON Schema validator
 per parameter and body media type (the dialect of the document: draft 4 for Swagger 2.0 and
 OpenAPI 3.0, whose ``nullable`` becomes a ``null`` type, draft 2020-12 for OpenAPI 3.1).
 ``Contracts.check`` finds the operation a request addresses (method and path template, any value
@@ -22,6 +23,7 @@ from typing import Any, Final
 
 import orjson
 
+from simproxy.engine.errors import SimulationError
 from simproxy.engine.openapi.document import dumps
 from simproxy.engine.openapi.generate import schema_type
 
@@ -73,14 +75,23 @@ class Contracts:
         return bool(self.operations)
 
     @staticmethod
-    def build(labels: Iterable[tuple[str, ...]]) -> Contracts:
-        """Every contract found among the pairs' labels, in simulation order."""
-        found = [
-            _compile(_loads(label[len(CONTRACT_LABEL) :]))
-            for pair_labels in labels
-            for label in pair_labels
-            if label.startswith(CONTRACT_LABEL)
-        ]
+    def build(labels: Iterable[tuple[str, ...]], *, strict: bool = True) -> Contracts:
+        """Every contract found among the pairs' labels, in simulation order.
+
+        A label that is not a contract (bad JSON, a member missing, a path that is no template) is
+        a ``SimulationError`` naming it when ``strict``, and is left out otherwise (``-compat
+        hoverfly``, where a label is only a label)."""
+        found: list[_Operation] = []
+        for index, pair_labels in enumerate(labels):
+            for position, label in enumerate(pair_labels):
+                if not label.startswith(CONTRACT_LABEL):
+                    continue
+                try:
+                    found.append(_compile(_loads(label[len(CONTRACT_LABEL) :])))
+                except (ValueError, KeyError, TypeError, AttributeError, re.error) as exc:
+                    if strict:
+                        where = f"data.pairs[{index}].labels[{position}]"
+                        raise SimulationError(where, f"not an OpenAPI contract: {exc!r}") from exc
         return Contracts(tuple(found))
 
     def check(
