@@ -10,7 +10,8 @@ per parameter and body media type (the dialect of the document: draft 4 for Swag
 OpenAPI 3.0, whose ``nullable`` becomes a ``null`` type, draft 2020-12 for OpenAPI 3.1).
 ``Contracts.check`` finds the operation a request addresses (method and path template, any value
 in a parameter's place) and lists every violation: a missing required parameter, a value of the
-wrong type, a body that fails its schema, a media type the operation does not accept.
+wrong type or format (formats.py), a body that fails its schema, a media type the operation
+does not accept.
 """
 
 from __future__ import annotations
@@ -82,12 +83,17 @@ class Contracts:
         a ``SimulationError`` naming it when ``strict``, and is left out otherwise (``-compat
         hoverfly``, where a label is only a label)."""
         found: list[_Operation] = []
+        checker: Any = None
         for index, pair_labels in enumerate(labels):
             for position, label in enumerate(pair_labels):
                 if not label.startswith(CONTRACT_LABEL):
                     continue
+                if checker is None:
+                    from simproxy.engine.openapi.formats import format_checker
+
+                    checker = format_checker()
                 try:
-                    found.append(_compile(_loads(label[len(CONTRACT_LABEL) :])))
+                    found.append(_compile(_loads(label[len(CONTRACT_LABEL) :]), checker))
                 except (ValueError, KeyError, TypeError, AttributeError, re.error) as exc:
                     if strict:
                         where = f"data.pairs[{index}].labels[{position}]"
@@ -152,13 +158,14 @@ def contract_label(
     return CONTRACT_LABEL + dumps(contract)
 
 
-def _compile(contract: dict[str, Any]) -> _Operation:
+def _compile(contract: dict[str, Any], checker: Any) -> _Operation:
+    """One operation's path pattern and validators; ``checker`` checks the formats (formats.py)."""
     from jsonschema.validators import Draft4Validator, Draft202012Validator
 
     cls = Draft202012Validator if contract.get("dialect") == "2020-12" else Draft4Validator
 
     def validator(schema: Any) -> Any:
-        return cls(_nullable(schema)) if isinstance(schema, dict) else None
+        return cls(_nullable(schema), format_checker=checker) if isinstance(schema, dict) else None
 
     names: dict[str, str] = {}
     pieces = re.split(r"\{([^}/]+)\}", str(contract["path"]))

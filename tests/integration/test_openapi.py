@@ -114,6 +114,16 @@ def test_validation_can_be_left_out(simproxy_factory: Any) -> None:
     ]
 
 
+def test_formats_are_checked_in_the_body(kennel: Simproxy) -> None:
+    json_body = {"Content-Type": "application/json"}
+    late = json.dumps({"name": "Bo", "born": "2023-02-29"}).encode()
+    assert _violations(kennel.proxy(f"{KENNEL}/dogs", "POST", late, json_body)) == [
+        {"in": "body", "path": "$.born", "message": "'2023-02-29' is not a 'date'"}
+    ]
+    leap = json.dumps({"name": "Bo", "born": "2024-02-29"}).encode()
+    assert kennel.proxy(f"{KENNEL}/dogs", "POST", leap, json_body)[0] == 201
+
+
 def test_import_flag_turns_validation_off(simproxy_factory: Any) -> None:
     sp: Simproxy = simproxy_factory("-openapi-validation=false", "-import", str(DATA / "kennel.yaml"))
     # a limit of the wrong type and beyond the maximum: the example all the same
@@ -122,6 +132,7 @@ def test_import_flag_turns_validation_off(simproxy_factory: Any) -> None:
         assert answer == (200, [{"id": 7, "name": "Rex", "born": "2019-04-01", "tags": ["good"]}])
     bad_dog = json.dumps({"name": "", "tags": "good"}).encode()
     assert sp.proxy(f"{KENNEL}/dogs", "POST", bad_dog, {"Content-Type": "application/json"})[0] == 201
+    assert sp.proxy(f"{KENNEL}/owners/not-a-uuid/pets")[0] == 502  # only the path matcher: a miss
 
 
 def test_prefer_picks_the_status_the_example_or_a_dynamic_answer(kennel: Simproxy) -> None:
@@ -154,7 +165,10 @@ def test_one_of_answers_with_its_first_choice(kennel: Simproxy) -> None:
     owner = "0b6f1c1e-2d3a-4b5c-8d9e-0f1a2b3c4d5e"
     status, body = _json(kennel.proxy(f"{KENNEL}/owners/{owner}/pets"))
     assert status == 200 and body[0]["chipped"] == "2024-01-02T03:04:05Z"
-    assert kennel.proxy(f"{KENNEL}/owners/not-a-uuid/pets")[0] == 502
+    # the path matcher takes only a UUID; validation says why the request is wrong
+    assert _violations(kennel.proxy(f"{KENNEL}/owners/not-a-uuid/pets")) == [
+        {"in": "path", "path": "$.ownerId", "message": "'not-a-uuid' is not a 'uuid'"}
+    ]
 
 
 def test_admin_api_takes_swagger_json_and_yaml_on_the_webserver(simproxy_factory: Any) -> None:
