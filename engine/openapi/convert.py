@@ -6,7 +6,8 @@ Each operation gives:
   exact matcher, or as a regex with each parameter by its schema (digits for an integer, the
   values of an enum...), the method,
   a presence matcher for every required query and header parameter, and the request body's media
-  types as a ``Content-Type`` matcher when the body is required. It answers the lowest 2xx status
+  types as a ``Content-Type`` matcher when the body is required (with a ``form`` matcher of its
+  required fields when it can only be urlencoded). It answers the lowest 2xx status
   with its first example, or a body generated from the response schema (generate.py);
 - pairs that also match a ``Prefer`` header, as Prism reads it: ``code=404`` for every other
   declared status, ``example=name`` for every named example (with ``code=`` too when another
@@ -24,6 +25,7 @@ from typing import Any, Final
 from urllib.parse import urlparse
 
 from simproxy.engine.openapi.document import Document, dumps
+from simproxy.engine.openapi.forms import MULTIPART, URLENCODED
 from simproxy.engine.openapi.generate import Raw, example_value, schema_type, template_value
 from simproxy.engine.openapi.validate import contract_label
 
@@ -96,6 +98,9 @@ def _operation_pairs(
         for p in parameters
         if p.get("in") == "header" and p.get("required") and str(p["name"]).lower() not in _IGNORED_HEADERS
     }
+    form = _form_matcher(root, version, operation, parameters)
+    if form is not None:
+        request["body"] = [form]
     media_types = _request_media_types(root, version, operation, parameters)
     if media_types:
         alternatives = "|".join(re.escape(m) for m in media_types)
@@ -165,8 +170,8 @@ def _contract(
     if version == "2.0":
         sent = [p for p in parameters if p.get("in") in ("body", "formData")]
         if sent:
-            schema = next((p.get("schema") for p in sent if p.get("in") == "body"), None)
-            consumes = operation.get("consumes") or root.get("consumes") or ["application/json"]
+            schema = next((p.get("schema") for p in sent if p.get("in") == "body"), None) or _form_schema(sent)
+            consumes = _consumes(root, operation, sent) or ["application/json"]
             body = {"required": any(p.get("required") for p in sent), "media": dict.fromkeys(consumes, schema)}
     elif isinstance(operation.get("requestBody"), dict):
         request_body = operation["requestBody"]
@@ -276,15 +281,54 @@ def _request_media_types(
         body = [p for p in parameters if p.get("in") in ("body", "formData")]
         if not any(p.get("required") for p in body):
             return []
-        consumes = operation.get("consumes") or root.get("consumes") or []
-        if not consumes and any(p.get("in") == "formData" for p in body):
-            consumes = ["application/x-www-form-urlencoded", "multipart/form-data"]
-        return [str(c) for c in consumes] or ["application/json"]
+        return _consumes(root, operation, body) or ["application/json"]
     request_body = operation.get("requestBody")
     if not isinstance(request_body, dict) or not request_body.get("required"):
         return []
     content = request_body.get("content") or {}
     return [str(m) for m in content if "*" not in str(m)]
+
+
+def _consumes(root: dict[str, Any], operation: dict[str, Any], sent: list[dict[str, Any]]) -> list[str]:
+    """Swagger 2's request media types: the operation's or the document's ``consumes``, else for
+    ``formData`` parameters both form encodings; [] when nothing says."""
+    consumes = operation.get("consumes") or root.get("consumes") or []
+    if not consumes and any(p.get("in") == "formData" for p in sent):
+        consumes = [URLENCODED, MULTIPART]
+    return [str(c) for c in consumes]
+
+
+def _form_schema(sent: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Swagger 2's ``formData`` parameters as the schema of the object a form body is read as
+    (a ``file`` field as any value); None without such parameters."""
+    fields = [p for p in sent if p.get("in") == "formData"]
+    if not fields:
+        return None
+    properties = {str(p["name"]): {} if p.get("type") == "file" else parameter_schema(p) for p in fields}
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    required = [str(p["name"]) for p in fields if p.get("required")]
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _form_matcher(
+    root: dict[str, Any], version: str, operation: dict[str, Any], parameters: list[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """A ``form`` body matcher requiring each required field, for an operation whose required
+    body can only be urlencoded (the matcher reads only that encoding); None otherwise."""
+    if _request_media_types(root, version, operation, parameters) != [URLENCODED]:
+        return None
+    if version == "2.0":
+        required = [str(p["name"]) for p in parameters if p.get("in") == "formData" and p.get("required")]
+    else:
+        media = ((operation.get("requestBody") or {}).get("content") or {}).get(URLENCODED) or {}
+        schema = media.get("schema") if isinstance(media, dict) else None
+        listed = schema.get("required") if isinstance(schema, dict) else None
+        required = [str(name) for name in listed] if isinstance(listed, list) else []
+    if not required:
+        return None
+    return {"matcher": "form", "value": {name: [{"matcher": "regex", "value": ".*"}] for name in required}}
 
 
 def _answers(root: dict[str, Any], version: str, operation: dict[str, Any]) -> list[Answer]:

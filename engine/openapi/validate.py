@@ -26,7 +26,17 @@ import orjson
 
 from simproxy.engine.errors import SimulationError
 from simproxy.engine.openapi.document import dumps
-from simproxy.engine.openapi.generate import schema_type
+from simproxy.engine.openapi.forms import (
+    MULTIPART,
+    URLENCODED,
+    Field,
+    form_fields,
+    form_object,
+    multipart_values,
+    parameter_types,
+    typed_value,
+    urlencoded_values,
+)
 
 CONTRACT_LABEL: Final = "openapi-contract:"
 
@@ -51,7 +61,18 @@ class _Parameter:
     """Where its value is found: the path regex's group, the query name, the lower-case header name."""
     required: bool
     kind: str | None
+    item_kind: str | None
     validator: Any
+
+
+@dataclass(frozen=True, slots=True)
+class _Media:
+    """A media type a body may have, the validator of its schema (or None), and for a form the
+    fields its text is read as (forms.py)."""
+
+    type: str
+    validator: Any
+    fields: tuple[Field, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +81,9 @@ class _Operation:
     pattern: re.Pattern[str]
     parameters: tuple[_Parameter, ...]
     body_required: bool
-    media: tuple[tuple[str, Any], ...]
-    """(media type, validator or None) for each media type the body may have."""
-    responses: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
+    media: tuple[_Media, ...]
+    """Each media type the body may have."""
+    responses: tuple[tuple[str, tuple[_Media, ...]], ...] = ()
     """(status key: ``200``, ``2XX`` or ``DEFAULT``, its media types as ``media``) as declared."""
 
 
@@ -167,6 +188,9 @@ def _compile(contract: dict[str, Any], checker: Any) -> _Operation:
     def validator(schema: Any) -> Any:
         return cls(_nullable(schema), format_checker=checker) if isinstance(schema, dict) else None
 
+    def media(declared: Any) -> tuple[_Media, ...]:
+        return tuple(_Media(str(m), validator(s), form_fields(s)) for m, s in (declared or {}).items())
+
     names: dict[str, str] = {}
     pieces = re.split(r"\{([^}/]+)\}", str(contract["path"]))
     regex = ""
@@ -177,26 +201,24 @@ def _compile(contract: dict[str, Any], checker: Any) -> _Operation:
             regex += f"(?P<{group}>[^/]+)"
         else:
             regex += re.escape(piece)
-    parameters = tuple(
-        _Parameter(
-            str(p["in"]),
-            str(p["name"]),
-            _key(names, str(p["in"]), str(p["name"])),
-            bool(p.get("required")) or p["in"] == "path",
-            schema_type(p.get("schema") or {}),
-            validator(p.get("schema")),
-        )
-        for p in contract.get("parameters", [])
-    )
+    parameters = tuple(_parameter(p, names, validator(p.get("schema"))) for p in contract.get("parameters", []))
     body = contract.get("body") or {}
-    media = tuple((str(m), validator(s)) for m, s in (body.get("media") or {}).items())
-    responses = tuple(
-        (str(status), tuple((str(m), validator(s)) for m, s in (declared or {}).items()))
-        for status, declared in (contract.get("responses") or {}).items()
-    )
+    responses = tuple((str(status), media(declared)) for status, declared in (contract.get("responses") or {}).items())
     return _Operation(
-        str(contract["method"]), re.compile(f"{regex}$"), parameters, bool(body.get("required")), media, responses
+        str(contract["method"]),
+        re.compile(f"{regex}$"),
+        parameters,
+        bool(body.get("required")),
+        media(body.get("media")),
+        responses,
     )
+
+
+def _parameter(rule: dict[str, Any], groups: dict[str, str], validator: Any) -> _Parameter:
+    where, name = str(rule["in"]), str(rule["name"])
+    kind, item_kind = parameter_types(rule.get("schema"))
+    required = bool(rule.get("required")) or where == "path"
+    return _Parameter(where, name, _key(groups, where, name), required, kind, item_kind, validator)
 
 
 def _key(groups: dict[str, str], where: str, name: str) -> str:
@@ -241,7 +263,7 @@ def _violations(
             if parameter.required:
                 found.append(Violation(parameter.where, where, f"the required {parameter.where} parameter is missing"))
             continue
-        value = _typed(values, parameter.kind)
+        value = typed_value(values, parameter.kind, parameter.item_kind)
         if parameter.validator is not None:
             found.extend(
                 Violation(parameter.where, where, error.message) for error in parameter.validator.iter_errors(value)
@@ -251,47 +273,42 @@ def _violations(
     return found
 
 
-def _typed(values: list[str], kind: str | None) -> Any:
-    """A parameter's text as the type its schema declares (left as text when it is not one)."""
-    if kind == "array":
-        return [item for value in values for item in value.split(",")]
-    text = values[0]
-    try:
-        if kind == "integer":
-            return int(text)
-        if kind == "number":
-            return float(text)
-    except ValueError:
-        return text
-    if kind == "boolean" and text in ("true", "false"):
-        return text == "true"
-    return text
-
-
 def _body_violations(
-    media: tuple[tuple[str, Any], ...], required: bool, declared: str, body: str, where: str
+    media: tuple[_Media, ...], required: bool, declared: str, body: str, where: str
 ) -> list[Violation]:
-    """A body's violations: missing when required, of an undeclared media type, failing its schema."""
+    """A body's violations: missing when required, of an undeclared media type, failing its schema
+    (a JSON body, or a form's fields read as their schema's types)."""
     if not media:
         return []
     media_type = declared.split(";")[0].strip().lower()
     if not body and not media_type:
         noun = "request body" if where == "body" else where
         return [Violation(where, "$", f"the required {noun} is missing")] if required else []
-    accepting = [v for m, v in media if _accepts(m, media_type)]
+    accepting = [m for m in media if _accepts(m.type, media_type)]
     if not accepting:
-        accepted = ", ".join(m for m, _ in media)
+        accepted = ", ".join(m.type for m in media)
         shown = media_type or "none"
         field = "header" if where == "body" else where
         return [Violation(field, "$.Content-Type", f"media type {shown} is not one of {accepted}")]
-    validator = accepting[0]
-    if validator is None or "json" not in media_type:
+    chosen = accepting[0]
+    if chosen.validator is None:
         return []
     try:
-        value = _loads(body)
+        if "json" in media_type:
+            value = _loads(body)
+        elif media_type == URLENCODED:
+            value = form_object(urlencoded_values(body), chosen.fields)
+        elif media_type == MULTIPART:
+            value = form_object(multipart_values(declared, body), chosen.fields)
+        else:
+            return []
     except ValueError as exc:
-        return [Violation(where, "$", f"the {where} is not JSON: {exc}")]
-    return [Violation(where, _json_path(error.absolute_path), error.message) for error in validator.iter_errors(value)]
+        kind = "JSON" if "json" in media_type else media_type
+        return [Violation(where, "$", f"the {where} is not {kind}: {exc}")]
+    return [
+        Violation(where, _json_path(error.absolute_path), error.message)
+        for error in chosen.validator.iter_errors(value)
+    ]
 
 
 def _loads(text: str) -> Any:

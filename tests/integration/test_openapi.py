@@ -352,3 +352,25 @@ def test_hoverfly_compat_takes_no_document(simproxy_factory: Any) -> None:
 def test_openapi_command_usage() -> None:
     done = subprocess.run([sys.executable, "-m", "simproxy", "openapi"], capture_output=True)
     assert done.returncode == 2 and done.stderr.startswith(b"usage: simproxy openapi [--no-validation] FILE")
+
+
+def test_form_bodies_are_matched_and_validated(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-import", str(DATA / "forms.yaml"))
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    assert _json(sp.proxy("http://forms.test/signup", "POST", b"user=bo&age=30&langs=en&langs=de", form)) == (
+        201,
+        {"welcome": True},
+    )
+    assert _violations(sp.proxy("http://forms.test/signup", "POST", b"user=bo&age=9&langs=xx", form)) == [
+        {"in": "body", "path": "$.age", "message": "9 is less than the minimum of 18"},
+        {"in": "body", "path": "$.langs[0]", "message": "'xx' is not one of ['en', 'fr', 'de']"},
+    ]
+    boundary = "simproxy-test"
+    multipart = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+    parts = [("owner", "7"), ("picture", "not really a picture")]
+    body = "".join(f'--{boundary}\r\nContent-Disposition: form-data; name="{n}"\r\n\r\n{v}\r\n' for n, v in parts)
+    assert sp.proxy("http://forms.test/avatars", "POST", f"{body}--{boundary}--\r\n".encode(), multipart)[0] == 204
+    wrong = body.replace("\r\n\r\n7\r\n", "\r\n\r\nseven\r\n")
+    assert _violations(
+        sp.proxy("http://forms.test/avatars", "POST", f"{wrong}--{boundary}--\r\n".encode(), multipart)
+    ) == [{"in": "body", "path": "$.owner", "message": "'seven' is not of type 'integer'"}]
