@@ -12,19 +12,20 @@ Each operation gives:
 - pairs that also match a ``Prefer`` header, as Prism reads it: ``code=404`` for every other
   declared status, ``example=name`` for every named example (with ``code=`` too when another
   status has an example of that name), and ``dynamic=true`` for a templated answer to the default
-  status made anew on each request. One more matcher met scores
+  status made anew on each request (``code=404, dynamic=true`` for another status's). One more matcher met scores
   higher, so the existing matcher engine picks them over the default pair.
 """
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
-from simproxy.engine.openapi.document import Document, dumps
+from simproxy.engine.openapi.document import Document, OpenAPIError, Reader, dumps
 from simproxy.engine.openapi.forms import MULTIPART, URLENCODED
 from simproxy.engine.openapi.generate import Raw, example_value, schema_type, template_value
 from simproxy.engine.openapi.validate import contract_label
@@ -45,6 +46,8 @@ class Answer:
     media_type: str
     body: str
     templated: bool = False
+    encoded: bool = False
+    """``body`` is base64 (an ``externalValue`` file that is not UTF-8 text)."""
 
 
 def to_simulation(document: Document, *, validate: bool = True) -> dict[str, Any]:
@@ -63,17 +66,14 @@ def to_simulation(document: Document, *, validate: bool = True) -> dict[str, Any
         for method in _METHODS:
             operation = item.get(method)
             if isinstance(operation, dict):
-                found = _operation_pairs(
-                    root, document.version, str(template), method, operation, shared, prefix, validate
-                )
+                found = _operation_pairs(document, str(template), method, operation, shared, prefix, validate)
                 pairs.extend(found)
     data = {"pairs": pairs, "globalActions": {"delays": [], "delaysLogNormal": []}}
     return {"data": data, "meta": {"schemaVersion": "v5.2"}}
 
 
 def _operation_pairs(
-    root: dict[str, Any],
-    version: str,
+    document: Document,
     template: str,
     method: str,
     operation: dict[str, Any],
@@ -81,6 +81,7 @@ def _operation_pairs(
     prefix: str,
     validate: bool,
 ) -> Iterator[dict[str, Any]]:
+    root, version = document.root, document.version
     parameters = _parameters(shared, operation.get("parameters") or [])
     request: dict[str, Any] = {
         "path": [_path_matcher(template, parameters, prefix)],
@@ -105,7 +106,7 @@ def _operation_pairs(
     if media_types:
         alternatives = "|".join(re.escape(m) for m in media_types)
         headers["Content-Type"] = [{"matcher": "regex", "value": f"^(?:{alternatives})\\s*(?:;|$)"}]
-    answers = _answers(root, version, operation)
+    answers = _answers(document, operation, f"paths.{template}.{method}")
     if not answers:
         answers = [Answer(200, "", "", "")]
     first = _default(answers)
@@ -122,8 +123,10 @@ def _operation_pairs(
     for answer in answers:
         code = f"code={answer.status}"
         if answer.templated:
-            if answer.status == first.status:
-                yield _pair(request, headers, ["dynamic=true"], answer)
+            # the default status's alone; another's with its code (both: two matchers met, the best)
+            yield _pair(
+                request, headers, ["dynamic=true"] if answer.status == first.status else [code, "dynamic=true"], answer
+            )
         elif answer.status not in seen_codes:
             seen_codes.add(answer.status)
             yield _pair(request, headers, [code], answer)
@@ -140,7 +143,7 @@ def _pair(
     matched = dict(headers)
     if prefer:
         matched["Prefer"] = [{"matcher": "regex", "value": f"(?:^|[ ,;]){re.escape(p)}(?:[ ,;]|$)"} for p in prefer]
-    response: dict[str, Any] = {"status": answer.status, "body": answer.body, "encodedBody": False}
+    response: dict[str, Any] = {"status": answer.status, "body": answer.body, "encodedBody": answer.encoded}
     if answer.media_type:
         response["headers"] = {"Content-Type": [answer.media_type]}
     if answer.templated:
@@ -331,7 +334,8 @@ def _form_matcher(
     return {"matcher": "form", "value": {name: [{"matcher": "regex", "value": ".*"}] for name in required}}
 
 
-def _answers(root: dict[str, Any], version: str, operation: dict[str, Any]) -> list[Answer]:
+def _answers(document: Document, operation: dict[str, Any], where: str) -> list[Answer]:
+    root, version = document.root, document.version
     responses = operation.get("responses") or {}
     declared = {_status(key) for key in responses if key != "default"}
     answers: list[Answer] = []
@@ -344,7 +348,7 @@ def _answers(root: dict[str, Any], version: str, operation: dict[str, Any]) -> l
         if version == "2.0":
             answers.extend(_swagger_answers(root, operation, status, response))
         else:
-            answers.extend(_openapi_answers(status, response))
+            answers.extend(_openapi_answers(status, response, document.read, f"{where}.responses.{key}"))
     return answers
 
 
@@ -357,7 +361,7 @@ def _status(key: Any) -> int:
     return int(text) if text.isdigit() else 200
 
 
-def _openapi_answers(status: int, response: dict[str, Any]) -> Iterator[Answer]:
+def _openapi_answers(status: int, response: dict[str, Any], read: Reader | None, where: str) -> Iterator[Answer]:
     content = response.get("content") or {}
     if not content or status in _NO_BODY:
         yield Answer(status, "", "", "")
@@ -372,6 +376,11 @@ def _openapi_answers(status: int, response: dict[str, Any]) -> Iterator[Answer]:
             if isinstance(example, dict) and "value" in example:
                 given = True
                 yield Answer(status, str(name), media_type, _encode(example["value"], media_type))
+            elif isinstance(example, dict) and isinstance(example.get("externalValue"), str) and read is not None:
+                found = _external(example["externalValue"], read, f"{where}.content.{media_type}.examples.{name}")
+                if found is not None:
+                    given = True
+                    yield Answer(status, str(name), media_type, *found)
     if "example" in media:
         given = True
         yield Answer(status, "", media_type, _encode(media["example"], media_type))
@@ -379,6 +388,21 @@ def _openapi_answers(status: int, response: dict[str, Any]) -> Iterator[Answer]:
         yield Answer(status, "", media_type, _encode(example_value(schema), media_type))
     if schema is not None:
         yield Answer(status, "", media_type, _template(template_value(schema), media_type), templated=True)
+
+
+def _external(location: str, read: Reader, where: str) -> tuple[str, bool, bool] | None:
+    """An ``externalValue`` file beside the document, as an answer's body (its text; base64 when
+    it is not UTF-8), with ``templated`` False and ``encoded``; None for a URL, not a file."""
+    if "://" in location:
+        return None
+    try:
+        raw = read(unquote(location))
+    except OSError as exc:
+        raise OpenAPIError(f"{where}.externalValue", f"cannot read {location!r}: {exc.strerror or exc}") from exc
+    try:
+        return raw.decode("utf-8"), False, False
+    except UnicodeDecodeError:
+        return base64.b64encode(raw).decode("ascii"), False, True
 
 
 def _swagger_answers(
