@@ -12,7 +12,7 @@ Each operation gives:
 - pairs that also match a ``Prefer`` header, as Prism reads it: ``code=404`` for every other
   declared status, ``example=name`` for every named example (with ``code=`` too when another
   status has an example of that name), and ``dynamic=true`` for a templated answer to the default
-  status made anew on each request (``code=404, dynamic=true`` for another status's). One more matcher met scores
+  status made anew on each request. One more matcher met scores
   higher, so the existing matcher engine picks them over the default pair.
 """
 
@@ -123,10 +123,8 @@ def _operation_pairs(
     for answer in answers:
         code = f"code={answer.status}"
         if answer.templated:
-            # the default status's alone; another's with its code (both: two matchers met, the best)
-            yield _pair(
-                request, headers, ["dynamic=true"] if answer.status == first.status else [code, "dynamic=true"], answer
-            )
+            if answer.status == first.status:
+                yield _pair(request, headers, ["dynamic=true"], answer)
         elif answer.status not in seen_codes:
             seen_codes.add(answer.status)
             yield _pair(request, headers, [code], answer)

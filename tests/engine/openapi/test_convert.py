@@ -179,12 +179,3 @@ def test_an_external_example_is_read_from_the_file_beside_the_document(tmp_path:
 def test_an_external_example_without_a_folder_is_left_out() -> None:
     doc = to_simulation(load_document((DATA / "gallery.yaml").read_bytes()))
     assert not any("example=tabby" in json.dumps(p["request"]) for p in doc["data"]["pairs"])
-
-
-def test_prefer_dynamic_with_a_code_generates_that_status() -> None:
-    doc = _gallery()
-    answer = _pair_for(doc, path="/cats/tom", headers={"Prefer": ["code=404, dynamic=true"]})
-    assert answer.status == 404 and answer.templated and b"randomUuid" in answer.body
-    assert _pair_for(doc, path="/cats/tom", headers={"Prefer": ["code=404"]}).templated is False
-    default_dynamic = _pair_for(doc, path="/cats/tom", headers={"Prefer": ["dynamic=true"]})
-    assert default_dynamic.status == 200 and default_dynamic.templated
