@@ -118,7 +118,8 @@ class Contracts:
                 except (ValueError, KeyError, TypeError, AttributeError, re.error) as exc:
                     if strict:
                         where = f"data.pairs[{index}].labels[{position}]"
-                        raise SimulationError(where, f"not an OpenAPI contract: {exc!r}") from exc
+                        detail = f"no {exc} member" if isinstance(exc, KeyError) else str(exc)
+                        raise SimulationError(where, f"not an OpenAPI contract: {detail}") from exc
         return Contracts(tuple(found))
 
     def check(

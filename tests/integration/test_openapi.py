@@ -381,3 +381,13 @@ def test_external_examples_are_read_beside_the_document(simproxy_factory: Any) -
     tabby = {"id": "tabby", "colour": "striped", "lives": 9}
     assert _json(sp.proxy("http://gallery.test/cats/tom", headers={"Prefer": "example=tabby"})) == (200, tabby)
     assert _json(sp.proxy("http://gallery.test/cats/tom")) == (200, tabby)  # the first example: the default
+
+
+def test_a_label_that_is_no_contract_is_refused_except_as_hoverfly(simproxy_factory: Any) -> None:
+    pair = {"request": {}, "response": {"status": 200, "body": "ok"}, "labels": ["openapi-contract:{oops"]}
+    raw = json.dumps({"data": {"pairs": [pair]}, "meta": {"schemaVersion": "v5.2"}}).encode()
+    status, body = simproxy_factory().admin_json("PUT", "/api/v2/simulation", raw=raw)
+    assert status == 400 and "data.pairs[0].labels[0]: not an OpenAPI contract" in body["error"]
+    compat: Simproxy = simproxy_factory("-compat", "hoverfly")
+    assert compat.admin("PUT", "/api/v2/simulation", raw=raw)[0] == 200  # only a label, as in Hoverfly
+    assert compat.proxy("http://any.test/")[:3:2] == (200, b"ok")
