@@ -26,10 +26,11 @@ dribble, bandwidth   that stream's DATA paced as over HTTP/1.1; others go on
 
 Limits: ``MAX_CONCURRENT_STREAMS`` streams at once, header lists of ``ProxyLimits.max_head``
 bytes, frames of 16 KB, bodies of ``max_body`` (a longer one: ``413`` and ``RST_STREAM``); a
-CONTINUATION flood meets h2's backlog of 64 frames, a rapid reset (CVE-2023-44487) more than
-``RESET_BUDGET`` streams reset by the client within ``RESET_WINDOW`` seconds: both are answered
-``GOAWAY`` (``ENHANCE_YOUR_CALM``) and the close. Bytes that break the protocol get ``GOAWAY``
-with the error code h2 names for them.
+CONTINUATION flood meets h2's backlog of 64 frames (``GOAWAY``, ``PROTOCOL_ERROR``), a rapid reset
+(CVE-2023-44487), more than ``RESET_BUDGET`` streams reset by the client within ``RESET_WINDOW``
+seconds, ``GOAWAY`` (``ENHANCE_YOUR_CALM``); then the close. A stream opened and reset in one
+read is never asked of the dispatcher. Bytes that break the protocol get ``GOAWAY`` with the
+error code h2 names for them, and the close.
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ log = logging.getLogger(__name__)
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 """The client connection preface: the first bytes of an HTTP/2 connection (RFC 9113 §3.4)."""
+PROTOCOL = "HTTP/2.0"
+"""The protocol the journal records for a request that came over HTTP/2 (Go's ``Request.Proto``)."""
 MAX_CONCURRENT_STREAMS = 100
 """Streams a client may have open at once (``SETTINGS_MAX_CONCURRENT_STREAMS``); h2 refuses more."""
 RESET_BUDGET = 200
@@ -277,6 +280,7 @@ class Http2Connection:
 
     def _ask(self, sid: int, stream: _Stream, request: RequestDetails, headers: Headers | None = None) -> None:
         state = self.state
+        request = replace(request, protocol=PROTOCOL)  # the journal records it
         received = Received(request, time.time(), time.perf_counter(), None, self.arrival_encoded)
         outcome: Wire | Coroutine[Any, Any, Wire]
         auth = state.auth

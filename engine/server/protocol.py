@@ -360,16 +360,19 @@ class ProxyProtocol(asyncio.Protocol):
         """``Upgrade: h2c`` (RFC 7540 §3.2) on a request without a body, nothing else owed: ``101``,
         and the request is answered on HTTP/2's stream 1. False: the request is answered as asked."""
         upgrade = settings = None
+        body = False
         for name, value in self._headers:
             lower = name.lower()
             if lower == b"upgrade":
                 upgrade = value
             elif lower == b"http2-settings":
                 settings = value
+            elif lower == b"transfer-encoding" or (lower == b"content-length" and value.strip() != b"0"):
+                body = True  # the parser leaves an upgrade's body unread: not switched, answered as before
         transport, answers = self.answers.transport, self.answers
         if upgrade is None or settings is None or b"h2c" not in upgrade.lower().replace(b" ", b"").split(b","):
             return False
-        if transport is None or self._body_size or answers.owed or answers.waiting:
+        if transport is None or body or answers.owed or answers.waiting:
             return False
         transport.write(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n")
         self._relay = conn = Http2Connection(self.state, transport, self._arrival)
