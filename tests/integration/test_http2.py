@@ -14,6 +14,7 @@ from typing import Any
 
 import h2.errors
 import httpx
+import hyperframe.frame
 import pytest
 
 from tests.integration.conftest import Simproxy, emptied, pair, simulation
@@ -267,3 +268,47 @@ def test_rapid_reset_ends_the_connection(sp: Simproxy) -> None:
     assert client.goaway is not None and client.goaway.error_code == h2.errors.ErrorCodes.ENHANCE_YOUR_CALM
     assert time.monotonic() - start < 5
     assert curl("--http2-prior-knowledge", f"http://127.0.0.1:{sp.proxy_port}/h2/none")[1] == "2"
+
+
+def resident_kb(pid: int) -> int:
+    """The resident memory of process ``pid``, in KB (Linux)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def test_a_continuation_flood_is_cut_short(sp: Simproxy) -> None:
+    (worker,) = sp.proxy_listeners()
+    before = resident_kb(worker)
+    client = H2Client(sp.proxy_port)
+    block = client.conn.encoder.encode([(":method", "GET"), (":path", "/"), (":scheme", "http"), (":authority", "h")])
+    headers = hyperframe.frame.HeadersFrame(1, data=block)  # no END_HEADERS: CONTINUATION frames must follow
+    filler = hyperframe.frame.ContinuationFrame(1, data=b"\x00" * 16_000).serialize()
+    start, sent = time.monotonic(), 0
+    try:
+        client.sock.sendall(headers.serialize())
+        for _ in range(2000):  # 32 MB, were it all read
+            client.sock.sendall(filler)
+            sent += 1
+    except OSError:
+        pass  # the server closed: the rest was never taken
+    client.read(lambda: client.closed)
+    client.close()
+    assert client.goaway is not None and client.goaway.error_code == h2.errors.ErrorCodes.PROTOCOL_ERROR
+    assert sent < 2000 and time.monotonic() - start < 5
+    assert resident_kb(worker) - before < 16 * 1024
+
+
+def test_a_header_list_beyond_the_limit_ends_the_connection(simproxy_factory: Any) -> None:
+    small: Simproxy = simproxy_factory("-webserver", "-max-header-size", "8KB")
+    client = H2Client(small.proxy_port)
+    try:
+        sid = client.conn.get_next_available_stream_id()
+        big = [(":method", "GET"), (":path", "/"), (":scheme", "http"), (":authority", "h"), ("x-big", "v" * 12_000)]
+        client.conn.send_headers(sid, big, end_stream=True)
+        client.flush()
+        client.read(lambda: client.closed)
+    finally:
+        client.close()
+    assert client.goaway is not None and client.goaway.error_code == h2.errors.ErrorCodes.ENHANCE_YOUR_CALM
