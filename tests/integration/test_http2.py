@@ -17,12 +17,23 @@ import httpx
 import hyperframe.frame
 import pytest
 
+from simproxy.engine.server.certs import LeafCertificates, generate_ca
 from tests.integration.conftest import Simproxy, emptied, pair, simulation
 from tests.integration.h2client import H2Client
+from tests.integration.h2server import Http2Service, start_http2_service
 from tests.processes import starts_processes
 from tests.system import system_tool
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+SERVICE_CA = generate_ca("untrusted HTTP/2 test CA", "tests")
+
+
+@pytest.fixture(scope="module")
+def h2_service() -> Iterator[Http2Service]:
+    """A real HTTPS service that speaks HTTP/2 only."""
+    service = start_http2_service(LeafCertificates(SERVICE_CA, alpn=("h2",)).context("localhost"))
+    yield service
+    service.stop()
 
 
 @pytest.fixture(scope="module")
@@ -312,3 +323,29 @@ def test_a_header_list_beyond_the_limit_ends_the_connection(simproxy_factory: An
     finally:
         client.close()
     assert client.goaway is not None and client.goaway.error_code == h2.errors.ErrorCodes.ENHANCE_YOUR_CALM
+
+
+# -- the real service over HTTP/2 ---------------------------------------------------------------
+
+
+def test_capture_reaches_an_http2_service_over_http2_and_the_capture_is_replayed(
+    simproxy_factory: Any, h2_service: Http2Service, tmp_path: Path
+) -> None:
+    proxy: Simproxy = simproxy_factory("-tls-verification=false")
+    ca = tmp_path / "ca.pem"
+    ca.write_bytes(proxy.admin("GET", "/api/v2/hoverfly/ca-cert")[2])
+    through = ("--http2", "--cacert", str(ca), "-x", f"http://127.0.0.1:{proxy.proxy_port}")
+    url = f"https://localhost:{h2_service.port}/captured?n=1"
+    assert proxy.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "capture"})[0] == 200
+    seen = len(h2_service.seen)
+    assert curl(*through, url) == ("served over h2: GET /captured?n=1", "2")
+    assert h2_service.seen[seen][":authority"] == f"localhost:{h2_service.port}"  # it came over HTTP/2
+    assert proxy.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "simulate"})[0] == 200
+    assert curl(*through, url) == ("served over h2: GET /captured?n=1", "2")
+    assert curl("--http1.1", *through[1:], url) == ("served over h2: GET /captured?n=1", "1.1")
+    assert len(h2_service.seen) == seen + 1  # replayed from the capture, not asked again
+    pairs = proxy.admin_json("GET", "/api/v2/simulation")[1]["data"]["pairs"]
+    assert pairs[0]["response"]["headers"]["X-Upstream"] == ["h2"]
+    assert proxy.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "spy"})[0] == 200
+    assert curl(*through, f"https://localhost:{h2_service.port}/spied") == ("served over h2: GET /spied", "2")
+    assert len(h2_service.seen) == seen + 2
