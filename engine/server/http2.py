@@ -103,7 +103,9 @@ class Http2Connection:
         self.arrival = replace(arrival, http2=True)
         self.arrival_encoded = self.arrival.encode()
         limits = state.limits
-        config = h2.config.H2Configuration(client_side=False, header_encoding=None)
+        config = h2.config.H2Configuration(
+            client_side=False, header_encoding=None, validate_outbound_headers=False, normalize_outbound_headers=False
+        )
         conn = h2.connection.H2Connection(config)
         conn.local_settings = h2.settings.Settings(
             client=False,
@@ -126,6 +128,9 @@ class Http2Connection:
         """When the client reset streams, within the last ``RESET_WINDOW`` seconds."""
         self._since = time.monotonic()
         """When the client last sent something, or the last answer was done."""
+        self._last: tuple[Wire | None, bytes, bool, Headers, bytes] = (None, b"", False, [], b"")
+        """The last answer written (wire, date, HEAD?) and its header list and body: the same
+        answer to the same request again (a load test) is not taken apart again."""
 
     # -- the ways in -----------------------------------------------------------------------------
 
@@ -280,7 +285,7 @@ class Http2Connection:
 
     def _ask(self, sid: int, stream: _Stream, request: RequestDetails, headers: Headers | None = None) -> None:
         state = self.state
-        request = replace(request, protocol=PROTOCOL)  # the journal records it
+        object.__setattr__(request, "protocol", PROTOCOL)  # the journal records it; the request is new, no one else's
         received = Received(request, time.time(), time.perf_counter(), None, self.arrival_encoded)
         outcome: Wire | Coroutine[Any, Any, Wire]
         auth = state.auth
@@ -329,9 +334,19 @@ class Http2Connection:
             self.state.dispatcher.served(wire, received)
         stream.answered = True
         date = self.state.date.kept or self.state.date.value()
-        headers, body = response_headers(wire, date, stream.head_only)
+        last = self._last
+        if last[0] is wire and last[1] is date and last[2] == stream.head_only:
+            headers, body = last[3], last[4]  # a simulation's answer, again: its frames' parts are known
+        else:
+            headers, body = response_headers(wire, date, stream.head_only)
+            self._last = (wire, date, stream.head_only, headers, body)
+        conn = self.conn
         try:
-            self.conn.send_headers(sid, headers, end_stream=not body)
+            conn.send_headers(sid, headers, end_stream=not body)
+            small = body and not self._sending and len(body) <= min(conn.max_outbound_frame_size, DATA_SLICE)
+            if small and len(body) <= conn.local_flow_control_window(sid):  # the common case: one DATA frame now
+                conn.send_data(sid, body, end_stream=True)
+                body = b""
         except h2.exceptions.ProtocolError:  # the stream was reset meanwhile
             self._forget(sid)
             return
