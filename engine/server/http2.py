@@ -25,17 +25,19 @@ dribble, bandwidth   that stream's DATA paced as over HTTP/1.1; others go on
 ==================== ================================================================
 
 Limits: ``MAX_CONCURRENT_STREAMS`` streams at once, header lists of ``ProxyLimits.max_head``
-bytes, frames of 16 KB, bodies of ``max_body`` (a longer one: ``413`` and ``RST_STREAM``); a
-CONTINUATION flood meets h2's backlog of 64 frames (``GOAWAY``, ``PROTOCOL_ERROR``), a rapid reset
-(CVE-2023-44487), more than ``RESET_BUDGET`` streams reset by the client within ``RESET_WINDOW``
-seconds, ``GOAWAY`` (``ENHANCE_YOUR_CALM``); then the close. A stream opened and reset in one
-read is never asked of the dispatcher. Bytes that break the protocol get ``GOAWAY`` with the
-error code h2 names for them, and the close.
+bytes, frames of 16 KB, ``max_body`` bytes of request bodies over all the streams still arriving
+(more: ``413`` and ``RST_STREAM`` for the stream that went over). A CONTINUATION flood meets
+h2's backlog of 64 frames (``GOAWAY``, ``PROTOCOL_ERROR``); a rapid reset (CVE-2023-44487), more
+than ``RESET_BUDGET`` streams reset by the client within ``RESET_WINDOW`` seconds, ``GOAWAY``
+(``ENHANCE_YOUR_CALM``); then the close. A stream opened and reset in one read is never asked of
+the dispatcher. Bytes that break the protocol get ``GOAWAY`` with the error code h2 names for
+them, and the close.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Coroutine
@@ -128,6 +130,9 @@ class Http2Connection:
         """When the client reset streams, within the last ``RESET_WINDOW`` seconds."""
         self._since = time.monotonic()
         """When the client last sent something, or the last answer was done."""
+        self._buffered = 0
+        """Bytes of request bodies still arriving, over all streams: at most ``max_body`` (as one
+        HTTP/1.1 request's), so 100 streams cannot hold 100 bodies' worth."""
         self._last: tuple[Wire | None, bytes, bool, Headers, bytes] = (None, b"", False, [], b"")
         """The last answer written (wire, date, HEAD?) and its header list and body: the same
         answer to the same request again (a load test) is not taken apart again."""
@@ -242,14 +247,16 @@ class Http2Connection:
     def _data(self, event: h2.events.DataReceived) -> None:
         sid, data = event.stream_id, event.data or b""
         if event.flow_controlled_length:
-            self.conn.acknowledge_received_data(event.flow_controlled_length, sid)
+            with contextlib.suppress(h2.exceptions.ProtocolError):  # a stream closed meanwhile
+                self.conn.acknowledge_received_data(event.flow_controlled_length, sid)
         stream = self.streams.get(sid)
         if stream is None or stream.answered:
             return
         stream.body.append(data)
         stream.size += len(data)
-        if stream.size > self.state.limits.max_body:
-            limit = self.state.limits.max_body
+        self._buffered += len(data)
+        limit = self.state.limits.max_body
+        if stream.size > limit or self._buffered > limit:  # the streams' bodies together: one request's worth
             self._respond(sid, stream, plain_error(413, f"request body larger than {limit} bytes\n"), None)
             self._pump()
             self._cancel(sid, ErrorCodes.NO_ERROR)  # the answer is complete: the rest is not wanted
@@ -280,7 +287,8 @@ class Http2Connection:
             log.debug("unparsable HTTP/2 request target %r: %s", head.target, exc)
             self._respond(sid, stream, plain_error(400, "Bad Request: invalid request target\n"), None)
             return
-        stream.body = []
+        self._buffered -= stream.size
+        stream.body, stream.size = [], 0
         self._ask(sid, stream, request, head.headers)
 
     def _ask(self, sid: int, stream: _Stream, request: RequestDetails, headers: Headers | None = None) -> None:
@@ -401,7 +409,9 @@ class Http2Connection:
 
     def _forget(self, sid: int) -> None:
         """The stream is done for this side: its answer is all sent, or it was reset."""
-        self.streams.pop(sid, None)
+        stream = self.streams.pop(sid, None)
+        if stream is not None and stream.size:
+            self._buffered -= stream.size  # a body that never arrived whole
         self._sending.pop(sid, None)
         if not self.streams:
             self._since = time.monotonic()

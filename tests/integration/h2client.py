@@ -53,16 +53,28 @@ class H2Client:
         if data:
             self.sock.sendall(data)
 
-    def request(self, path: str, authority: str = "h2.test", method: str = "GET", reset: bool = False) -> int:
-        """Open a stream for ``path`` (``reset``: and reset it at once, in the same write); its id."""
+    def request(
+        self, path: str, authority: str = "h2.test", method: str = "GET", reset: bool = False, end: bool = True
+    ) -> int:
+        """Open a stream for ``path`` (``reset``: and reset it at once, in the same write; ``end``
+        False: a body follows, ``body``); its id."""
         sid: int = self.conn.get_next_available_stream_id()
         headers = [(":method", method), (":path", path), (":scheme", "http"), (":authority", authority)]
-        self.conn.send_headers(sid, headers, end_stream=True)
+        self.conn.send_headers(sid, headers, end_stream=end)
         if reset:
             self.conn.reset_stream(sid)
         self.answers[sid] = Answer()
         self.flush()
         return sid
+
+    def body(self, sid: int, data: bytes, end: bool) -> None:
+        """Send ``data`` on stream ``sid`` (within the windows), ending it when ``end``."""
+        frame = self.conn.max_outbound_frame_size
+        for start in range(0, len(data), frame):
+            self.conn.send_data(sid, data[start : start + frame], end_stream=end and start + frame >= len(data))
+        if end and not data:
+            self.conn.end_stream(sid)
+        self.flush()
 
     def read(self, until: Any, timeout: float = 10.0) -> None:
         """Read and handle frames until ``until()`` is true, the connection ends, or ``timeout``."""

@@ -349,3 +349,21 @@ def test_capture_reaches_an_http2_service_over_http2_and_the_capture_is_replayed
     assert proxy.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "spy"})[0] == 200
     assert curl(*through, f"https://localhost:{h2_service.port}/spied") == ("served over h2: GET /spied", "2")
     assert len(h2_service.seen) == seen + 2
+
+
+def test_request_bodies_are_bounded_over_all_the_streams_of_a_connection(simproxy_factory: Any) -> None:
+    small: Simproxy = simproxy_factory("-webserver", "-max-body-size", "40KB")
+    put(small, pair("/h2/upload", "stored", method=[{"matcher": "exact", "value": "POST"}]))
+    client = H2Client(small.proxy_port)
+    try:
+        first = client.request("/h2/upload", method="POST", end=False)
+        client.body(first, b"a" * 30_000, end=False)
+        second = client.request("/h2/upload", method="POST", end=False)
+        client.body(second, b"b" * 30_000, end=False)  # 60 KB arriving at once: over the 40 KB
+        client.read(lambda: client.answers[second].done_at is not None)
+        client.body(first, b"", end=True)
+        client.read(lambda: client.done(first))
+    finally:
+        client.close()
+    assert client.answers[second].status == 413
+    assert client.answers[first].status == 200 and bytes(client.answers[first].body) == b"stored"
