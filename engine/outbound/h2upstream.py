@@ -33,6 +33,8 @@ class Http2Answer:
     headers: RawHeaders
     """Lower-case names as they came (no pseudo-headers)."""
     body: bytes
+    trailers: RawHeaders = field(default_factory=list)
+    """Trailer fields the service sent after the body."""
 
 
 @dataclass(slots=True, eq=False)
@@ -43,6 +45,7 @@ class _Call:
     status: int = 0
     headers: RawHeaders = field(default_factory=list)
     body: bytearray = field(default_factory=bytearray)
+    trailers: RawHeaders = field(default_factory=list)
 
 
 class _Connection(asyncio.Protocol):
@@ -81,6 +84,8 @@ class _Connection(asyncio.Protocol):
                         self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
                 if call is not None:
                     call.body += event.data or b""
+            elif isinstance(event, h2.events.TrailersReceived) and call is not None:
+                call.trailers.extend((name, value) for name, value in event.headers or () if name[:1] != b":")
             elif isinstance(event, h2.events.StreamEnded) and call is not None:
                 self._finish(event.stream_id, None)
             elif isinstance(event, h2.events.StreamReset) and call is not None:
@@ -116,7 +121,7 @@ class _Connection(asyncio.Protocol):
             await call.done
         finally:
             self.calls.pop(sid, None)
-        return Http2Answer(call.status, call.headers, bytes(call.body))
+        return Http2Answer(call.status, call.headers, bytes(call.body), call.trailers)
 
     @property
     def usable(self) -> bool:

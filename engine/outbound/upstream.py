@@ -24,7 +24,7 @@ import ssl
 import time
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from simproxy.engine.errors import UpstreamError
@@ -55,6 +55,8 @@ class UpstreamResponse:
     body: bytes
     elapsed_ms: int
     """Round trip from sending the request to the last body byte (capture's ``captureDelay``)."""
+    trailers: Headers = ()
+    """Trailer fields sent after the body (over HTTP/2), canonical names, repeated names merged."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +220,13 @@ class Upstream:
         if answer is None:
             return None
         elapsed_ms = round((time.perf_counter() - started) * 1000)
-        return _answer(method, url, answer.status, answer.headers, answer.body, decompress, mark, elapsed_ms)
+        got = _answer(method, url, answer.status, answer.headers, answer.body, decompress, mark, elapsed_ms)
+        if not answer.trailers:
+            return got
+        merged: dict[str, list[str]] = {}
+        for raw_name, raw_value in answer.trailers:
+            merged.setdefault(canonical_header(raw_name.decode("latin-1")), []).append(raw_value.decode())
+        return replace(got, trailers=tuple((k, tuple(v)) for k, v in merged.items()))
 
     def _client_tls(self, destination: str) -> ssl.SSLContext | None:
         """The TLS context that presents the client certificate, for a destination that asks for it."""

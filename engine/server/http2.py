@@ -54,7 +54,7 @@ from h2.errors import ErrorCodes
 from simproxy.engine.errors import RequestRejected
 from simproxy.engine.server.connect import checked_answer, proxy_credentials
 from simproxy.engine.server.faults import SLICE_SECONDS, pause, random_data
-from simproxy.engine.server.http2_wire import Headers, response_headers, stream_head
+from simproxy.engine.server.http2_wire import Headers, response_headers, stream_head, trailer_fields
 from simproxy.engine.server.state import ServerState
 from simproxy.engine.simulation.model import Fault, FaultKind
 from simproxy.engine.wire.parse import Arrival, build_request
@@ -72,6 +72,8 @@ MAX_CONCURRENT_STREAMS = 100
 RESET_BUDGET = 200
 """Streams a client may reset within ``RESET_WINDOW`` seconds before the connection is ended."""
 RESET_WINDOW = 10.0
+LINGER_SECONDS = 1.0
+"""How long a connection ended with ``GOAWAY`` is still read (and what comes dropped) before its close."""
 DATA_SLICE = 64 * 1024
 """The most bytes of one stream sent before the others get their turn."""
 
@@ -91,6 +93,8 @@ class _Stream:
     sent: int = 0
     end: bool = False
     """The stream ends once ``out`` is sent."""
+    trailers: Headers | None = None
+    """Trailer fields sent after ``out`` (they end the stream then)."""
     answered: bool = False
 
 
@@ -349,9 +353,17 @@ class Http2Connection:
             headers, body = response_headers(wire, date, stream.head_only)
             self._last = (wire, date, stream.head_only, headers, body)
         conn = self.conn
+        trailers = trailer_fields(wire) if wire.trailers and not stream.head_only else None
         try:
-            conn.send_headers(sid, headers, end_stream=not body)
-            small = body and not self._sending and len(body) <= min(conn.max_outbound_frame_size, DATA_SLICE)
+            conn.send_headers(sid, headers, end_stream=not body and not trailers)
+            if trailers and not body:
+                conn.send_headers(sid, trailers, end_stream=True)
+            small = (
+                body
+                and not trailers
+                and not self._sending
+                and len(body) <= min(conn.max_outbound_frame_size, DATA_SLICE)
+            )
             if small and len(body) <= conn.local_flow_control_window(sid):  # the common case: one DATA frame now
                 conn.send_data(sid, body, end_stream=True)
                 body = b""
@@ -359,7 +371,7 @@ class Http2Connection:
             self._forget(sid)
             return
         if body:
-            stream.out, stream.sent, stream.end = body, 0, True
+            stream.out, stream.sent, stream.end, stream.trailers = body, 0, True, trailers
             self._sending[sid] = None
         else:
             self._forget(sid)
@@ -385,7 +397,7 @@ class Http2Connection:
                 while start < stream.sent + size:
                     piece = stream.out[start : min(start + frame, stream.sent + size)]
                     start += len(piece)
-                    last = stream.end and start == len(stream.out)
+                    last = stream.end and start == len(stream.out) and not stream.trailers
                     conn.send_data(sid, piece, end_stream=last)
                 if size:
                     moved = True
@@ -393,6 +405,8 @@ class Http2Connection:
                 if stream.sent == len(stream.out):
                     sending.pop(sid, None)
                     if stream.end:
+                        if stream.trailers:
+                            conn.send_headers(sid, stream.trailers, end_stream=True)
                         self._forget(sid)
                     else:
                         stream.out, stream.sent = b"", 0
@@ -524,11 +538,20 @@ class Http2Connection:
             self.transport.write(data)
 
     def _end(self, flush: bool = True) -> None:
-        """The connection ends: what h2 queued (a ``GOAWAY``) written, then the close."""
+        """The connection ends: what h2 queued (a ``GOAWAY``) written, then the close. On plain TCP
+        the close waits ``LINGER_SECONDS``, after a FIN, while what the client still sends is read
+        and dropped: closing with unread bytes would send an RST, and the client could lose the
+        ``GOAWAY`` that tells it why."""
         if flush:
             self._flush()
         self.close()
-        self.transport.close()
+        transport = self.transport
+        if flush and transport.can_write_eof() and not transport.is_closing():
+            transport.write_eof()
+            transport.resume_reading()
+            asyncio.get_running_loop().call_later(LINGER_SECONDS, transport.close)
+        else:
+            transport.close()
 
 
 class Sniffer:

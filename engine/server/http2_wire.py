@@ -82,3 +82,8 @@ def response_headers(wire: Wire, date: bytes, head_only: bool) -> tuple[Headers,
         headers.append((b"date", date))
     body = b"" if head_only or no_body else wire.raw_body
     return headers, body
+
+
+def trailer_fields(wire: Wire) -> Headers:
+    """``wire``'s trailer fields as the last HEADERS frame of its stream carries them."""
+    return [(name.lower().encode("latin-1"), value.encode()) for name, values in wire.trailers for value in values]

@@ -26,6 +26,7 @@ class Answer:
     """The error code of the server's ``RST_STREAM``, if it sent one."""
     frames: list[int] = field(default_factory=list)
     """The size of each DATA frame."""
+    trailers: dict[str, str] = field(default_factory=dict)
 
     @property
     def status(self) -> int:
@@ -102,6 +103,8 @@ class H2Client:
                 answer.body += event.data
                 answer.frames.append(len(event.data))
                 self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            elif isinstance(event, h2.events.TrailersReceived):
+                self.answers[event.stream_id].trailers = dict(event.headers)
             elif isinstance(event, h2.events.StreamEnded):
                 self.answers[event.stream_id].done_at = time.monotonic()
             elif isinstance(event, h2.events.StreamReset):

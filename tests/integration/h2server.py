@@ -1,6 +1,7 @@
 """A real HTTPS service that speaks HTTP/2 only (ALPN ``h2``), on the h2 library, in a thread of its
 own: the real service of the tests that capture or spy over HTTP/2. It answers every request
-``200`` with ``served over h2: <method> <path>`` and records the requests it was sent."""
+``200`` with ``served over h2: <method> <path>`` and the trailer ``grpc-status: 0``, and records
+the requests it was sent."""
 
 from __future__ import annotations
 
@@ -60,7 +61,8 @@ class _Serve(asyncio.Protocol):
                 body = f"served over h2: {head[':method']} {head[':path']}".encode()
                 headers = [(":status", "200"), ("content-type", "text/plain"), ("x-upstream", "h2")]
                 self.conn.send_headers(event.stream_id, headers)
-                self.conn.send_data(event.stream_id, body, end_stream=True)
+                self.conn.send_data(event.stream_id, body)
+                self.conn.send_headers(event.stream_id, [("grpc-status", "0")], end_stream=True)  # trailers
         self.transport.write(self.conn.data_to_send())
 
 
