@@ -200,6 +200,8 @@ class Http2Upstream:
         conn = self._connections.get(key)
         if conn is not None and conn.usable:
             return conn
+        if len(self._opening) >= KNOWN_SERVICES and key not in self._opening:
+            self._opening.clear()  # bounded: an opening still under way keeps its own lock
         lock = self._opening.setdefault(key, asyncio.Lock())
         async with lock:
             conn = self._connections.get(key)

@@ -391,3 +391,19 @@ def test_trailers_set_in_a_response_follow_the_body(sp: Simproxy) -> None:
     assert client.answers[plain].trailers == {}
     exported = sp.admin_json("GET", "/api/v2/simulation")[1]["data"]["pairs"][0]["response"]
     assert exported["trailers"] == {"grpc-message": ["fine"], "grpc-status": ["0"]}
+
+
+def test_an_idle_http2_connection_gets_goaway_after_the_idle_timeout(simproxy_factory: Any) -> None:
+    quick: Simproxy = simproxy_factory("-webserver", "-idle-timeout", "1s")
+    put(quick, pair("/h2/once", "once"))
+    client = H2Client(quick.proxy_port)
+    try:
+        sid = client.request("/h2/once")
+        client.read(lambda: client.done(sid))
+        idle = time.monotonic()
+        client.read(lambda: client.closed, timeout=10)
+    finally:
+        client.close()
+    assert bytes(client.answers[sid].body) == b"once"
+    assert client.goaway is not None and client.goaway.error_code == h2.errors.ErrorCodes.NO_ERROR
+    assert 1 <= time.monotonic() - idle < 5
