@@ -40,7 +40,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -52,6 +52,7 @@ import h2.settings
 from h2.errors import ErrorCodes
 
 from simproxy.engine.errors import RequestRejected
+from simproxy.engine.fleet.config import ProxyLimits
 from simproxy.engine.server.connect import checked_answer, proxy_credentials
 from simproxy.engine.server.faults import SLICE_SECONDS, pause, random_data
 from simproxy.engine.server.http2_wire import Headers, response_headers, stream_head, trailer_fields
@@ -63,8 +64,6 @@ from simproxy.engine.wire.response import Wire, plain_error
 
 log = logging.getLogger(__name__)
 
-PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-"""The client connection preface: the first bytes of an HTTP/2 connection (RFC 9113 §3.4)."""
 PROTOCOL = "HTTP/2.0"
 """The protocol the journal records for a request that came over HTTP/2 (Go's ``Request.Proto``)."""
 MAX_CONCURRENT_STREAMS = 100
@@ -235,12 +234,29 @@ class Http2Connection:
         """Streams still wait for their answers."""
         return bool(self.streams) and not self.closed
 
-    def check_idle(self, now: float, idle_timeout: float) -> None:
-        """The sweep's look (``time.monotonic()``): ``GOAWAY`` and the close after ``idle_timeout``
-        seconds without a stream open and nothing from the client."""
-        if not self.closed and not self.streams and now - self._since > idle_timeout:
+    def check_timeouts(self, now: float, limits: ProxyLimits) -> None:
+        """The sweep's look (``time.monotonic()``), as at an HTTP/1.1 connection: after
+        ``idle_timeout`` seconds without a stream and nothing from the client, ``GOAWAY`` and the
+        close (the abort, when the client does not read its answers either); after ``read_timeout``
+        seconds without a byte, ``408`` for each request still arriving."""
+        quiet = now - self._since
+        if self.closed:
+            return
+        if quiet > limits.idle_timeout and (self.paused or not self.streams):
+            if self.paused:
+                self.close()
+                self.transport.abort()
+                return
             self.conn.close_connection(ErrorCodes.NO_ERROR)
             self._end()
+        elif quiet > limits.read_timeout:
+            late = [sid for sid, stream in self.streams.items() if not stream.answered and stream.task is None]
+            timeout = plain_error(408, "Request Timeout: the request did not arrive in time\n")
+            for sid in late:
+                self._respond(sid, self.streams[sid], timeout, None)
+                self._cancel(sid, ErrorCodes.NO_ERROR)
+            if late:
+                self._pump()
 
     # -- requests ----------------------------------------------------------------------------------
 
@@ -552,37 +568,3 @@ class Http2Connection:
             asyncio.get_running_loop().call_later(LINGER_SECONDS, transport.close)
         else:
             transport.close()
-
-
-class Sniffer:
-    """A new connection's first bytes: the client preface makes it HTTP/2 (``to_h2``), anything
-    else HTTP/1.1 (``to_h1``). Only the first read is looked at, unless it is a beginning of the
-    preface, when the next ones are too until it is known."""
-
-    __slots__ = ("_seen", "to_h1", "to_h2")
-
-    busy = False
-
-    def __init__(self, to_h1: Callable[[bytes], None], to_h2: Callable[[bytes], None]) -> None:
-        self.to_h1 = to_h1
-        self.to_h2 = to_h2
-        self._seen = b""
-
-    def send(self, data: bytes | memoryview) -> None:
-        seen = self._seen + data if self._seen else data
-        if len(seen) < len(PREFACE) and PREFACE.startswith(seen):
-            self._seen = bytes(seen)
-            return
-        if seen[: len(PREFACE)] == PREFACE:
-            self.to_h2(bytes(seen))
-        else:
-            self.to_h1(seen if type(seen) is bytes else bytes(seen))
-
-    def pause_reading(self) -> None:
-        """Nothing is written before the first request: nothing to hold."""
-
-    def resume_reading(self) -> None:
-        """See ``pause_reading``."""
-
-    def close(self) -> None:
-        """The connection is lost before it said what it speaks: nothing to end."""

@@ -7,14 +7,19 @@ Only the framing differs from HTTP/1.1: ``:authority`` becomes ``Host``, ``:path
 of an answer (RFC 9113 §8.2.2: ``Connection``, ``Keep-Alive``, ``Proxy-Connection``,
 ``Transfer-Encoding``, ``Upgrade``), names are written lower-case, and a chunked body is sent as
 its content (DATA frames are the framing).
+
+And the first bytes of a connection: ``Sniffer`` tells the HTTP/2 client preface from HTTP/1.1.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from simproxy.engine.wire.response import Wire, bodyless
 
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+"""The client connection preface: the first bytes of an HTTP/2 connection (RFC 9113 §3.4)."""
 CONNECTION_SPECIFIC = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"upgrade"})
 """Response headers HTTP/2 forbids (RFC 9113 §8.2.2): an answer that declares them loses them."""
 
@@ -87,3 +92,37 @@ def response_headers(wire: Wire, date: bytes, head_only: bool) -> tuple[Headers,
 def trailer_fields(wire: Wire) -> Headers:
     """``wire``'s trailer fields as the last HEADERS frame of its stream carries them."""
     return [(name.lower().encode("latin-1"), value.encode()) for name, values in wire.trailers for value in values]
+
+
+class Sniffer:
+    """A new connection's first bytes: the client preface makes it HTTP/2 (``to_h2``), anything
+    else HTTP/1.1 (``to_h1``). Only the first read is looked at, unless it is a beginning of the
+    preface, when the next ones are too until it is known."""
+
+    __slots__ = ("_seen", "to_h1", "to_h2")
+
+    busy = False
+
+    def __init__(self, to_h1: Callable[[bytes], None], to_h2: Callable[[bytes], None]) -> None:
+        self.to_h1 = to_h1
+        self.to_h2 = to_h2
+        self._seen = b""
+
+    def send(self, data: bytes | memoryview) -> None:
+        seen = self._seen + data if self._seen else data
+        if len(seen) < len(PREFACE) and PREFACE.startswith(seen):
+            self._seen = bytes(seen)
+            return
+        if seen[: len(PREFACE)] == PREFACE:
+            self.to_h2(bytes(seen))
+        else:
+            self.to_h1(seen if type(seen) is bytes else bytes(seen))
+
+    def pause_reading(self) -> None:
+        """Nothing is written before the first request: nothing to hold."""
+
+    def resume_reading(self) -> None:
+        """See ``pause_reading``."""
+
+    def close(self) -> None:
+        """The connection is lost before it said what it speaks: nothing to end."""

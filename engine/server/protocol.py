@@ -33,7 +33,8 @@ from simproxy.engine.fleet.config import ProxyLimits
 from simproxy.engine.server.answers import AnswerQueue, OnTurn
 from simproxy.engine.server.connect import ConnectHandler, checked_answer, proxy_credentials
 from simproxy.engine.server.flow import FEED_SLICE, HOLD_WRITE, ReadGate, limit_writes
-from simproxy.engine.server.http2 import Http2Connection, Sniffer
+from simproxy.engine.server.http2 import Http2Connection
+from simproxy.engine.server.http2_wire import Sniffer
 from simproxy.engine.server.state import ServerState
 from simproxy.engine.server.tunnel import Tunnel
 from simproxy.engine.wire.parse import Arrival, build_request
@@ -193,7 +194,7 @@ class ProxyProtocol(asyncio.Protocol):
         blind tunnel is left alone: it is not HTTP any more)."""
         answers, relay = self.answers, self._relay
         if type(relay) is Http2Connection:
-            relay.check_idle(now, limits.idle_timeout)
+            relay.check_timeouts(now, limits)
             return
         if answers.closing or answers.transport is None or (relay is not None and type(relay) is not Sniffer):
             return

@@ -407,3 +407,16 @@ def test_an_idle_http2_connection_gets_goaway_after_the_idle_timeout(simproxy_fa
     assert bytes(client.answers[sid].body) == b"once"
     assert client.goaway is not None and client.goaway.error_code == h2.errors.ErrorCodes.NO_ERROR
     assert 1 <= time.monotonic() - idle < 5
+
+
+def test_a_request_that_stops_arriving_gets_408_on_its_stream(simproxy_factory: Any) -> None:
+    quick: Simproxy = simproxy_factory("-webserver", "-read-timeout", "1s")
+    put(quick, pair("/h2/post", "posted", method=[{"matcher": "exact", "value": "POST"}]))
+    client = H2Client(quick.proxy_port)
+    try:
+        sid = client.request("/h2/post", method="POST", end=False)
+        client.body(sid, b"half a body", end=False)  # and then nothing more
+        client.read(lambda: client.done(sid), timeout=10)
+    finally:
+        client.close()
+    assert client.answers[sid].status == 408

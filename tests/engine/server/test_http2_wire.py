@@ -1,10 +1,9 @@
 """HTTP/2 messages to and from simproxy's forms (engine/server/http2_wire.py), and the first read's
-sniffing of the client preface (engine/server/http2.py ``Sniffer``)."""
+sniffing of the client preface (``Sniffer``)."""
 
 from __future__ import annotations
 
-from simproxy.engine.server.http2 import PREFACE, Sniffer
-from simproxy.engine.server.http2_wire import response_headers, stream_head
+from simproxy.engine.server.http2_wire import PREFACE, Sniffer, response_headers, stream_head
 from simproxy.engine.simulation.model import Response
 from simproxy.engine.wire.response import Wire, render_wire
 
