@@ -332,7 +332,7 @@ def test_a_header_list_beyond_the_limit_ends_the_connection(simproxy_factory: An
 # -- the real service over HTTP/2 ---------------------------------------------------------------
 
 
-def test_capture_reaches_an_http2_service_over_http2_and_the_capture_is_replayed(
+def test_capture_spy_and_diff_reach_an_http2_service_over_http2_and_the_capture_is_replayed(
     simproxy_factory: Any, h2_service: Http2Service, tmp_path: Path
 ) -> None:
     proxy: Simproxy = simproxy_factory("-tls-verification=false")
@@ -355,6 +355,16 @@ def test_capture_reaches_an_http2_service_over_http2_and_the_capture_is_replayed
     assert proxy.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "spy"})[0] == 200
     assert curl(*through, f"https://localhost:{h2_service.port}/spied") == ("served over h2: GET /spied", "2")
     assert len(h2_service.seen) == seen + 2
+    expected = pair("/diffed", "simulated")
+    expected["request"]["destination"] = [{"matcher": "exact", "value": f"localhost:{h2_service.port}"}]
+    put(proxy, expected)
+    assert proxy.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "diff"})[0] == 200
+    assert curl(*through, f"https://localhost:{h2_service.port}/diffed") == ("served over h2: GET /diffed", "2")
+    [report] = proxy.admin_json("GET", "/api/v2/diff")[1]["diff"]
+    assert {"field": "body", "expected": "simulated", "actual": "served over h2: GET /diffed"} in (
+        report["diffReports"][0]["diffEntries"]
+    )
+    assert len(h2_service.seen) == seen + 3
 
 
 def test_request_bodies_are_bounded_over_all_the_streams_of_a_connection(simproxy_factory: Any) -> None:
