@@ -98,9 +98,10 @@ class _Stream:
 
 
 class Http2Connection:
-    """The HTTP/2 side of one connection: feed it what the client sends (``send``); it writes to
-    ``transport`` itself. ``protocol`` is the connection's ``ProxyProtocol``, told nothing: the
-    methods it calls here are ``send``, ``pause_reading``, ``resume_reading`` and ``close``."""
+    """The HTTP/2 side of one connection: fed what the client sends (``send``), it writes to
+    ``transport`` itself. The connection's ``ProxyProtocol`` calls ``send``, ``pause_reading``,
+    ``resume_reading`` (as its write buffer fills and drains), ``close`` (lost), ``goaway`` (the
+    server stops) and ``check_timeouts`` (the sweep)."""
 
     def __init__(self, state: ServerState, transport: asyncio.Transport, arrival: Arrival) -> None:
         self.state = state
@@ -344,13 +345,17 @@ class Http2Connection:
         except Exception:
             log.exception("request handling failed")
             wire = self.state.internal_error
-        stream.task = None
         if self.closed or self.streams.get(sid) is not stream:
             return
-        if wire.fault is None:
-            self._respond(sid, stream, wire, received)
-        else:
-            await self._fault(sid, stream, wire, wire.fault, received)
+        try:
+            if wire.fault is None:
+                stream.task = None
+                self._respond(sid, stream, wire, received)
+            else:  # a timed fault's task stays the stream's: a reset ends it
+                await self._fault(sid, stream, wire, wire.fault, received)
+                stream.task = None
+        except h2.exceptions.ProtocolError:  # the client closed the stream meanwhile
+            self._forget(sid)
         if not self.closed:
             self._pump()
 
