@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 import ssl
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,7 @@ from simproxy.engine.server.certs import LeafCertificates, generate_ca
 from tests.integration.conftest import Simproxy, emptied, pair, simulation
 from tests.integration.h2client import H2Client
 from tests.integration.h2server import Http2Service, start_http2_service
+from tests.integration.test_middleware import SYNTH
 from tests.processes import starts_processes
 from tests.system import system_tool
 
@@ -430,3 +432,13 @@ def test_a_request_that_stops_arriving_gets_408_on_its_stream(simproxy_factory: 
     finally:
         client.close()
     assert client.answers[sid].status == 408
+
+
+def test_middleware_makes_the_answer_of_an_http2_stream(simproxy_factory: Any, tmp_path: Path) -> None:
+    script = tmp_path / "synth.py"
+    script.write_text(SYNTH)
+    synthesizing: Simproxy = simproxy_factory("-webserver", "-middleware", f"{sys.executable} {script}")
+    assert synthesizing.admin("PUT", "/api/v2/hoverfly/mode", {"mode": "synthesize"})[0] == 200
+    url = f"http://127.0.0.1:{synthesizing.proxy_port}/made?x=1"
+    assert curl("--http2-prior-knowledge", url) == ("made for GET /made?x=1", "2")
+    assert journal(synthesizing)[0]["request"]["protocol"] == "HTTP/2.0"
