@@ -4,6 +4,7 @@ and the h2 library for what only frames show (streams, resets, GOAWAY, windows).
 
 from __future__ import annotations
 
+import signal
 import socket
 import ssl
 import subprocess
@@ -442,3 +443,21 @@ def test_middleware_makes_the_answer_of_an_http2_stream(simproxy_factory: Any, t
     url = f"http://127.0.0.1:{synthesizing.proxy_port}/made?x=1"
     assert curl("--http2-prior-knowledge", url) == ("made for GET /made?x=1", "2")
     assert journal(synthesizing)[0]["request"]["protocol"] == "HTTP/2.0"
+
+
+def test_a_stopping_server_answers_the_streams_in_flight_then_says_goaway(simproxy_factory: Any) -> None:
+    stopping: Simproxy = simproxy_factory("-webserver")
+    slow = pair("/h2/slow", "slow")
+    slow["response"]["fixedDelay"] = 1000
+    put(stopping, slow)
+    client = H2Client(stopping.proxy_port)
+    try:
+        sid = client.request("/h2/slow")
+        time.sleep(0.2)
+        assert stopping.process is not None
+        stopping.process.send_signal(signal.SIGTERM)
+        client.read(lambda: client.closed, timeout=15)
+    finally:
+        client.close()
+    assert client.answers[sid].status == 200 and bytes(client.answers[sid].body) == b"slow"
+    assert client.goaway is not None and client.goaway.error_code == h2.errors.ErrorCodes.NO_ERROR
