@@ -206,3 +206,20 @@ def test_load_generator_sends_requests_no_earlier_run_sent() -> None:
     first, second = (set(t) for t in targets)
     assert len(first) == len(targets[0]) > 10 and len(second) == len(targets[1]) > 10
     assert not first & second
+
+
+@pytest.mark.slow  # starts a process
+def test_h2load_benchmark_answers_every_request_over_both_protocols(capsys: pytest.CaptureFixture[str]) -> None:
+    """HTTP/2 (10 streams per connection) and HTTP/1.1 side by side: each row measured, all 200."""
+    from benchmarks import h2load
+    from tests.system import system_tool
+
+    system_tool("h2load", "nghttp2-client")
+    h2load.main(["--requests", "400", "--connections", "2"])
+    out = capsys.readouterr().out
+    rows = re.findall(r"^(HTTP/1\.1|HTTP/2)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$", out, re.M)
+    assert [(r[0], r[1], r[2], r[3], r[4]) for r in rows] == [
+        ("HTTP/1.1", "1", "400", "400", "0"),
+        ("HTTP/2", "10", "400", "400", "0"),
+    ]
+    assert all(int(r[5]) > 0 for r in rows)

@@ -90,6 +90,9 @@ WHEN = "Epoch seconds or ISO 8601."
 def _journal_entry() -> Schema:
     request = {**strings("path method destination scheme"), "query": string("The query string, parameters sorted.")}
     request |= {"formData": list_map(), "body": string(), "headers": list_map()}
+    request["protocol"] = string(
+        "`HTTP/2.0` for a request that came over HTTP/2 (simproxy's own); absent for HTTP/1.x."
+    )
     response = {"status": integer(), "body": string("Base64 when `encodedBody` is true."), "encodedBody": boolean()}
     action = strings("name invoked completed correlationId") | {"status": integer()}
     fault = {

@@ -224,7 +224,7 @@ def _schema_bytes(name: str) -> bytes:
     return (Path(__file__).with_name("schemas") / f"{name}.json").read_bytes()
 
 
-EXTENSIONS: Final = ("data.pairs[].response.fault", "data.globalActions.faults")
+EXTENSIONS: Final = ("data.pairs[].response.fault", "data.pairs[].response.trailers", "data.globalActions.faults")
 """simproxy's own members of the v5 format (fault injection), which Hoverfly's schema does not know."""
 
 
@@ -235,6 +235,7 @@ def _validator(name: str, extensions: bool = True) -> Any:
     schema = orjson.loads(_schema_bytes(name))
     if name == "v5" and not extensions:  # Hoverfly's v5 schema: simproxy's own members unknown
         del schema["$defs"]["response"]["properties"]["fault"]
+        del schema["$defs"]["response"]["properties"]["trailers"]
         del schema["properties"]["data"]["properties"]["globalActions"]["properties"]["faults"]
     return validator_for(schema)(schema)
 
@@ -248,8 +249,9 @@ def _extensions_used(doc: JSONDict) -> list[tuple[tuple[str | int, ...], str]]:
     pairs = data.get("pairs")
     for index, pair in enumerate(pairs if isinstance(pairs, list) else ()):
         response = pair.get("response") if isinstance(pair, dict) else None
-        if isinstance(response, dict) and "fault" in response:
-            found.append((("data", "pairs", index, "response"), "Additional property fault is not allowed"))
+        for member in ("fault", "trailers"):
+            if isinstance(response, dict) and member in response:
+                found.append((("data", "pairs", index, "response"), f"Additional property {member} is not allowed"))
     actions = data.get("globalActions")
     if isinstance(actions, dict) and "faults" in actions:
         found.append((("data", "globalActions"), "Additional property faults is not allowed"))

@@ -111,6 +111,7 @@ async def build_worker(
             chunked_tunnel=dialect.chunked_tunnel,
             product=dialect.product,
             go_layout=dialect.go_layout,
+            http2=dialect.http2,
         )
         sock = proxy_socket or Endpoint(settings.listen_on_host, settings.proxy_port, "proxy").bind(reuse_port=True)
         await proxy.start(sock)
@@ -179,4 +180,5 @@ def _interception(settings: Settings, store: Store) -> Interception:
     given = load_ca(settings.cert, settings.key) if settings.cert else None
     dialect = settings.dialect
     ca_home = settings.ca_home / dialect.name if dialect.is_hoverfly else settings.ca_home
-    return Interception(lambda: fleet_ca(store.documents, given, ca_home, (dialect.ca_name, dialect.ca_org)))
+    alpn = ("h2", "http/1.1") if dialect.http2 else ("http/1.1",)
+    return Interception(lambda: fleet_ca(store.documents, given, ca_home, (dialect.ca_name, dialect.ca_org)), alpn)

@@ -50,6 +50,8 @@ class Dialect:
     """An import may use simproxy's own members of the simulation format (``fault``, ``faults``)."""
     go_layout: bool = False
     """The proxy port's answers are laid out as Go's server writes Hoverfly's (engine/wire/golayout.py)."""
+    http2: bool = True
+    """The proxy port speaks HTTP/2 too (engine/server/http2.py); Hoverfly speaks HTTP/1.1 only."""
 
     @property
     def is_hoverfly(self) -> bool:
@@ -91,6 +93,7 @@ HOVERFLY = Dialect(
     ca_org="Hoverfly Authority",
     extensions=False,
     go_layout=True,
+    http2=False,
 )
 
 DIALECTS = MappingProxyType({dialect.name: dialect for dialect in (SPEC, HOVERFLY)})

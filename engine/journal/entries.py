@@ -145,6 +145,7 @@ def entry_view(entry: JournalEntry) -> dict[str, Any]:
             "formData": _map(req.form),
             "body": req_body,
             "headers": _map(req.headers),
+            **({"protocol": req.protocol} if req.protocol else {}),
         },
         "response": response,
         "mode": entry.mode,
@@ -212,8 +213,10 @@ def encode_entry(entry: JournalEntry, body_limit: int | None = None) -> bytes:
     maps = (req.query.items(), req.headers.items(), req.form.items(), entry.response_headers)
     payload = (entry.id, entry.status, entry.mode, entry.time_started.isoformat(), entry.latency_ms)
     row = [*payload, entry.post_serve_action, [_w(t) for t in texts], [_pairs(m) for m in maps]]
-    if entry.fault is not None:  # a ninth element, only then: an entry without stays as it was
-        row.append(fault_view(entry.fault))
+    if entry.fault is not None or req.protocol:  # a ninth element, only then: an entry without stays as it was
+        row.append(None if entry.fault is None else fault_view(entry.fault))
+    if req.protocol:  # a tenth, HTTP/2's
+        row.append(req.protocol)
     return orjson.dumps(row)
 
 
@@ -227,7 +230,7 @@ def encode_record(
     as epoch seconds (``decode_entry`` reads both forms). Text that is not valid UTF-8 falls back
     to ``encode_entry``'s careful form.
     """
-    if wire.journal is not None:
+    if wire.journal is not None and not req.protocol:
         body, headers = (orjson.Fragment(part) for part in split_journal_parts(wire.journal))
         texts = (req.method, req.scheme, req.destination, req.path, req.body, body)
         maps = (req.query, req.headers, req.form, headers)
@@ -259,11 +262,23 @@ def decode_entry(raw: JournalRecord) -> JournalEntry:
         )
     fields = orjson.loads(raw)
     id_, status, mode, started, latency, action, texts, maps = fields[:8]
-    fault = decode_fault(fields[8], "journal entry fault") if len(fields) > 8 else None
+    fault = decode_fault(fields[8], "journal entry fault") if len(fields) > 8 and fields[8] is not None else None
+    protocol = fields[9] if len(fields) > 9 else ""
     method, scheme, destination, path, body, resp_body = (_u(t) for t in texts)
     query, headers, form = (_unpairs(m) for m in maps[:3])
     request = RequestDetails(
-        method, scheme, destination, path, query, body, headers, lower_keys(headers), lower_keys(query), form
+        method,
+        scheme,
+        destination,
+        path,
+        query,
+        body,
+        headers,
+        lower_keys(headers),
+        lower_keys(query),
+        form,
+        "",
+        protocol,
     )
     raw_headers = maps[3].items() if isinstance(maps[3], dict) else maps[3]
     response_headers = tuple((_u(k), tuple(_u(v) for v in vs)) for k, vs in raw_headers)

@@ -103,6 +103,7 @@ def captured_pair(req: RequestDetails, resp: UpstreamResponse, args: ModeArgumen
             body=resp.body,
             headers=tuple(sorted(resp.headers)),
             fixed_delay=resp.elapsed_ms if args.capture_delay else 0,
+            trailers=tuple(sorted(resp.trailers)),
         ),
     )
 

@@ -107,7 +107,8 @@ class Forwarder:
         return await self.upstream.forward(req, proxy=proxy, mark=mark)
 
     def wire(self, resp: UpstreamResponse) -> Wire:
-        return self.response_wire(Response(status=resp.status, body=resp.body, headers=resp.headers), "forwarded")
+        response = Response(status=resp.status, body=resp.body, headers=resp.headers, trailers=resp.trailers)
+        return self.response_wire(response, "forwarded")
 
     def response_wire(self, response: Response, outcome: str) -> Wire:
         try:

@@ -7,6 +7,9 @@ Hoverfly's client rules (hoverfly-admin.md §7.10): no redirects followed, TLS v
 transport, it asks for gzip itself and hands back the decompressed body without
 ``Content-Encoding`` and ``Content-Length``. Each answer carries ``Hoverfly: Was-Here``.
 
+A request that came over HTTP/2 and goes to an ``https`` service directly goes out over HTTP/2
+when the service offers it by ALPN (engine/outbound/h2upstream.py), else as any other.
+
 aiohttp does the pooling, proxies and TLS; its helpful defaults (cookie jar, automatic
 ``User-Agent``/``Content-Type``/``Accept-Encoding``, decompression) are all switched off here.
 It is imported by the first call out, so a worker that never calls out does not load it.
@@ -20,12 +23,14 @@ import importlib
 import ssl
 import time
 import zlib
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from simproxy.engine.errors import UpstreamError
 from simproxy.engine.outbound.clientauth import ClientAuthentication
 from simproxy.engine.outbound.goerrors import dial_error, nameserver, tls_problem
+from simproxy.engine.outbound.h2upstream import Http2Upstream
 from simproxy.engine.wire.request import RequestDetails, canonical_header, go_escape_path, valid_escapes
 
 if TYPE_CHECKING:
@@ -50,6 +55,8 @@ class UpstreamResponse:
     body: bytes
     elapsed_ms: int
     """Round trip from sending the request to the last body byte (capture's ``captureDelay``)."""
+    trailers: Headers = ()
+    """Trailer fields sent after the body (over HTTP/2), canonical names, repeated names merged."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +129,8 @@ class Upstream:
         self._client_context: ssl.SSLContext | None = None
         self._nameserver = nameserver()
         """Named in DNS failures, as Go's resolver names the server it asked."""
+        self._http2: Http2Upstream | None = None
+        """Made by the first request that came over HTTP/2 for an ``https`` service."""
 
     def _client(self) -> aiohttp.ClientSession:
         import aiohttp
@@ -150,6 +159,8 @@ class Upstream:
             self._client()
 
     async def aclose(self) -> None:
+        if self._http2 is not None:
+            await self._http2.aclose()
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -169,9 +180,53 @@ class Upstream:
         tls = self._client_tls(req.destination)
         if tls is not None:
             proxy = ""  # Hoverfly's client for these hosts has a transport of its own, without a proxy
+        elif req.protocol and req.scheme == "https" and not (self.options.proxy if proxy is None else proxy):
+            answer = await self._over_http2(req.method, req.destination, url, headers, body, decompress, mark)
+            if answer is not None:
+                return answer
         return await self.send(
             req.method, url, headers, body, decompress=decompress, proxy=proxy, mark=mark, tls=tls
         )  # fmt: skip
+
+    async def _over_http2(
+        self,
+        method: str,
+        destination: str,
+        url: str,
+        headers: list[tuple[str, str]],
+        body: bytes,
+        decompress: bool,
+        mark: bool,
+    ) -> UpstreamResponse | None:
+        """``url``'s answer over HTTP/2, or None when its service does not offer it (engine/outbound/h2upstream.py)."""
+        if self.options.go_client:
+            return None
+        host, _, port = destination.rpartition(":")
+        if not host or not port.isdigit() or (host.startswith("[") != host.endswith("]")):
+            host, port = destination, "443"
+        if self._http2 is None:
+            self._http2 = Http2Upstream(self.options.tls_verify, self.options.timeout)
+        if self._http2.lacks_http2(host, int(port)):
+            return None
+        target = url.split("://", 1)[1]
+        target = target[target.find("/") :] if "/" in target else "/"
+        started = time.perf_counter()
+        try:
+            answer = await self._http2.send(method, host, int(port), target, headers, body)
+        except TimeoutError as exc:
+            raise UpstreamError.of_call(_go_op(method, url), f"no answer within {self.options.timeout:g}s") from exc
+        except (OSError, ssl.SSLError, ConnectionError, ValueError) as exc:
+            raise UpstreamError.of_call(_go_op(method, url), str(exc) or type(exc).__name__) from exc
+        if answer is None:
+            return None
+        elapsed_ms = round((time.perf_counter() - started) * 1000)
+        got = _answer(method, url, answer.status, answer.headers, answer.body, decompress, mark, elapsed_ms)
+        if not answer.trailers:
+            return got
+        merged: dict[str, list[str]] = {}
+        for raw_name, raw_value in answer.trailers:
+            merged.setdefault(canonical_header(raw_name.decode("latin-1")), []).append(raw_value.decode())
+        return replace(got, trailers=tuple((k, tuple(v)) for k, v in merged.items()))
 
     def _client_tls(self, destination: str) -> ssl.SSLContext | None:
         """The TLS context that presents the client certificate, for a destination that asks for it."""
@@ -225,22 +280,37 @@ class Upstream:
         except (aiohttp.ClientError, OSError, ValueError) as exc:
             raise UpstreamError.of_call(_go_op(method, url), str(exc) or type(exc).__name__) from exc
         elapsed_ms = round((time.perf_counter() - started) * 1000)
-        merged: dict[str, list[str]] = {}
-        for raw_name, raw_value in raw_headers:
-            name = canonical_header(raw_name.decode("latin-1"))
-            if name == "Transfer-Encoding":
-                continue  # the framing of that connection; Go's client drops it too
-            merged.setdefault(name, []).append(raw_value.decode("utf-8", "surrogateescape"))
-        if decompress and [v.strip().lower() for v in merged.get("Content-Encoding", [])] == ["gzip"]:
-            try:
-                raw = _gunzip(raw)
-            except (OSError, EOFError, zlib.error) as exc:
-                raise UpstreamError.of_call(_go_op(method, url), f"gzip: invalid body: {exc}") from exc
-            merged.pop("Content-Encoding", None)
-            merged.pop("Content-Length", None)
-        if mark:
-            merged.setdefault("Hoverfly", []).append("Was-Here")
-        return UpstreamResponse(status, tuple((k, tuple(v)) for k, v in merged.items()), raw, elapsed_ms)
+        return _answer(method, url, status, raw_headers, raw, decompress, mark, elapsed_ms)
+
+
+def _answer(
+    method: str,
+    url: str,
+    status: int,
+    raw_headers: Iterable[tuple[bytes, bytes]],
+    raw: bytes,
+    decompress: bool,
+    mark: bool,
+    elapsed_ms: int,
+) -> UpstreamResponse:
+    """A service's answer as simproxy keeps it: canonical names merged, a gzip body it asked for
+    itself decompressed, ``Hoverfly: Was-Here`` added when ``mark``."""
+    merged: dict[str, list[str]] = {}
+    for raw_name, raw_value in raw_headers:
+        name = canonical_header(raw_name.decode("latin-1"))
+        if name == "Transfer-Encoding":
+            continue  # the framing of that connection; Go's client drops it too
+        merged.setdefault(name, []).append(raw_value.decode("utf-8", "surrogateescape"))
+    if decompress and [v.strip().lower() for v in merged.get("Content-Encoding", [])] == ["gzip"]:
+        try:
+            raw = _gunzip(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise UpstreamError.of_call(_go_op(method, url), f"gzip: invalid body: {exc}") from exc
+        merged.pop("Content-Encoding", None)
+        merged.pop("Content-Length", None)
+    if mark:
+        merged.setdefault("Hoverfly", []).append("Was-Here")
+    return UpstreamResponse(status, tuple((k, tuple(v)) for k, v in merged.items()), raw, elapsed_ms)
 
 
 def _go_op(method: str, url: str) -> str:

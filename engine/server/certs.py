@@ -203,8 +203,12 @@ class Interception:
     away) the next caller tries again.
     """
 
-    def __init__(self, find: Callable[[], Awaitable[CertificateAuthority]]) -> None:
+    def __init__(
+        self, find: Callable[[], Awaitable[CertificateAuthority]], alpn: tuple[str, ...] = ("http/1.1",)
+    ) -> None:
         self._find = find
+        self._alpn = alpn
+        """The protocols offered by ALPN, in order of preference (``h2`` first when HTTP/2 is spoken)."""
         self._leaves: LeafCertificates | None = None
         self._lock = asyncio.Lock()
 
@@ -213,7 +217,7 @@ class Interception:
             async with self._lock:
                 if self._leaves is None:
                     ca = await self._find()
-                    self._leaves = await asyncio.to_thread(LeafCertificates, ca)
+                    self._leaves = await asyncio.to_thread(LeafCertificates, ca, LEAF_CACHE, self._alpn)
         return self._leaves
 
     async def ca(self) -> CertificateAuthority:
@@ -244,12 +248,16 @@ def _keep(folder: Path, ca: CertificateAuthority) -> None:
 class LeafCertificates:
     """TLS server contexts for intercepted hosts, each with a leaf certificate signed by the CA."""
 
-    def __init__(self, ca: CertificateAuthority, capacity: int = LEAF_CACHE) -> None:
+    def __init__(
+        self, ca: CertificateAuthority, capacity: int = LEAF_CACHE, alpn: tuple[str, ...] = ("http/1.1",)
+    ) -> None:
         from cryptography import x509
         from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
         self.ca = ca
+        self.alpn = alpn
+        """What the leaves' contexts offer by ALPN, in order of preference."""
         self._ca_cert = x509.load_pem_x509_certificate(ca.cert_pem)
         ca_key = serialization.load_pem_private_key(ca.key_pem, password=None)
         if not isinstance(ca_key, ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey):
@@ -268,7 +276,7 @@ class LeafCertificates:
             self._contexts.move_to_end(host)
             return ctx
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.set_alpn_protocols(["http/1.1"])
+        ctx.set_alpn_protocols(list(self.alpn))
         _load_chain(ctx, self._leaf_pem(host) + self._leaf_key_pem + self.ca.cert_pem)
         ctx.sni_callback = self._sni
         self._contexts[host] = ctx

@@ -40,6 +40,7 @@ class ProxyServer:
         chunked_tunnel: bool = False,
         product: str = "simproxy",
         go_layout: bool = False,
+        http2: bool = False,
     ) -> None:
         self.dispatcher = dispatcher
         self.limits = limits or ProxyLimits()
@@ -55,6 +56,7 @@ class ProxyServer:
             plain_http_tunneling=plain_http_tunneling,
             chunked_tunnel=chunked_tunnel,
             go_layout=go_layout,
+            http2=http2,
         )
         """What every connection reads (engine/server/state.py): a connection never sees the server."""
         self.tasks = self.state.tasks

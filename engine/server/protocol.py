@@ -9,7 +9,10 @@ of modes or matching (Sanic serves only the admin port). Its parts, as uvicorn s
   are owed (engine/server/flow.py ``ReadGate``);
 - the answer queue (engine/server/answers.py): the dispatcher is asked there, and the answers are
   written in request order, with their faults (engine/server/faults.py), as the write buffer has room;
-- the CONNECT handler (engine/server/connect.py): proxy authentication, TLS and tunnels.
+- the CONNECT handler (engine/server/connect.py): proxy authentication, TLS and tunnels;
+- HTTP/2 (engine/server/http2.py): a connection whose first bytes are the client preface, that
+  asked ``Upgrade: h2c``, or picked ``h2`` by ALPN in a tunnel, is handed over to it, as a blind
+  tunnel is (``_relay``): the first read of a connection goes through a ``Sniffer`` only.
 
 What every connection shares comes in one ``ServerState`` (engine/server/state.py), built by the
 listener (engine/server/listener.py), which this module never imports.
@@ -30,6 +33,8 @@ from simproxy.engine.fleet.config import ProxyLimits
 from simproxy.engine.server.answers import AnswerQueue, OnTurn
 from simproxy.engine.server.connect import ConnectHandler, checked_answer, proxy_credentials
 from simproxy.engine.server.flow import FEED_SLICE, HOLD_WRITE, ReadGate, limit_writes
+from simproxy.engine.server.http2 import Http2Connection
+from simproxy.engine.server.http2_wire import Sniffer
 from simproxy.engine.server.state import ServerState
 from simproxy.engine.server.tunnel import Tunnel
 from simproxy.engine.wire.parse import Arrival, build_request
@@ -81,8 +86,14 @@ class ProxyProtocol(asyncio.Protocol):
         """Requests begun in that read."""
         self._connect: ConnectHandler | None = None
         """Made for the connection's first CONNECT."""
-        self._relay: Tunnel | None = None
-        """A blind tunnel's connection to the real host: bytes go through untouched."""
+        self._relay: Tunnel | Http2Connection | Sniffer | None = (
+            Sniffer(self._as_http1, self._as_http2) if state.http2 else None
+        )
+        """Where what the client sends goes instead of the HTTP/1.1 parser: a blind tunnel's
+        connection to the real host (bytes go through untouched), HTTP/2, or, for the first read
+        of a connection, the ``Sniffer`` that tells which of HTTP/1.1 and HTTP/2 it speaks."""
+        self._h2c = state.http2
+        """An HTTP/1.1 request may ask ``Upgrade: h2c`` (not inside TLS, where ALPN says it)."""
 
     # -- asyncio.Protocol ---------------------------------------------------------------------
 
@@ -128,7 +139,12 @@ class ProxyProtocol(asyncio.Protocol):
         while True:
             try:
                 self.parser.feed_data(piece)
-            except httptools.HttpParserUpgrade:
+            except httptools.HttpParserUpgrade as exc:
+                upgraded = self._upgraded()
+                if upgraded is not None:  # Upgrade: h2c, switched: the rest of the read is HTTP/2
+                    rest = bytes(piece[exc.args[0] :]) + (bytes(left) if left is not None else b"")
+                    if rest:
+                        upgraded.send(rest)
                 return  # CONNECT: answered in on_message_complete; what follows it in the read is dropped
             except httptools.HttpParserError as exc:
                 self._parse_failed(exc)
@@ -161,6 +177,8 @@ class ProxyProtocol(asyncio.Protocol):
             self._gate.release(HOLD_WRITE)
 
     def close(self) -> None:
+        if type(self._relay) is Http2Connection:
+            self._relay.goaway()
         self.answers.closing = True
         if self.answers.transport is not None:
             self.answers.transport.close()
@@ -168,14 +186,17 @@ class ProxyProtocol(asyncio.Protocol):
     @property
     def busy(self) -> bool:
         """Requests this connection received still wait for their answers."""
-        return self.answers.busy
+        return self.answers.busy or (self._relay is not None and self._relay.busy)
 
     def check_timeouts(self, now: float, limits: ProxyLimits) -> None:
         """Called by the sweep: 408 for a request still arriving after ``read_timeout``; close after
         ``idle_timeout`` without a request, or with answers the client has not read for as long (a
         blind tunnel is left alone: it is not HTTP any more)."""
-        answers = self.answers
-        if answers.closing or answers.transport is None or self._relay is not None:
+        answers, relay = self.answers, self._relay
+        if type(relay) is Http2Connection:
+            relay.check_timeouts(now, limits)
+            return
+        if answers.closing or answers.transport is None or (relay is not None and type(relay) is not Sniffer):
             return
         served, drained, reading, since = self._mark
         if (served, drained, reading) != (self._served, self._drained, self._reading):
@@ -263,6 +284,8 @@ class ProxyProtocol(asyncio.Protocol):
         if method == b"CONNECT":
             self._connecting().connect(self._url.decode("latin-1"), checked, credentials)
             return
+        if self._h2c and checked and parser.should_upgrade() and self._upgrade_h2c(method):
+            return
         # the read, when it held exactly this request (not split over reads, not pipelined with
         # others, no chunked body): the same bytes make the same request, and the journal keeps them
         raw = self._chunk
@@ -315,6 +338,48 @@ class ProxyProtocol(asyncio.Protocol):
         turn = OnTurn(lambda: checked_answer(auth, dispatcher, credentials, request))
         self.answers.answer(turn, keep_alive, head_only, received)
 
+    # -- HTTP/2 -----------------------------------------------------------------------------------
+
+    def _upgraded(self) -> Http2Connection | None:
+        """The HTTP/2 connection an ``Upgrade: h2c`` just switched to, if it did."""
+        return self._relay if type(self._relay) is Http2Connection else None
+
+    def _as_http1(self, data: bytes) -> None:
+        """The first bytes are no HTTP/2 preface: HTTP/1.1 from now on."""
+        self._relay = None
+        self.data_received(data)
+
+    def _as_http2(self, data: bytes) -> None:
+        """The first bytes are the HTTP/2 preface (h2c with prior knowledge)."""
+        transport = self.answers.transport
+        if transport is None:
+            return
+        self._relay = conn = Http2Connection(self.state, transport, self._arrival)
+        conn.start(data)
+
+    def _upgrade_h2c(self, method: bytes) -> bool:
+        """``Upgrade: h2c`` (RFC 7540 §3.2) on a request without a body, nothing else owed: ``101``,
+        and the request is answered on HTTP/2's stream 1. False: the request is answered as asked."""
+        upgrade = settings = None
+        body = False
+        for name, value in self._headers:
+            lower = name.lower()
+            if lower == b"upgrade":
+                upgrade = value
+            elif lower == b"http2-settings":
+                settings = value
+            elif lower == b"transfer-encoding" or (lower == b"content-length" and value.strip() != b"0"):
+                body = True  # the parser leaves an upgrade's body unread: not switched, answered as before
+        transport, answers = self.answers.transport, self.answers
+        if upgrade is None or settings is None or b"h2c" not in upgrade.lower().replace(b" ", b"").split(b","):
+            return False
+        if transport is None or body or answers.owed or answers.waiting:
+            return False
+        transport.write(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n")
+        self._relay = conn = Http2Connection(self.state, transport, self._arrival)
+        conn.upgrade(settings, self._build_request(method, None), method == b"HEAD", b"")
+        return True
+
     # -- tunnels ----------------------------------------------------------------------------------
 
     def _connecting(self) -> ConnectHandler:
@@ -331,6 +396,14 @@ class ProxyProtocol(asyncio.Protocol):
         self._arrival_encoded = self._arrival.encode()
         self._memo = self.state.requests.of(self._arrival_encoded)
         self.answers.tunnelled = True
+        transport = self.answers.transport
+        if scheme == "https":
+            self._h2c = False  # inside TLS, ALPN says whether it is HTTP/2
+            tls = transport.get_extra_info("ssl_object") if transport is not None else None
+            if self.state.http2 and tls is not None and tls.selected_alpn_protocol() == "h2":
+                assert transport is not None
+                self._relay = conn = Http2Connection(self.state, transport, self._arrival)
+                conn.start(b"")
 
     def _relay_to(self, tunnel: Tunnel) -> None:
         """A blind tunnel: what the client sends goes to the host from now on, unparsed."""

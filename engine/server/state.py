@@ -130,6 +130,8 @@ class ServerState:
     """``-compat hoverfly``: every answer inside a tunnel is chunked and closes the connection."""
     go_layout: bool = False
     """``-compat hoverfly``: answers laid out as Go's server writes Hoverfly's (engine/wire/golayout.py)."""
+    http2: bool = False
+    """HTTP/2 is spoken (engine/server/http2.py): h2c, ``Upgrade: h2c`` and ALPN ``h2`` in tunnels."""
     date: HttpDate = field(default_factory=HttpDate)
     tasks: TaskSet = field(default_factory=TaskSet)
     """The connections' own tasks (answers to come, TLS handshakes, tunnels), ended with the server."""

@@ -128,6 +128,9 @@ class Tunnel(asyncio.Protocol):
     and drains; ``hold_client``/``release_client`` do the same the other way round.
     """
 
+    busy = False
+    """A blind tunnel owes no answer: a stopping worker does not wait for it."""
+
     def __init__(
         self,
         client: asyncio.Transport,

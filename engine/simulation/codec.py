@@ -232,6 +232,9 @@ def _decode_response(raw: Mapping[str, Any], path: str) -> Response:
         log_normal_delay=None if delay is None else _log_normal(delay, f"{path}.logNormalDelay"),
         post_serve_action=raw.get("postServeAction") or "",
         fault=None if raw.get("fault") is None else decode_fault(raw["fault"], f"{path}.fault"),
+        trailers=tuple(
+            sorted((str(k), tuple(str(v) for v in vs or ())) for k, vs in (raw.get("trailers") or {}).items())
+        ),
     )
 
 
@@ -413,6 +416,8 @@ def encode_response(resp: Response, *, export: bool = True) -> dict[str, Any]:
         out["postServeAction"] = resp.post_serve_action
     if resp.fault is not None:
         out["fault"] = encode_fault(resp.fault)
+    if resp.trailers:
+        out["trailers"] = {name: list(values) for name, values in resp.trailers}
     if not export:
         out["bodyFileBase64"] = resp.body_file_base64
     return out

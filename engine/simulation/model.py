@@ -149,6 +149,8 @@ class Response:
     log_normal_delay: LogNormal | None = None
     post_serve_action: str = ""
     fault: Fault | None = None
+    trailers: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Trailer fields sent after the body (simproxy's own): over HTTP/2, a last HEADERS frame."""
 
     def header(self, name: str) -> tuple[str, ...] | None:
         """The values of the header spelled exactly ``name`` (Hoverfly looks keys up by exact case)."""

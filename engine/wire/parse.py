@@ -35,16 +35,18 @@ class Arrival:
     """Inside a CONNECT tunnel: the scheme of the requests it carries."""
     own_port: int | None = None
     """The proxy port: a proxy-mode request addressed to it is refused (None: not checked)."""
+    http2: bool = False
+    """The request came over HTTP/2 (engine/server/http2.py), not HTTP/1.1."""
 
     def encode(self) -> bytes:
         """The stored form (``own_port`` left out: a stored request was accepted already)."""
-        flags = "w" * self.webserver + "a" * self.strip_proxy_authorization
+        flags = "w" * self.webserver + "a" * self.strip_proxy_authorization + "2" * self.http2
         return "\n".join((flags, self.tunnel_authority, self.tunnel_scheme)).encode("utf-8", "surrogateescape")
 
     @classmethod
     def decode(cls, data: bytes) -> Arrival:
         flags, authority, scheme = data.decode("utf-8", "surrogateescape").split("\n")
-        return cls("w" in flags, "a" in flags, authority, scheme)
+        return cls("w" in flags, "a" in flags, authority, scheme, http2="2" in flags)
 
 
 NAME_KEPT_LENGTH = 64

@@ -33,6 +33,9 @@ class RequestDetails:
     """urlencoded body fields of a POST/PUT/PATCH (Go's ``PostForm``); empty otherwise."""
     raw_query: str = field(default="", compare=False)
     """The query string as it came (forwarded unchanged to the real service)."""
+    protocol: str = field(default="", compare=False)
+    """``HTTP/2.0`` for a request that came over HTTP/2 (engine/server/http2.py); empty: HTTP/1.x.
+    The journal records it; matching never looks at it."""
 
     @classmethod
     def build(

@@ -71,6 +71,8 @@ class Wire:
     and this the lines Go's server adds after ``Date``; None: the spec's layout, all in ``head``."""
     set_length: bool = False
     """Hoverfly's handler set ``Content-Length`` itself (Go's layout): its journal lists it."""
+    trailers: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Trailer fields sent after the body over HTTP/2 (engine/server/http2.py); HTTP/1.1 sends none."""
 
     @property
     def raw_body(self) -> bytes:
@@ -108,7 +110,7 @@ def render_wire(resp: Response, path: str, pair: str = "", *, webserver: bool = 
 
 
 def check_headers(resp: Response, path: str) -> None:
-    for name, values in resp.headers:
+    for name, values in (*resp.headers, *resp.trailers):
         if not name or any(c in name for c in "\r\n:") or any(("\r" in v or "\n" in v) for v in values):
             raise SimulationError(f"{path}.headers.{name}", "header names and values cannot contain line breaks")
 
@@ -170,6 +172,7 @@ def _render(resp: Response, *, canonical: bool, pair: str, journal: bytes | None
         "date" in lower,
         resp.fault,
         sniffed,
+        trailers=resp.trailers,
     )
 
 

@@ -1,0 +1,128 @@
+"""HTTP/2 messages in and out of simproxy's own forms: a stream's header block to the raw HTTP/1.1
+target and headers ``build_request`` takes (engine/wire/parse.py), and a ``Wire`` answer (rendered
+as HTTP/1.1 bytes) to the header list and body of HEADERS and DATA frames.
+
+Only the framing differs from HTTP/1.1: ``:authority`` becomes ``Host``, ``:path`` the target
+(path and query), the answer keeps its status, headers and body. What HTTP/2 forbids is left out
+of an answer (RFC 9113 §8.2.2: ``Connection``, ``Keep-Alive``, ``Proxy-Connection``,
+``Transfer-Encoding``, ``Upgrade``), names are written lower-case, and a chunked body is sent as
+its content (DATA frames are the framing).
+
+And the first bytes of a connection: ``Sniffer`` tells the HTTP/2 client preface from HTTP/1.1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from simproxy.engine.wire.response import Wire, bodyless
+
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+"""The client connection preface: the first bytes of an HTTP/2 connection (RFC 9113 §3.4)."""
+CONNECTION_SPECIFIC = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"upgrade"})
+"""Response headers HTTP/2 forbids (RFC 9113 §8.2.2): an answer that declares them loses them."""
+
+Headers = list[tuple[bytes, bytes]]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamHead:
+    """A request's header block as HTTP/1.1 would have carried it."""
+
+    method: bytes
+    target: bytes
+    """``:path``: the path and query, as an origin-form HTTP/1.1 target."""
+    scheme: bytes
+    headers: Headers
+    """``Host`` (from ``:authority``) first, then the regular headers; ``Cookie`` pieces joined."""
+
+
+def stream_head(block: Headers) -> StreamHead:
+    """The pseudo-headers and headers of a request's block (h2 checked their form already). The
+    ``Cookie`` pieces HTTP/2 lets a client split are joined with ``; `` (RFC 9113 §8.2.3)."""
+    method = target = scheme = authority = b""
+    headers: Headers = []
+    cookies: list[bytes] = []
+    host = False
+    for name, value in block:
+        if name[:1] == b":":
+            if name == b":method":
+                method = value
+            elif name == b":path":
+                target = value
+            elif name == b":authority":
+                authority = value
+            elif name == b":scheme":
+                scheme = value
+        elif name == b"cookie":
+            cookies.append(value)
+        else:
+            host = host or name == b"host"
+            headers.append((name, value))
+    if cookies:
+        headers.append((b"cookie", b"; ".join(cookies)))
+    if authority and not host:
+        headers.insert(0, (b"host", authority))
+    return StreamHead(method, target or b"/", scheme, headers)
+
+
+def response_headers(wire: Wire, date: bytes, head_only: bool) -> tuple[Headers, bytes]:
+    """The header list (``:status`` first) and body of ``wire`` as an HTTP/2 answer; ``head_only``
+    (a HEAD): no body, the headers as a GET would get them."""
+    lines = wire.head.split(b"\r\n")
+    headers: Headers = [(b":status", str(wire.status).encode())]
+    no_body = bodyless(wire.status)
+    for line in lines[1:]:
+        name, colon, value = line.partition(b":")
+        if not colon:
+            continue
+        lower = name.strip().lower()
+        if lower in CONNECTION_SPECIFIC:
+            continue
+        if lower == b"content-length" and (not wire.keep_alive or no_body):
+            continue  # a declared length the body disagrees with: DATA frames say how long it is
+        headers.append((lower, value.strip()))
+    if not wire.dated:
+        headers.append((b"date", date))
+    body = b"" if head_only or no_body else wire.raw_body
+    return headers, body
+
+
+def trailer_fields(wire: Wire) -> Headers:
+    """``wire``'s trailer fields as the last HEADERS frame of its stream carries them."""
+    return [(name.lower().encode("latin-1"), value.encode()) for name, values in wire.trailers for value in values]
+
+
+class Sniffer:
+    """A new connection's first bytes: the client preface makes it HTTP/2 (``to_h2``), anything
+    else HTTP/1.1 (``to_h1``). Only the first read is looked at, unless it is a beginning of the
+    preface, when the next ones are too until it is known."""
+
+    __slots__ = ("_seen", "to_h1", "to_h2")
+
+    busy = False
+
+    def __init__(self, to_h1: Callable[[bytes], None], to_h2: Callable[[bytes], None]) -> None:
+        self.to_h1 = to_h1
+        self.to_h2 = to_h2
+        self._seen = b""
+
+    def send(self, data: bytes | memoryview) -> None:
+        seen = self._seen + data if self._seen else data
+        if len(seen) < len(PREFACE) and PREFACE.startswith(seen):
+            self._seen = bytes(seen)
+            return
+        if seen[: len(PREFACE)] == PREFACE:
+            self.to_h2(bytes(seen))
+        else:
+            self.to_h1(seen if type(seen) is bytes else bytes(seen))
+
+    def pause_reading(self) -> None:
+        """Nothing is written before the first request: nothing to hold."""
+
+    def resume_reading(self) -> None:
+        """See ``pause_reading``."""
+
+    def close(self) -> None:
+        """The connection is lost before it said what it speaks: nothing to end."""
