@@ -236,6 +236,16 @@ class SharedState(Protocol):
         ``simulation``: the version of the simulation document the step was decided on; when the
         stored one is another, nothing changes and ``SimulationChanged`` is raised."""
 
+    async def state_advance(
+        self, version: int, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None
+    ) -> tuple[int, dict[str, str] | None]:
+        """``state_step`` for a caller that holds a copy of the state at ``version``: when the state
+        is still at that version, set ``sets``, delete ``removes`` and return (its version now, None):
+        the caller's copy with the step applied is the state now, and nothing else is sent back;
+        otherwise change nothing and return (the current version, the current state). A copy of the
+        same call that reaches the store again after it was applied finds the version moved on and
+        changes nothing. ``simulation`` as for ``state_step``."""
+
     async def state_transition(
         self,
         requires: Mapping[str, str],

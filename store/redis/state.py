@@ -21,6 +21,7 @@ class RedisState(RedisRole):
         self._bump_script = self._client.register_script(scripts.BUMP_ONE)
         self._transition_script = self._client.register_script(scripts.STATE_TRANSITION)
         self._step_script = self._client.register_script(scripts.STATE_STEP)
+        self._advance_script = self._client.register_script(scripts.STATE_ADVANCE)
 
     def held_state(self) -> None:
         """Redis's state is a round trip away: a request steps it with an await."""
@@ -70,6 +71,22 @@ class RedisState(RedisRole):
         applied, now, flat = reply
         state = {text(flat[i]): text(flat[i + 1]) for i in range(0, len(flat), 2)}
         return bool(applied), int(now), state
+
+    @translate
+    async def state_advance(
+        self, version: int, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None
+    ) -> tuple[int, dict[str, str] | None]:
+        args: list[str] = [simulation_arg(simulation), str(version), str(len(sets))]
+        for key, value in sets.items():
+            args += [key, value]
+        args += list(removes)
+        reply = await self._advance_script(keys=self._stepped, args=args)
+        if reply == -1:
+            raise SimulationChanged("the simulation was replaced since this step was decided")
+        if reply[0]:
+            return int(reply[1]), None
+        flat = reply[2]
+        return int(reply[1]), {text(flat[i]): text(flat[i + 1]) for i in range(0, len(flat), 2)}
 
     @translate
     async def state_transition(
