@@ -354,12 +354,13 @@ class Simulator:
         cache's entry) is given only once the step holds. A miss decided on a state the store
         confirms is answered as such."""
         sim = snap.simulation
-        if not (sim.reads_state or sim.templates_read_state):
-            state = _NO_STATE
-        result = match(sim, req, state, snap.config.strategy, self.webserver)
+        reads = sim.reads_state or sim.templates_read_state
+        result = match(sim, req, state if reads else _NO_STATE, snap.config.strategy, self.webserver)
         pair = result.pair
         if pair is None:
-            return Decision({}, (), lambda: self._miss(result, req, probe if cache_misses else None), False)
+            return Decision({}, (), lambda: self._miss(result, req, probe if cache_misses else None), False, reads)
+        # a hit that depends on neither headers nor state (the cache's rule), rendered without the state
+        reads = reads and not (result.cacheable and (pair.templates is None or not pair.templates.uses_state))
         response = pair.pair.response
         wire, transitions = None, response.transitions_state
         if pair.templates is not None:  # Hoverfly renders before it changes the state
@@ -372,7 +373,7 @@ class Simulator:
             self._remember(result, req, probe)
             return wire or self._wire(pair), response
 
-        return Decision(dict(transitions or ()), response.removes_state or (), finish)
+        return Decision(dict(transitions or ()), response.removes_state or (), finish, reads=reads)
 
     def _held(self, snap: Snapshot) -> HeldState | None:
         """The state, when this process holds it and no template of ``snap``'s simulation may fetch

@@ -40,6 +40,9 @@ class Decision(Generic[T]):
     """The request's outcome, called once, when the turn's step held (or needed no store)."""
     on_simulation: bool = True
     """The answer holds only on the simulation it was decided on (a miss is answered as of it)."""
+    reads: bool = True
+    """The decision depends on the state: it holds only if the state is still the copy's version.
+    A turn whose decisions read nothing and step nothing does not touch the store."""
 
 
 Decide = Callable[[Mapping[str, str]], Awaitable[Decision[T]]]
@@ -78,8 +81,9 @@ class StateTurns(Generic[T]):
         """Decide with the requests waiting alongside and step the state, once; the request's outcome.
 
         ``simulation``: the version of the simulation decided on (a step on another one raises
-        ``SimulationChanged``, nothing changed); ``reads``: the decision depends on the state (else
-        a turn that steps nothing needs no store). Raises ``StoreError`` when the store failed."""
+        ``SimulationChanged``, nothing changed); ``reads``: the simulation's decisions may depend on
+        the state (a worker without a copy then reads it first). Raises ``StoreError`` when the
+        store failed."""
         mine = _Waiting(decide, simulation, reads)
         self._waiting.append(mine)
         async with self._turn:
@@ -136,7 +140,7 @@ class StateTurns(Generic[T]):
             turn = [waiting for waiting, _ in decided]
             if not decided:
                 return
-            if sets or removes or reads:
+            if sets or removes or any(d.reads for _, d in decided):
                 sent[0] = True
                 checked = simulation if any(d.on_simulation for _, d in decided) else None
                 now, current = await self._state.state_advance(version, sets, sorted(removes), simulation=checked)
