@@ -49,6 +49,7 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("diff", "bool", "Start in diff mode: compare real responses with the simulation"),
     FlagSpec("capture-on-miss", "bool", "In spy mode, capture the real response of a request that misses"),
     FlagSpec("journal-size", "int", "Journal capacity; 0 disables the journal", "1000"),
+    FlagSpec("journal-sample", "int", "Journal one request in N per worker; counters and metrics count all", "1"),
     FlagSpec("logs-size", "int", "Log entries kept in memory; 0 disables /api/v2/logs", "1000"),
     FlagSpec("cache-size", "int", "Request cache capacity", "1000"),
     FlagSpec("disable-cache", "bool", "Disable the request cache in front of matching"),
