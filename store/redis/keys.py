@@ -36,8 +36,9 @@ class Keys:
     state_version: str
     cache: tuple[str, str, str]
     """The entries hash, the recency zset and its counter."""
-    journal: tuple[str, str]
-    """The list of entry ids and the hash id -> entry."""
+    journal: tuple[str, str, str, str]
+    """The journal's pages: the list of their heads, the list of their entries, the meta hash
+    (entries kept, entries of the first page dropped) and the hash of amended entries."""
     index_prefix: str
     logs: str
     diff: str
@@ -62,7 +63,7 @@ class Keys:
             state=f"{base}state",
             state_version=f"{base}state:v",
             cache=(f"{base}cache", f"{base}cache:lru", f"{base}cache:seq"),
-            journal=(f"{base}journal", f"{base}journal:entries"),
+            journal=(f"{base}journal:heads", f"{base}journal:pages", f"{base}journal:meta", f"{base}journal:amended"),
             index_prefix=f"{base}journal:index:",
             logs=f"{base}logs",
             diff=f"{base}diff",

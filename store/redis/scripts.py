@@ -210,41 +210,71 @@ return 1
 )
 
 
-# K: id list, entries hash, then one hash per index. A: limit, n, the 2n lengths of the ids and
-# entries, comma-separated, then all of them concatenated (id1 entry1 id2 entry2 ...), then for each
-# index: its key count m and m (key, id) pairs. Three arguments instead of 2n keep redis-py's
-# pure-Python command packing off the workers' CPU (it cost ~4 us an entry), and the writes go in
-# chunks of 500 (Lua's unpack() has a stack limit). Trims the oldest entries beyond the limit.
+# The journal is kept in pages: a flush's entries are one page, stored whole, so Redis does the
+# same few things per flush whatever its size and nothing per entry (per entry it spent ~3 us of
+# CPU in Lua and hash updates; one 200-byte entry costs it now about what copying it does). Two
+# lists, oldest page first: heads (``n,l1,...,ln|`` then the n ids, each li bytes long) and pages
+# (``m1,...,mn|`` then the n entries); the meta hash holds ``total`` (entries kept) and ``skip``
+# (entries at the start of the first page dropped already: the journal is cut to its limit
+# exactly); the amended hash holds the entries written again (id -> entry), in place of theirs.
+JOURNAL_PAGES = """
+local function ids_of(head)
+  local bar = string.find(head, '|', 1, true)
+  local ids, pos, first = {}, bar + 1, true
+  for len in string.gmatch(string.sub(head, 1, bar - 1), '%d+') do
+    if first then
+      first = false
+    else
+      local stop = pos + tonumber(len)
+      ids[#ids + 1] = string.sub(head, pos, stop - 1)
+      pos = stop
+    end
+  end
+  return ids
+end
+local function entry_of(page, j)
+  local bar = string.find(page, '|', 1, true)
+  local pos, i = bar + 1, 0
+  for len in string.gmatch(string.sub(page, 1, bar - 1), '%d+') do
+    i = i + 1
+    local stop = pos + tonumber(len)
+    if i == j then return string.sub(page, pos, stop - 1) end
+    pos = stop
+  end
+  return false
+end
+-- where each wanted id is among the entries kept: {position in ARGV -> {page, index in page}}
+local function find(heads_key, meta_key, wanted)
+  local skip = tonumber(redis.call('HGET', meta_key, 'skip') or '0')
+  local heads = redis.call('LRANGE', heads_key, 0, -1)
+  local want, where = {}, {}
+  for i = 1, #wanted do want[wanted[i]] = i end
+  for p = 1, #heads do
+    local ids = ids_of(heads[p])
+    for j = (p == 1 and skip + 1 or 1), #ids do
+      local w = want[ids[j]]
+      if w then where[w] = {p, j} end
+    end
+  end
+  return where
+end
+"""
+
+# K: heads, pages, meta hash, amended hash, then one hash per index. A: the limit, n, the page's
+# head and its entries (JOURNAL_PAGES), then for each index: its key count m and m (key, id) pairs.
+# Drops the oldest entries beyond the limit: whole pages, then the first entries of the first one.
 JOURNAL_APPEND = (
     BATCH
+    + JOURNAL_PAGES
     + """
 local limit = tonumber(A[1])
 local n = tonumber(A[2])
-local blob = A[4]
-local lengths = string.gmatch(A[3], '%d+')
-local pos = 1
-local ids, fields = {}, {}
-local function write()
-  if #ids > 0 then
-    redis.call('RPUSH', K[1], unpack(ids))
-    redis.call('HSET', K[2], unpack(fields))
-    ids, fields = {}, {}
-  end
+if n > 0 then
+  redis.call('RPUSH', K[1], A[3])
+  redis.call('RPUSH', K[2], A[4])
 end
-for i = 1, n do
-  local id_end = pos + tonumber(lengths()) - 1
-  local id = string.sub(blob, pos, id_end)
-  pos = id_end + 1
-  local entry_end = pos + tonumber(lengths()) - 1
-  ids[#ids + 1] = id
-  fields[#fields + 1] = id
-  fields[#fields + 1] = string.sub(blob, pos, entry_end)
-  pos = entry_end + 1
-  if #ids == 500 then write() end
-end
-write()
 local at = 5
-for k = 3, #K do
+for k = 5, #K do
   local m = tonumber(A[at])
   at = at + 1
   for i = 1, m do
@@ -252,14 +282,35 @@ for k = 3, #K do
     at = at + 2
   end
 end
-local excess = redis.call('LLEN', K[1]) - limit
-if excess > 0 then
-  local oldest = redis.call('LRANGE', K[1], 0, excess - 1)
-  redis.call('LTRIM', K[1], excess, -1)
-  for i = 1, #oldest, 500 do
-    redis.call('HDEL', K[2], unpack(oldest, i, math.min(i + 499, #oldest)))
+local meta = redis.call('HMGET', K[3], 'total', 'skip')
+local total = tonumber(meta[1] or '0') + n
+local skip = tonumber(meta[2] or '0')
+local excess = total - limit
+local amended = excess > 0 and redis.call('EXISTS', K[4]) == 1
+while excess > 0 do
+  local head = redis.call('LINDEX', K[1], 0)
+  if not head then
+    total, skip = 0, 0
+    break
   end
+  local count = tonumber(string.match(head, '^(%d+)'))
+  local live = count - skip
+  local gone = math.min(live, excess)
+  if amended then
+    local ids = ids_of(head)
+    for i = skip + 1, skip + gone do redis.call('HDEL', K[4], ids[i]) end
+  end
+  if gone == live then
+    redis.call('LPOP', K[1])
+    redis.call('LPOP', K[2])
+    skip = 0
+  else
+    skip = skip + gone
+  end
+  total = total - gone
+  excess = excess - gone
 end
+if n > 0 or meta[1] then redis.call('HSET', K[3], 'total', total, 'skip', skip) end
 return 1
 """
 )
@@ -287,21 +338,40 @@ end
 return 1
 """
 
-# HMGET in chunks: Lua's unpack() cannot spread ten thousand arguments at once.
-JOURNAL_AMEND = """
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+# KEYS: heads, meta hash, amended hash. ARGV: the id, the entry. Writes the entry in place of the
+# kept entry of that id: 1, or 0 when there is none.
+JOURNAL_AMEND = (
+    JOURNAL_PAGES
+    + """
+if not find(KEYS[1], KEYS[2], {ARGV[1]})[1] then return 0 end
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
 return 1
 """
+)
 
-JOURNAL_ENTRIES = """
-local ids = redis.call('LRANGE', KEYS[1], 0, -1)
-local out = {}
-for i = 1, #ids, 1000 do
-  local chunk = {}
-  for j = i, math.min(i + 999, #ids) do chunk[#chunk + 1] = ids[j] end
-  local values = redis.call('HMGET', KEYS[2], unpack(chunk))
-  for k = 1, #chunk do out[#out + 1] = values[k] end
+# KEYS: heads, pages, meta hash, amended hash. ARGV: ids. The kept entry of each id, false if none.
+JOURNAL_FIND = (
+    JOURNAL_PAGES
+    + """
+local where = find(KEYS[1], KEYS[3], ARGV)
+local pages, out = {}, {}
+for i = 1, #ARGV do
+  local at = where[i]
+  out[i] = false
+  if at then
+    out[i] = redis.call('HGET', KEYS[4], ARGV[i])
+    if not out[i] then
+      pages[at[1]] = pages[at[1]] or redis.call('LINDEX', KEYS[2], at[1] - 1)
+      out[i] = entry_of(pages[at[1]], at[2])
+    end
+  end
 end
 return out
+"""
+)
+
+# KEYS: heads, pages, meta hash, amended hash. Returns {skip, heads, pages, amended as HGETALL}.
+JOURNAL_READ = """
+return {tonumber(redis.call('HGET', KEYS[3], 'skip') or '0'), redis.call('LRANGE', KEYS[1], 0, -1),
+  redis.call('LRANGE', KEYS[2], 0, -1), redis.call('HGETALL', KEYS[4])}
 """
