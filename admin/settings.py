@@ -45,7 +45,7 @@ class LogOptions:
                 raise ValueError(f"Unknown logs output type {output!r}, expected console or file")
 
 
-REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,4 +246,7 @@ class Settings:
 
     def _check_store(self) -> None:
         if self.redis_url and not self.redis_url.startswith(REDIS_SCHEMES):
-            raise ValueError(f"Redis URL must start with redis://, rediss:// or unix://, got {self.redis_url!r}")
+            raise ValueError(
+                "Redis URL must start with redis://, rediss:// or unix://"
+                f" (redis+cluster:// for a Redis Cluster), got {self.redis_url!r}"
+            )

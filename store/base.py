@@ -20,12 +20,17 @@ made from it, so every key of one simulation lives in one slot and Lua/MULTI wor
     P{T}:meta             hash {registry_since: ms of the first heartbeat this Redis has seen}
     P{T}:counters         hash mode -> requests served
     P{T}:state            hash state key -> value (requiresState / transitionsState / removesState);
-                          P{T}:state:v its version, bumped by every change (never back, as gen)
+                          P{T}:state:v its version, bumped by every change (never back, as gen). A
+                          worker keeps a copy at a version and steps it with one script call that holds
+                          only on that version (``state_advance``, engine/modes/stateturns.py)
     P{T}:cache            hash cache key -> entry (engine/matching/cache.py's JSON); P{T}:cache:lru zset of
                           the same keys by recency, P{T}:cache:seq its counter: bounded fleet-wide
     P{T}:diff             list of diff reports, oldest first, each ``<n>:<request key (n bytes)><report>``;
                           read back grouped per request key, groups in first-seen order (engine/modes/diff_report.py)
-    P{T}:journal          list of entry ids, oldest first; P{T}:journal:entries hash id -> entry
+    P{T}:journal:heads    the journal in pages, one per batch, oldest first: a list of their ids, and
+    P{T}:journal:pages    a list of their entries (store/redis/scripts.py JOURNAL_PAGES); P{T}:journal:meta
+                          hash {total, skip: entries of the first page dropped, counts: each page's
+                          entry count, amended: entries in P{T}:journal:amended, hash id -> entry written again}
     P{T}:journal:index:<name>  hash index key -> entry id (the latest entry with that key)
     P{T}:logs             list of log records (JSON), oldest first
     P{T}:metrics:<instance>  hash metric field -> total, one per simproxy instance (see engine/fleet/metrics.py),

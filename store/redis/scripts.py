@@ -22,6 +22,18 @@ end
 # KEYS: the counter. Returns its new value.
 BUMP_ONE = BUMP + "return bump(KEYS[1])\n"
 
+# KEYS: the state hash, its version. ARGV: "1" to replace the whole state (else the pairs are
+# set, the other keys kept), then (key, value) pairs. One script rather than a transaction with a
+# script in it, which a Redis Cluster client refuses to pipeline.
+STATE_WRITE = (
+    BUMP
+    + """
+if ARGV[1] == '1' then redis.call('DEL', KEYS[1]) end
+if #ARGV > 1 then redis.call('HSET', KEYS[1], unpack(ARGV, 2, #ARGV)) end
+return bump(KEYS[2])
+"""
+)
+
 # KEYS: document hash, generation, the write's marker, then the write's effects' keys (cache hash,
 # recency zset, sequence counter, state hash, state version). ARGV: body, expected version ("" =
 # unconditional), ms to keep the outcome, "1" to clear the cache (else ""), then (key, value) pairs

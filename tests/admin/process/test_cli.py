@@ -767,3 +767,9 @@ def test_generate_ca_cert_writes_a_new_ca_and_uses_it(tmp_path: Path, monkeypatc
 def test_bad_client_authentication_flags_are_fatal(args: tuple[str, ...], message: str) -> None:
     error = error_of(*args)
     assert error.exit_code == 1 and error.message.startswith(message)
+
+
+def test_a_redis_cluster_is_named_by_a_redis_cluster_url() -> None:
+    assert parse("-redis-url", "redis+cluster://10.0.0.5:7000").redis_url == "redis+cluster://10.0.0.5:7000"
+    error = error_of("-redis-url", "cluster://10.0.0.5:7000")
+    assert "redis+cluster:// for a Redis Cluster" in error.message
