@@ -86,9 +86,14 @@ class StateTurns(Generic[T]):
         store failed."""
         mine = _Waiting(decide, simulation, reads)
         self._waiting.append(mine)
-        async with self._turn:
-            if not mine.outcome.done():  # not served yet by a request whose turn came first
-                await self._serve(mine)
+        try:
+            async with self._turn:
+                if not mine.outcome.done():  # not served yet by a request whose turn came first
+                    await self._serve(mine)
+        except asyncio.CancelledError:  # gone before its turn (its client went): it steps nothing
+            if mine in self._waiting:
+                self._waiting.remove(mine)
+            raise
         return mine.outcome.result()
 
     async def _serve(self, mine: _Waiting[T]) -> None:

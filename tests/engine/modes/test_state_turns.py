@@ -89,3 +89,19 @@ def test_a_step_refused_because_another_worker_moved_the_state_is_decided_again(
         assert await w.store.state_get() == {"side": "b"}
 
     world(scenario, *FLIP)
+
+
+def test_a_request_gone_before_its_turn_steps_nothing(world: Any) -> None:
+    async def scenario(w: World) -> None:
+        await w.store.state_replace({"side": "a"})
+        _counted(w)
+        first = asyncio.ensure_future(w.answer(request("/flip")))
+        gone = asyncio.ensure_future(w.answer(request("/flip")))
+        await asyncio.sleep(0)  # both wait: the first for the store, the second for its turn
+        gone.cancel()
+        assert (await first).raw_body == b"a"
+        assert gone.cancelled()
+        assert await w.store.state_get() == {"side": "b"}  # the one step of the request answered
+        assert (await w.answer(request("/flip"))).raw_body == b"b"
+
+    world(scenario, *FLIP)
