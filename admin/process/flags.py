@@ -63,7 +63,11 @@ FLAGS: tuple[FlagSpec, ...] = (
         "Proxy for outgoing traffic (http:// added if no scheme); env UpstreamProxy",
     ),
     FlagSpec("workers", "int", "Worker processes sharing one store; env SIMPROXY_WORKERS", "1"),
-    FlagSpec("redis-url", "string", "Shared store: redis://, rediss:// or unix:// URL; env SIMPROXY_REDIS_URL"),
+    FlagSpec(
+        "redis-url",
+        "string",
+        "Shared store: redis://, rediss://, unix:// or redis+cluster:// URL; env SIMPROXY_REDIS_URL",
+    ),
     FlagSpec("redis-prefix", "string", "Prefix of every Redis key", "simproxy:"),
     FlagSpec(
         "join-fleet",
