@@ -2,7 +2,9 @@
 
 Values cross the boundary as bytes, str and int, so the store knows nothing of engine types.
 Key layout (Redis; ``P`` is the prefix, default ``simproxy:``, and ``{T}`` a Cluster hash tag
-made from it, so every key of one simulation lives in one slot and Lua/MULTI work on Cluster):
+made from it, so that the keys a script or MULTI touches together share a slot on a Cluster; the
+journal, logs and diff reports, written and read on their own, have tags of their own, ``{T:journal}``,
+``{T:logs}``, ``{T:diff}``, with their writers' batch numbers: store/redis/keys.py):
 
     P{T}:gen              generation counter; every write and every barrier bumps it. It never goes
                           back: when missing (Redis restarted empty) it starts again from the
@@ -13,8 +15,9 @@ made from it, so every key of one simulation lives in one slot and Lua/MULTI wor
                           else the generation written), read back when the write's reply is lost
                           (store/redis/once.py)
     P{T}:batch:<writer>   hash kind -> the highest batch number of that writer and kind applied (counters,
-                          cache, journal, logs; see store/batches.py); a writer is a worker's runtime or
-                          its journal recorder, named at random; expires a day after its last batch
+                          cache; P{T:journal}:batch:<writer> and P{T:logs}:batch:<writer> for the journal
+                          and logs; see store/batches.py); a writer is a worker's runtime or its journal
+                          recorder, named at random; expires a day after its last batch
     P{T}:workers          hash worker id -> last heartbeat (ms since the epoch)
     P{T}:acks             hash worker id -> highest generation that worker has applied
     P{T}:meta             hash {registry_since: ms of the first heartbeat this Redis has seen}
@@ -25,14 +28,14 @@ made from it, so every key of one simulation lives in one slot and Lua/MULTI wor
                           only on that version (``state_advance``, engine/modes/stateturns.py)
     P{T}:cache            hash cache key -> entry (engine/matching/cache.py's JSON); P{T}:cache:lru zset of
                           the same keys by recency, P{T}:cache:seq its counter: bounded fleet-wide
-    P{T}:diff             list of diff reports, oldest first, each ``<n>:<request key (n bytes)><report>``;
+    P{T:diff}:diff        list of diff reports, oldest first, each ``<n>:<request key (n bytes)><report>``;
                           read back grouped per request key, groups in first-seen order (engine/modes/diff_report.py)
-    P{T}:journal:heads    the journal in pages, one per batch, oldest first: a list of their ids, and
-    P{T}:journal:pages    a list of their entries (store/redis/scripts.py JOURNAL_PAGES); P{T}:journal:meta
+    P{T:journal}:heads    the journal in pages, one per batch, oldest first: a list of their ids, and
+    P{T:journal}:pages    a list of their entries (store/redis/scripts.py JOURNAL_PAGES); P{T:journal}:meta
                           hash {total, skip: entries of the first page dropped, counts: each page's
-                          entry count, amended: entries in P{T}:journal:amended, hash id -> entry written again}
-    P{T}:journal:index:<name>  hash index key -> entry id (the latest entry with that key)
-    P{T}:logs             list of log records (JSON), oldest first
+                          entry count, amended: entries in P{T:journal}:amended, hash id -> entry written again}
+    P{T:journal}:index:<name>  hash index key -> entry id (the latest entry with that key)
+    P{T:logs}:logs        list of log records (JSON), oldest first
     P{T}:metrics:<instance>  hash metric field -> total, one per simproxy instance (see engine/fleet/metrics.py),
                           and batch|<writer> -> the highest metrics batch number of that worker applied:
                           kept with the totals it guards, so a Redis that lost them loses it too;
