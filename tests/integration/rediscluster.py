@@ -61,7 +61,10 @@ class LocalCluster:
                 c.execute_command("CLUSTER", "ADDSLOTS", *slots)
             for port in self.ports[1:]:
                 clients[0].execute_command("CLUSTER", "MEET", "127.0.0.1", str(port))
-            self._wait(lambda: all(self._ready(c) for c in clients), timeout=30)
+            self._wait(lambda: all(self._ready(c) for c in clients), timeout=60)
+        except BaseException:
+            self.stop()  # no server outlives a cluster that did not form
+            raise
         finally:
             for c in clients:
                 c.close()
