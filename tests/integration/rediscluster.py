@@ -12,6 +12,7 @@ from types import TracebackType
 import redis
 
 from simproxy.admin.process.redisserver import find_redis_server
+from simproxy.engine.execution.lifeline import die_with_parent
 from tests.integration.conftest import free_port_block
 
 SLOTS = 16384
@@ -52,7 +53,11 @@ class LocalCluster:
                 "--cluster-config-file", str(self.folder / f"nodes-{port}.conf"), "--cluster-node-timeout", "2000",
                 "--save", "", "--appendonly", "no", "--dir", str(self.folder),
             ]  # fmt: skip
-            self._processes.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            self._processes.append(
+                subprocess.Popen(
+                    command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent
+                )  # a test process that dies takes its cluster with it
+            )
         clients = [self.client(i) for i in range(len(self.ports))]
         try:
             for c in clients:
