@@ -45,7 +45,7 @@ class LogOptions:
                 raise ValueError(f"Unknown logs output type {output!r}, expected console or file")
 
 
-REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +61,8 @@ class Settings:
     mode: str = Mode.SIMULATE.value
     capture_on_miss: bool = False
     journal_size: int = 1000
+    journal_sample: int = 1
+    """``-journal-sample N``: one request in N (per worker) gets a journal entry; counters count every one."""
     logs_size: int = 1000
     cache_size: int = 1000
     disable_cache: bool = False
@@ -175,7 +177,7 @@ class Settings:
                 raise ValueError(f"Origin is not a valid url: {origin}")
 
     def _check_types(self) -> None:
-        ints = ("admin_port", "proxy_port", "journal_size", "logs_size", "cache_size", "workers")
+        ints = ("admin_port", "proxy_port", "journal_size", "journal_sample", "logs_size", "cache_size", "workers")
         bools = (
             "webserver",
             "capture_on_miss",
@@ -220,6 +222,8 @@ class Settings:
             raise ValueError(f"Max pairs must be at least 1, got {self.max_pairs}")
         if self.journal_size < 0:
             raise ValueError(f"Journal size must not be negative, got {self.journal_size}")
+        if self.journal_sample < 1:
+            raise ValueError(f"Journal sample must be at least 1, got {self.journal_sample}")
         if self.logs_size < 0:
             raise ValueError(f"Logs size must not be negative, got {self.logs_size}")
         if self.cache_size < 1 and not self.disable_cache:
@@ -245,4 +249,7 @@ class Settings:
 
     def _check_store(self) -> None:
         if self.redis_url and not self.redis_url.startswith(REDIS_SCHEMES):
-            raise ValueError(f"Redis URL must start with redis://, rediss:// or unix://, got {self.redis_url!r}")
+            raise ValueError(
+                "Redis URL must start with redis://, rediss:// or unix://"
+                f" (redis+cluster:// for a Redis Cluster), got {self.redis_url!r}"
+            )

@@ -10,8 +10,11 @@ are read: calls per command (``INFO commandstats``), bytes in and out (``INFO st
 time Redis spent (``INFO cpu``). The same seconds without traffic (heartbeats, housekeeping), taken before
 the warm-up, is subtracted; the counting goes on 1.5 s after the load stops, for what the worker
 writes about the last requests. From Redis's CPU per request follows how many requests a second one
-Redis carries at 80% of a core, and so how many workers running at the simulate scenario's rate
-it serves.
+Redis carries at 80% of a core, and so how many workers running at each scenario's own rate it
+serves. The capacity model after the table puts it per request kind: Redis commands, bytes and CPU
+per request, and the requests and workers one Redis carries; ``--fleets N`` adds what N Redis
+servers (or N primaries of a Redis Cluster, one fleet each: a fleet's keys share one hash slot)
+carry for N fleets.
 """
 
 from __future__ import annotations
@@ -57,6 +60,8 @@ class Cost:
     bytes_in: int = 0
     bytes_out: int = 0
     cpu_seconds: float = 0.0
+    usec: dict[str, int] = field(default_factory=dict)
+    """Microseconds Redis spent per command (``INFO commandstats``; a script's include its calls)."""
 
     def per_thousand(self, value: float) -> float:
         return 1000 * value / max(self.requests, 1)
@@ -80,16 +85,14 @@ def scenarios() -> dict[str, Scenario]:
     }
 
 
-def _stats(client: redis.Redis) -> tuple[dict[str, int], int, int, float]:
-    commands = {
-        name.removeprefix("cmdstat_"): int(stat["calls"])
-        for name, stat in client.info("commandstats").items()
-        if isinstance(stat, dict)
-    }
+def _stats(client: redis.Redis) -> tuple[dict[str, int], int, int, float, dict[str, int]]:
+    raw = {name.removeprefix("cmdstat_"): stat for name, stat in client.info("commandstats").items()}
+    commands = {name: int(stat["calls"]) for name, stat in raw.items() if isinstance(stat, dict)}
+    usec = {name: int(stat["usec"]) for name, stat in raw.items() if isinstance(stat, dict)}
     stats = client.info("stats")
     cpu = client.info("cpu")
     seconds = float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
-    return commands, int(stats["total_net_input_bytes"]), int(stats["total_net_output_bytes"]), seconds
+    return commands, int(stats["total_net_input_bytes"]), int(stats["total_net_output_bytes"]), seconds, usec
 
 
 def _measure(client: redis.Redis, drive: Callable[[], int]) -> Cost:
@@ -98,10 +101,11 @@ def _measure(client: redis.Redis, drive: Callable[[], int]) -> Cost:
     before = _stats(client)[3]
     count = drive()
     time.sleep(SETTLE)  # what the worker still writes about those requests (metrics, journal)
-    commands, bytes_in, bytes_out, cpu = _stats(client)
+    commands, bytes_in, bytes_out, cpu, usec = _stats(client)
     for own in ("config", "info"):  # this script's questions
         commands.pop(own, None)
-    return Cost("", True, count, 0.0, commands, bytes_in, bytes_out, cpu - before)
+        usec.pop(own, None)
+    return Cost("", True, count, 0.0, commands, bytes_in, bytes_out, cpu - before, usec)
 
 
 def _scenario_cost(
@@ -164,9 +168,11 @@ def _never() -> dict[str, Any]:
 def _without(cost: Cost, idle: Cost) -> Cost:
     """``cost`` less what the same seconds cost without traffic."""
     commands = {name: calls - idle.commands.get(name, 0) for name, calls in cost.commands.items()}
+    usec = {name: spent - idle.usec.get(name, 0) for name, spent in cost.usec.items()}
     return replace(
         cost,
         commands={name: calls for name, calls in commands.items() if calls > 0},
+        usec={name: spent for name, spent in usec.items() if spent > 0},
         bytes_in=max(cost.bytes_in - idle.bytes_in, 0),
         bytes_out=max(cost.bytes_out - idle.bytes_out, 0),
         cpu_seconds=max(cost.cpu_seconds - idle.cpu_seconds, 0.0),
@@ -198,6 +204,33 @@ def report(costs: list[Cost], idle: Cost, seconds: float) -> list[str]:
     return rows
 
 
+def capacity(costs: list[Cost], fleets: int) -> list[str]:
+    """The capacity model: per request kind, what one request costs Redis, and what one Redis (and
+    ``fleets`` Redis servers or Cluster primaries, a fleet on each) carries at ``REDIS_SHARE`` of a
+    core, in requests a second and in workers each running at the kind's measured rate."""
+    rows = [
+        "",
+        f"Capacity model (one Redis at {REDIS_SHARE:.0%} of a core; workers at each kind's measured rate):",
+        "",
+        "| request kind | journal | Redis commands / req | bytes in / out per req | Redis CPU us / req"
+        f" | top CPU (us / req) | req/s one Redis | workers one Redis | req/s, {fleets} fleets |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for cost in costs:
+        per = max(cost.requests, 1)
+        cpu_us = cost.cpu_seconds * 1e6 / per
+        carried = REDIS_SHARE * 1e6 / cpu_us if cpu_us else float("inf")
+        workers = carried / cost.rps if cost.rps else float("nan")
+        ranked = sorted(cost.usec.items(), key=lambda item: -item[1])[:3]
+        top = ", ".join(f"{name} {spent / per:.2f}" for name, spent in ranked)
+        rows.append(
+            f"| {cost.scenario} | {'on' if cost.journal else 'off'} | {sum(cost.commands.values()) / per:.3f}"
+            f" | {cost.bytes_in / per:.0f} / {cost.bytes_out / per:.0f} | {cpu_us:.2f} | {top}"
+            f" | {carried:,.0f} | {workers:,.1f} | {carried * fleets:,.0f} |"
+        )
+    return rows
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=4.0)
@@ -205,11 +238,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--scenarios", default=",".join(scenarios()))
     parser.add_argument("--loadgen", choices=("wrk", "python"), default="wrk")
     parser.add_argument("--json", default="")
+    parser.add_argument("--fleets", type=int, default=3, help="Redis servers (or Cluster primaries), a fleet each")
     args = parser.parse_args(argv)
     known = scenarios()
     chosen = [known[name] for name in args.scenarios.split(",")]
     costs, idle = run(chosen, args.seconds, args.connections, args.loadgen)
-    print("\n".join(report(costs, idle, args.seconds)))
+    print("\n".join(report(costs, idle, args.seconds) + capacity(costs, args.fleets)))
     if args.json:
         with open(args.json, "w") as out:
             json.dump({"costs": [asdict(c) for c in costs], "idle": asdict(idle)}, out, indent=1)

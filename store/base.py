@@ -2,7 +2,9 @@
 
 Values cross the boundary as bytes, str and int, so the store knows nothing of engine types.
 Key layout (Redis; ``P`` is the prefix, default ``simproxy:``, and ``{T}`` a Cluster hash tag
-made from it, so every key of one simulation lives in one slot and Lua/MULTI work on Cluster):
+made from it, so that the keys a script or MULTI touches together share a slot on a Cluster; the
+journal, logs and diff reports, written and read on their own, have tags of their own, ``{T:journal}``,
+``{T:logs}``, ``{T:diff}``, with their writers' batch numbers: store/redis/keys.py):
 
     P{T}:gen              generation counter; every write and every barrier bumps it. It never goes
                           back: when missing (Redis restarted empty) it starts again from the
@@ -13,21 +15,27 @@ made from it, so every key of one simulation lives in one slot and Lua/MULTI wor
                           else the generation written), read back when the write's reply is lost
                           (store/redis/once.py)
     P{T}:batch:<writer>   hash kind -> the highest batch number of that writer and kind applied (counters,
-                          cache, journal, logs; see store/batches.py); a writer is a worker's runtime or
-                          its journal recorder, named at random; expires a day after its last batch
+                          cache; P{T:journal}:batch:<writer> and P{T:logs}:batch:<writer> for the journal
+                          and logs; see store/batches.py); a writer is a worker's runtime or its journal
+                          recorder, named at random; expires a day after its last batch
     P{T}:workers          hash worker id -> last heartbeat (ms since the epoch)
     P{T}:acks             hash worker id -> highest generation that worker has applied
     P{T}:meta             hash {registry_since: ms of the first heartbeat this Redis has seen}
     P{T}:counters         hash mode -> requests served
     P{T}:state            hash state key -> value (requiresState / transitionsState / removesState);
-                          P{T}:state:v its version, bumped by every change (never back, as gen)
+                          P{T}:state:v its version, bumped by every change (never back, as gen). A
+                          worker keeps a copy at a version and steps it with one script call that holds
+                          only on that version (``state_advance``, engine/modes/stateturns.py)
     P{T}:cache            hash cache key -> entry (engine/matching/cache.py's JSON); P{T}:cache:lru zset of
                           the same keys by recency, P{T}:cache:seq its counter: bounded fleet-wide
-    P{T}:diff             list of diff reports, oldest first, each ``<n>:<request key (n bytes)><report>``;
+    P{T:diff}:diff        list of diff reports, oldest first, each ``<n>:<request key (n bytes)><report>``;
                           read back grouped per request key, groups in first-seen order (engine/modes/diff_report.py)
-    P{T}:journal          list of entry ids, oldest first; P{T}:journal:entries hash id -> entry
-    P{T}:journal:index:<name>  hash index key -> entry id (the latest entry with that key)
-    P{T}:logs             list of log records (JSON), oldest first
+    P{T:journal}:heads    the journal in pages, one per batch, oldest first: a list of their ids, and
+    P{T:journal}:pages    a list of their entries (store/redis/scripts.py JOURNAL_PAGES); P{T:journal}:meta
+                          hash {total, skip: entries of the first page dropped, counts: each page's
+                          entry count, amended: entries in P{T:journal}:amended, hash id -> entry written again}
+    P{T:journal}:index:<name>  hash index key -> entry id (the latest entry with that key)
+    P{T:logs}:logs        list of log records (JSON), oldest first
     P{T}:metrics:<instance>  hash metric field -> total, one per simproxy instance (see engine/fleet/metrics.py),
                           and batch|<writer> -> the highest metrics batch number of that worker applied:
                           kept with the totals it guards, so a Redis that lost them loses it too;
@@ -235,6 +243,16 @@ class SharedState(Protocol):
 
         ``simulation``: the version of the simulation document the step was decided on; when the
         stored one is another, nothing changes and ``SimulationChanged`` is raised."""
+
+    async def state_advance(
+        self, version: int, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None
+    ) -> tuple[int, dict[str, str] | None]:
+        """``state_step`` for a caller that holds a copy of the state at ``version``: when the state
+        is still at that version, set ``sets``, delete ``removes`` and return (its version now, None):
+        the caller's copy with the step applied is the state now, and nothing else is sent back;
+        otherwise change nothing and return (the current version, the current state). A copy of the
+        same call that reaches the store again after it was applied finds the version moved on and
+        changes nothing. ``simulation`` as for ``state_step``."""
 
     async def state_transition(
         self,

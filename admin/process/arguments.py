@@ -337,6 +337,7 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             mode=mode,
             capture_on_miss=flags.switch("capture-on-miss"),
             journal_size=max(flags.number("journal-size"), 0),
+            journal_sample=flags.number("journal-sample"),
             logs_size=max(flags.number("logs-size"), 0),
             cache_size=flags.number("cache-size"),
             disable_cache=flags.switch("disable-cache"),

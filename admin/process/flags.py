@@ -49,6 +49,7 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("diff", "bool", "Start in diff mode: compare real responses with the simulation"),
     FlagSpec("capture-on-miss", "bool", "In spy mode, capture the real response of a request that misses"),
     FlagSpec("journal-size", "int", "Journal capacity; 0 disables the journal", "1000"),
+    FlagSpec("journal-sample", "int", "Journal one request in N per worker; counters and metrics count all", "1"),
     FlagSpec("logs-size", "int", "Log entries kept in memory; 0 disables /api/v2/logs", "1000"),
     FlagSpec("cache-size", "int", "Request cache capacity", "1000"),
     FlagSpec("disable-cache", "bool", "Disable the request cache in front of matching"),
@@ -68,7 +69,11 @@ FLAGS: tuple[FlagSpec, ...] = (
         "Proxy for outgoing traffic (http:// added if no scheme); env UpstreamProxy",
     ),
     FlagSpec("workers", "int", "Worker processes sharing one store; env SIMPROXY_WORKERS", "1"),
-    FlagSpec("redis-url", "string", "Shared store: redis://, rediss:// or unix:// URL; env SIMPROXY_REDIS_URL"),
+    FlagSpec(
+        "redis-url",
+        "string",
+        "Shared store: redis://, rediss://, unix:// or redis+cluster:// URL; env SIMPROXY_REDIS_URL",
+    ),
     FlagSpec("redis-prefix", "string", "Prefix of every Redis key", "simproxy:"),
     FlagSpec(
         "join-fleet",

@@ -73,6 +73,7 @@ async def build_worker(
         undo.push_async_callback(store.aclose)
         recorder = Recorder(
             journal_size=settings.journal_size,
+            sample=settings.journal_sample,
             logs_size=settings.logs_size,
             body_limit=settings.journal_body_size_limit or None,
             repeats=not store.shared,  # the in-process store keeps a run of repeated entries as one object

@@ -57,9 +57,21 @@ class JournalBatch:
 
 class Recorder:
     def __init__(
-        self, *, journal_size: int, logs_size: int, body_limit: int | None = None, repeats: bool = False
+        self,
+        *,
+        journal_size: int,
+        logs_size: int,
+        body_limit: int | None = None,
+        repeats: bool = False,
+        sample: int = 1,
     ) -> None:
         self.journal_size = journal_size
+        self.sample = max(sample, 1)
+        """One request in ``sample`` gets an entry (``-journal-sample``): the first, then every Nth."""
+        self._unsampled = 0
+        """Requests still to pass over before the next one journaled."""
+        self._passed = False
+        """The request ``served`` was last told about got no entry (sampled out)."""
         self.logs_size = logs_size
         self.body_limit = body_limit
         self._buffered_max = 2 * journal_size
@@ -130,12 +142,21 @@ class Recorder:
     @property
     def last_sequence(self) -> int:
         """The number of the entry made for the request ``served`` was last told about (0: none)."""
+        if self._passed:
+            return 0
         if self._times:
             return self._repeated()[1] + len(self._times)
         return self._last_sequence
 
     def served(self, wire: Wire, received: Received, seconds: float, mode: str) -> None:
         """The journal's observer (``engine.modes.observers``): the entry of a request answered."""
+        if self.sample > 1:  # -journal-sample: pass over all but one request in N
+            if self._unsampled:
+                self._unsampled -= 1
+                self._passed = True
+                return
+            self._unsampled = self.sample - 1
+            self._passed = False
         read, same_wire, same_mode = self._same
         if wire is same_wire and received.raw is read and mode is same_mode:  # served again: two floats
             self._times.append(received.at)

@@ -23,6 +23,7 @@ from simproxy.engine.journal.lookup import FetchedJournal
 from simproxy.engine.matching.cache import CacheEntry, FastKey, HeldKey, cache_key
 from simproxy.engine.matching.scoring import CompiledPair, CompiledSimulation, MatchResult, Strategy, match
 from simproxy.engine.modes.failures import MATCHING_CONTEXT, NO_MATCH, PairTexts, failure_wire, miss_text
+from simproxy.engine.modes.stateturns import Conflict, Decision, StateTurns
 from simproxy.engine.simulation.model import Response
 from simproxy.engine.templating import CsvTables, JournalLookup, NoJournal
 from simproxy.engine.templating.pairs import Rendered, render_pair
@@ -38,7 +39,7 @@ Probe = tuple[FastKey, str, int, Snapshot]
 """A match-cache lookup that found nothing: (fast key, md5 key, the cache's ``changes`` then, the
 snapshot the request is answered on), to store the result under."""
 STATE_ATTEMPTS = 50
-"""Times a state step or a data-source write is tried again when another request changed it first."""
+"""Times a data-source write is tried again when another request changed it first."""
 _NO_STATE: Mapping[str, str] = MappingProxyType({})  # what simulations without requiresState match against
 _NO_JOURNAL = NoJournal()
 SLOTS = 17
@@ -72,7 +73,9 @@ class Simulator:
         self.hoverfly_helpers = runtime.dialect.is_hoverfly
         """Templates call helpers as Hoverfly's raymond does (``-compat``: ``concat`` fails there)."""
         self._pair_texts = PairTexts()
-        self._state_turn = asyncio.Lock()
+        self._turns: StateTurns[Wire | tuple[Wire, Response]] = StateTurns(self._state)
+        """The turns of this worker's stateful requests at a state other processes share, with its
+        copy of that state (engine/modes/stateturns.py)."""
         self._matched: list[tuple[RequestDetails, Strategy, MatchResult] | None] = [None] * SLOTS
         """The last match results, by request object, of stateless matching against ``_matched_in``."""
         self._matched_in: weakref.ref[CompiledSimulation] | None = None
@@ -82,9 +85,6 @@ class Simulator:
         """The last settled answers (``_settles``), by request object, in ``_answered_in``."""
         self._answered_in: weakref.ref[Snapshot] | None = None
         """Weakly, as ``_matched_in``: a snapshot replaced keeps no simulation alive through here."""
-        self._state_seen: tuple[int, dict[str, str]] | None = None
-        """(version, state) as this worker last saw it in the store: stateful requests that wait for
-        their turn decide on it (``_step_state``); one stepped at once (``_step_held``) drops it."""
 
     def simulate(
         self, snap: Snapshot, req: RequestDetails, *, cache_misses: bool = True, delay: bool = True
@@ -321,17 +321,24 @@ class Simulator:
     ) -> Wire:
         """Match against the shared state, then take the pair's state step atomically.
 
-        Another request may change the state between our read and our step (on any worker or
-        pod): then the step is refused and we match again, so each step is taken once. Within a
-        worker the steps take turns (as Hoverfly's do), so only other workers can make one retry;
-        the response's delay is waited after the turn.
+        The request is decided on this worker's copy of the state in its turn, with the requests
+        that wait alongside, and their steps go to the store in one round trip that holds only if
+        the state is still the copy's version (``StateTurns``); another request that changed it
+        first (on any worker or pod) makes them decide again on the state handed back, so each
+        step is taken once. The response's delay is waited after the turn.
         """
         try:
-            async with self._state_turn:
-                outcome = await self._step_state(snap, req, probe, cache_misses)
+            outcome = await self._turns.take(
+                lambda state: self._decide(snap, req, probe, cache_misses, state),
+                snap.simulation_version,
+                snap.simulation.reads_state or snap.simulation.templates_read_state,
+            )
         except SimulationChanged:
-            self._state_seen = None
             return await self._simulate_again(req, delayed, cache_misses)
+        except Conflict:
+            return self._conflict()
+        except StoreError as exc:
+            outcome = self._without_state(snap, req, exc)
         if isinstance(outcome, Wire):
             return outcome
         wire, response = outcome
@@ -339,6 +346,34 @@ class Simulator:
         if delay > 0:
             await asyncio.sleep(delay)
         return wire
+
+    async def _decide(
+        self, snap: Snapshot, req: RequestDetails, probe: Probe | None, cache_misses: bool, state: Mapping[str, str]
+    ) -> Decision[Wire | tuple[Wire, Response]]:
+        """The request's match on ``state``, its answer and its step; the answer (and the match
+        cache's entry) is given only once the step holds. A miss decided on a state the store
+        confirms is answered as such."""
+        sim = snap.simulation
+        reads = sim.reads_state or sim.templates_read_state
+        result = match(sim, req, state if reads else _NO_STATE, snap.config.strategy, self.webserver)
+        pair = result.pair
+        if pair is None:
+            return Decision({}, (), lambda: self._miss(result, req, probe if cache_misses else None), False, reads)
+        # a hit that depends on neither headers nor state (the cache's rule), rendered without the state
+        reads = reads and not (result.cacheable and (pair.templates is None or not pair.templates.uses_state))
+        response = pair.pair.response
+        wire, transitions = None, response.transitions_state
+        if pair.templates is not None:  # Hoverfly renders before it changes the state
+            rendered = await self._render_shared(snap, pair, req, state)
+            if rendered is None:
+                return Decision({}, (), self._conflict)
+            wire, transitions = self._wire_of(rendered, pair), rendered.transitions
+
+        def finish() -> tuple[Wire, Response]:
+            self._remember(result, req, probe)
+            return wire or self._wire(pair), response
+
+        return Decision(dict(transitions or ()), response.removes_state or (), finish, reads=reads)
 
     def _held(self, snap: Snapshot) -> HeldState | None:
         """The state, when this process holds it and no template of ``snap``'s simulation may fetch
@@ -399,61 +434,13 @@ class Simulator:
                 held.step_now(dict(transitions or ()), response.removes_state or (), snap.simulation_version)
             except SimulationChanged:
                 return None
-            self._state_seen = None  # the awaited path's copy may be old now: it reads the state again
+            self._turns.forget()  # the awaited path's copy may be old now: it reads the state again
         return wire or self._wire(pair)
 
     @staticmethod
     async def _delayed(wire: Wire, delay: float) -> Wire:
         await asyncio.sleep(delay)
         return wire
-
-    async def _step_state(
-        self, snap: Snapshot, req: RequestDetails, probe: Probe | None, cache_misses: bool
-    ) -> Wire | tuple[Wire, Response]:
-        """Decide on this worker's last copy of the state and let the store check, in the same
-        round trip as the step, that the state is still that version; a refused step hands back
-        the current state to decide on again. A miss is only answered on a state just read."""
-        store = self._state
-        sim = snap.simulation
-        reads = sim.reads_state or sim.templates_read_state
-        try:
-            if reads and self._state_seen is None:
-                self._state_seen = await store.state_read()
-            version, state = self._state_seen if reads and self._state_seen is not None else (0, {})
-            fresh = not reads
-            for _ in range(STATE_ATTEMPTS):
-                result = match(sim, req, state, snap.config.strategy, self.webserver)
-                if result.pair is None:
-                    if not fresh:  # our copy may be old: decide a miss on the current state
-                        version, state = self._state_seen = await store.state_read()
-                        fresh = True
-                        continue
-                    return self._miss(result, req, probe if cache_misses else None)
-                pair = result.pair
-                response = pair.pair.response
-                wire, transitions = None, response.transitions_state
-                if pair.templates is not None:  # Hoverfly renders before it changes the state
-                    rendered = await self._render_shared(snap, pair, req, state)
-                    if rendered is None:
-                        return self._conflict()
-                    wire, transitions = self._wire_of(rendered, pair), rendered.transitions
-                sets, removes = dict(transitions or ()), response.removes_state or ()
-                at = snap.simulation_version  # a step decided on a replaced simulation is refused
-                if not reads:  # nothing was decided on the state: the step needs no check
-                    applied = await store.state_transition({}, sets, removes, simulation=at)
-                else:
-                    applied, version, state = await store.state_step(version, sets, removes, simulation=at)
-                    self._state_seen = (version, state)
-                    fresh = True
-                if applied:
-                    self._remember(result, req, probe)
-                    return wire or self._wire(pair), response
-        except SimulationChanged:
-            raise
-        except StoreError as exc:
-            self._state_seen = None
-            return self._without_state(snap, req, exc)
-        return self._conflict()
 
     async def _simulate_again(self, req: RequestDetails, delayed: bool, cache_misses: bool) -> Wire:
         """The simulation was replaced while this request was answered on it (its state step was

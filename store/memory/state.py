@@ -62,6 +62,15 @@ class MemoryState:
         self.step_now(sets, removes)
         return True, self._version, dict(self._values)
 
+    async def state_advance(
+        self, version: int, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None
+    ) -> tuple[int, dict[str, str] | None]:
+        self._check(simulation)
+        if version != self._version:
+            return self._version, dict(self._values)
+        self.step_now(sets, removes)
+        return self._version, None
+
     async def state_transition(
         self,
         requires: Mapping[str, str],

@@ -12,7 +12,10 @@ telemetry.py, diff.py, auth.py; batch.py for ``BatchWriter``), each sharing the 
 
 from __future__ import annotations
 
+from typing import cast
+
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -30,7 +33,10 @@ from simproxy.store.redis.state import RedisState
 from simproxy.store.redis.telemetry import RedisTelemetry
 from simproxy.store.redis.workers import RedisWorkers
 
-__all__ = ("RedisStore", "key_prefix")
+__all__ = ("CLUSTER_SCHEMES", "RedisStore", "key_prefix")
+
+CLUSTER_SCHEMES = ("redis+cluster://", "rediss+cluster://")
+"""A ``-redis-url`` naming a node of a Redis Cluster: the store then follows the cluster's slots."""
 
 
 class RedisStore:
@@ -65,6 +71,7 @@ class RedisStore:
         self.state_update = state.state_update
         self.state_read = state.state_read
         self.state_step = state.state_step
+        self.state_advance = state.state_advance
         self.state_transition = state.state_transition
         self.cache = cache = RedisCache(link)
         self.cache_put = cache.cache_put
@@ -99,6 +106,9 @@ class RedisStore:
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "simproxy:") -> RedisStore:
+        if url.startswith(CLUSTER_SCHEMES):
+            return cls.from_cluster_url(url, prefix)
+
         # One retry policy for every command: a pooled connection that died with a restarted server
         # is replaced transparently; only a server that stays away surfaces as StoreUnavailable.
         # A server that accepts but does not answer (paused, overloaded) is given up on after a
@@ -113,6 +123,19 @@ class RedisStore:
                 retry=retry,
                 retry_on_error=[RedisConnectionError],
             )
+
+        return cls(connect(SOCKET_TIMEOUT), prefix, bulk=connect(None))
+
+    @classmethod
+    def from_cluster_url(cls, url: str, prefix: str = "simproxy:") -> RedisStore:
+        """A store on a Redis Cluster, from ``redis+cluster://host:port`` (any node: the client
+        learns the others and the slots from it). The cluster client answers the same commands as a
+        client of one Redis, routing each to the primary of its keys' slot (store/redis/keys.py)."""
+        plain = url.replace("+cluster", "", 1)
+
+        def connect(timeout: float | None) -> aioredis.Redis:
+            client = RedisCluster.from_url(plain, socket_timeout=timeout, socket_connect_timeout=SOCKET_TIMEOUT)
+            return cast(aioredis.Redis, client)  # the same commands, routed by slot
 
         return cls(connect(SOCKET_TIMEOUT), prefix, bulk=connect(None))
 

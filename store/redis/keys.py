@@ -3,6 +3,13 @@
 One table for every role: a role's atomic step may touch another's keys (a document write clears
 the match cache and sets state; a state step checks the simulation's version), so the names live
 here rather than in each role.
+
+Redis Cluster places a key by its hash tag (the part in braces). The keys a script or a transaction
+touches together must share one: the documents, the generation, the state and its version, the
+match cache, the counters, the registry and the metrics do (an import sets the state and clears the
+cache with the document; a state step checks the simulation's version), so they share the fleet's
+tag. The journal, the logs and the diff reports are written and read on their own, each with the
+batch numbers of its writers: each has a tag of its own, and so a slot, and a primary, of its own.
 """
 
 from __future__ import annotations
@@ -14,10 +21,11 @@ from types import MappingProxyType
 from simproxy.store.base import DOCUMENTS
 
 
-def key_prefix(prefix: str) -> str:
-    """``simproxy:`` -> ``simproxy:{simproxy}:``: the prefix plus a Cluster hash tag derived from it."""
+def key_prefix(prefix: str, part: str = "") -> str:
+    """``simproxy:`` -> ``simproxy:{simproxy}:``: the prefix plus a Cluster hash tag derived from it;
+    with ``part`` (``journal``) a tag of that part's own: ``simproxy:{simproxy:journal}:``."""
     tag = prefix.rstrip(":") or "simproxy"
-    return f"{prefix}{{{tag}}}:"
+    return f"{prefix}{{{tag}:{part}}}:" if part else f"{prefix}{{{tag}}}:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +33,9 @@ class Keys:
     """Every key (or key prefix) of one store prefix, all in one Cluster slot."""
 
     batches: str
+    """The batch-number hashes of writers (``batches + writer``), in the fleet's slot."""
+    batch_slots: Mapping[str, str]
+    """Batch-number hash prefixes of the kinds of write kept in a slot of their own (by kind)."""
     writes: str
     gen: str
     docs: Mapping[str, str]
@@ -36,8 +47,9 @@ class Keys:
     state_version: str
     cache: tuple[str, str, str]
     """The entries hash, the recency zset and its counter."""
-    journal: tuple[str, str]
-    """The list of entry ids and the hash id -> entry."""
+    journal: tuple[str, str, str, str]
+    """The journal's pages: the list of their heads, the list of their entries, the meta hash
+    (entries kept, entries of the first page dropped) and the hash of amended entries."""
     index_prefix: str
     logs: str
     diff: str
@@ -50,8 +62,10 @@ class Keys:
     @classmethod
     def of(cls, prefix: str) -> Keys:
         base = key_prefix(prefix)
+        journal, logs, diff = key_prefix(prefix, "journal"), key_prefix(prefix, "logs"), key_prefix(prefix, "diff")
         return cls(
             batches=f"{base}batch:",
+            batch_slots=MappingProxyType({"journal": f"{journal}batch:", "logs": f"{logs}batch:"}),
             writes=f"{base}write:",
             gen=f"{base}gen",
             docs=MappingProxyType({name: f"{base}doc:{name}" for name in DOCUMENTS}),
@@ -62,10 +76,10 @@ class Keys:
             state=f"{base}state",
             state_version=f"{base}state:v",
             cache=(f"{base}cache", f"{base}cache:lru", f"{base}cache:seq"),
-            journal=(f"{base}journal", f"{base}journal:entries"),
-            index_prefix=f"{base}journal:index:",
-            logs=f"{base}logs",
-            diff=f"{base}diff",
+            journal=(f"{journal}heads", f"{journal}pages", f"{journal}meta", f"{journal}amended"),
+            index_prefix=f"{journal}index:",
+            logs=f"{logs}logs",
+            diff=f"{diff}diff",
             metrics_prefix=f"{base}metrics:",
             traffic_prefix=f"{base}traffic:",
             login_failures=f"{base}auth:failures",

@@ -61,9 +61,10 @@ class RedisLink:
 
     def opening(self, kind: str, batch: BatchId | None) -> tuple[str, list[str]]:
         """The key and the arguments that open a batched write of ``kind`` (``scripts.BATCH``)."""
+        batches = self.keys.batch_slots.get(kind, self.keys.batches)  # in the slot of the keys it guards
         if batch is None:
-            return self.keys.batches, [kind, "0"]
-        return self.keys.batches + batch.writer, [kind, str(batch.seq)]
+            return batches, [kind, "0"]
+        return batches + batch.writer, [kind, str(batch.seq)]
 
     async def aclose(self) -> None:
         self.closed = True

@@ -22,6 +22,18 @@ end
 # KEYS: the counter. Returns its new value.
 BUMP_ONE = BUMP + "return bump(KEYS[1])\n"
 
+# KEYS: the state hash, its version. ARGV: "1" to replace the whole state (else the pairs are
+# set, the other keys kept), then (key, value) pairs. One script rather than a transaction with a
+# script in it, which a Redis Cluster client refuses to pipeline.
+STATE_WRITE = (
+    BUMP
+    + """
+if ARGV[1] == '1' then redis.call('DEL', KEYS[1]) end
+if #ARGV > 1 then redis.call('HSET', KEYS[1], unpack(ARGV, 2, #ARGV)) end
+return bump(KEYS[2])
+"""
+)
+
 # KEYS: document hash, generation, the write's marker, then the write's effects' keys (cache hash,
 # recency zset, sequence counter, state hash, state version). ARGV: body, expected version ("" =
 # unconditional), ms to keep the outcome, "1" to clear the cache (else ""), then (key, value) pairs
@@ -113,6 +125,28 @@ return {1, v, redis.call('HGETALL', KEYS[1])}
 )
 
 
+# KEYS: state hash, its version, the simulation document. ARGV: the simulation's version ("" for
+# any), the state version the caller's copy is of, m, m (key, value) pairs to set, then the keys to
+# remove. Returns -1 when the simulation changed, {0, version, the state as HGETALL gives it} when
+# the state is at another version, else {1, version now}: the caller applies the step to its copy
+# itself, so the common case sends nothing back but a number. Every set goes in one HSET and every
+# removal in one HDEL, and an existing version is bumped with INCR alone: four calls in Redis for a
+# step that sets keys (each counts in Redis's commandstats).
+STATE_ADVANCE = (
+    BUMP
+    + """
+if ARGV[1] ~= '' and (redis.call('HGET', KEYS[3], 'v') or '0') ~= ARGV[1] then return -1 end
+local v = redis.call('GET', KEYS[2])
+if (v or '0') ~= ARGV[2] then return {0, tonumber(v or '0'), redis.call('HGETALL', KEYS[1])} end
+local m = tonumber(ARGV[3])
+if m > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 4, 3 + 2 * m)) end
+if #ARGV > 3 + 2 * m then redis.call('HDEL', KEYS[1], unpack(ARGV, 4 + 2 * m, #ARGV)) end
+if #ARGV == 3 then return {1, tonumber(v or '0')} end
+if v then return {1, redis.call('INCR', KEYS[2])} end
+return {1, bump(KEYS[2])}
+"""
+)
+
 # KEYS: the failures hash. ARGV: now (ms), window (ms), limit. Returns 1 when locked (and the lock
 # refreshed to now), 0 otherwise; a last failure older than the window clears the count.
 LOGIN_LOCKED = """
@@ -137,13 +171,16 @@ sent again (a worker cut off from a Redis that kept its data)."""
 # The opening of every batched write (store/batches.py). KEYS[1]: the writer's batch hash. ARGV[1]: the
 # kind of write, ARGV[2]: the batch's number in the writer's sequence (0: not a batch). A batch whose
 # number is not above the highest one of its kind applied is a copy of one applied already: nothing
-# is done and 0 returned. The write's own keys and arguments follow, as K and A.
+# is done and 0 returned. The write's own keys and arguments follow, as K and A. The hash's expiry
+# is set with a writer's first batch of a kind and then with every 32nd: a day is far longer than
+# 32 batches take, and a call saved in every batch is a tenth of what a flush costs Redis.
 BATCH = f"""
 local seq = tonumber(ARGV[2])
 if seq > 0 then
   if tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0') >= seq then return 0 end
-  redis.call('HSET', KEYS[1], ARGV[1], seq)
-  redis.call('PEXPIRE', KEYS[1], {BATCH_KEEP_MS})
+  if redis.call('HSET', KEYS[1], ARGV[1], seq) == 1 or seq % 32 == 1 then
+    redis.call('PEXPIRE', KEYS[1], {BATCH_KEEP_MS})
+  end
 end
 local K, A = {{}}, {{}}
 for i = 2, #KEYS do K[i - 1] = KEYS[i] end
@@ -188,41 +225,73 @@ return 1
 )
 
 
-# K: id list, entries hash, then one hash per index. A: limit, n, the 2n lengths of the ids and
-# entries, comma-separated, then all of them concatenated (id1 entry1 id2 entry2 ...), then for each
-# index: its key count m and m (key, id) pairs. Three arguments instead of 2n keep redis-py's
-# pure-Python command packing off the workers' CPU (it cost ~4 us an entry), and the writes go in
-# chunks of 500 (Lua's unpack() has a stack limit). Trims the oldest entries beyond the limit.
+# The journal is kept in pages: a flush's entries are one page, stored whole, so Redis does the
+# same few things per flush whatever its size and nothing per entry (per entry it spent ~3 us of
+# CPU in Lua and hash updates; one 200-byte entry costs it now about what copying it does). Two
+# lists, oldest page first: heads (``n,l1,...,ln|`` then the n ids, each li bytes long) and pages
+# (``m1,...,mn|`` then the n entries); the meta hash holds ``total`` (entries kept), ``skip``
+# (entries at the start of the first page dropped already: the journal is cut to its limit
+# exactly), ``counts`` (each page's entry count, comma-separated: dropping a page reads no head)
+# and ``amended``, how many entries the amended hash holds (id -> an entry written again, read in
+# place of the page's).
+JOURNAL_PAGES = """
+local function ids_of(head)
+  local bar = string.find(head, '|', 1, true)
+  local ids, pos, first = {}, bar + 1, true
+  for len in string.gmatch(string.sub(head, 1, bar - 1), '%d+') do
+    if first then
+      first = false
+    else
+      local stop = pos + tonumber(len)
+      ids[#ids + 1] = string.sub(head, pos, stop - 1)
+      pos = stop
+    end
+  end
+  return ids
+end
+local function entry_of(page, j)
+  local bar = string.find(page, '|', 1, true)
+  local pos, i = bar + 1, 0
+  for len in string.gmatch(string.sub(page, 1, bar - 1), '%d+') do
+    i = i + 1
+    local stop = pos + tonumber(len)
+    if i == j then return string.sub(page, pos, stop - 1) end
+    pos = stop
+  end
+  return false
+end
+-- where each wanted id is among the entries kept: {position in ARGV -> {page, index in page}}
+local function find(heads_key, meta_key, wanted)
+  local skip = tonumber(redis.call('HGET', meta_key, 'skip') or '0')
+  local heads = redis.call('LRANGE', heads_key, 0, -1)
+  local want, where = {}, {}
+  for i = 1, #wanted do want[wanted[i]] = i end
+  for p = 1, #heads do
+    local ids = ids_of(heads[p])
+    for j = (p == 1 and skip + 1 or 1), #ids do
+      local w = want[ids[j]]
+      if w then where[w] = {p, j} end
+    end
+  end
+  return where
+end
+"""
+
+# K: heads, pages, meta hash, amended hash, then one hash per index. A: the limit, n, the page's
+# head and its entries (JOURNAL_PAGES), then for each index: its key count m and m (key, id) pairs.
+# Drops the oldest entries beyond the limit: whole pages, then the first entries of the first one.
 JOURNAL_APPEND = (
     BATCH
+    + JOURNAL_PAGES
     + """
 local limit = tonumber(A[1])
 local n = tonumber(A[2])
-local blob = A[4]
-local lengths = string.gmatch(A[3], '%d+')
-local pos = 1
-local ids, fields = {}, {}
-local function write()
-  if #ids > 0 then
-    redis.call('RPUSH', K[1], unpack(ids))
-    redis.call('HSET', K[2], unpack(fields))
-    ids, fields = {}, {}
-  end
+if n > 0 then
+  redis.call('RPUSH', K[1], A[3])
+  redis.call('RPUSH', K[2], A[4])
 end
-for i = 1, n do
-  local id_end = pos + tonumber(lengths()) - 1
-  local id = string.sub(blob, pos, id_end)
-  pos = id_end + 1
-  local entry_end = pos + tonumber(lengths()) - 1
-  ids[#ids + 1] = id
-  fields[#fields + 1] = id
-  fields[#fields + 1] = string.sub(blob, pos, entry_end)
-  pos = entry_end + 1
-  if #ids == 500 then write() end
-end
-write()
 local at = 5
-for k = 3, #K do
+for k = 5, #K do
   local m = tonumber(A[at])
   at = at + 1
   for i = 1, m do
@@ -230,13 +299,33 @@ for k = 3, #K do
     at = at + 2
   end
 end
-local excess = redis.call('LLEN', K[1]) - limit
-if excess > 0 then
-  local oldest = redis.call('LRANGE', K[1], 0, excess - 1)
-  redis.call('LTRIM', K[1], excess, -1)
-  for i = 1, #oldest, 500 do
-    redis.call('HDEL', K[2], unpack(oldest, i, math.min(i + 499, #oldest)))
+local meta = redis.call('HMGET', K[3], 'total', 'skip', 'counts', 'amended')
+local total = tonumber(meta[1] or '0') + n
+local skip = tonumber(meta[2] or '0')
+local counts = meta[3] or ''
+local amended = tonumber(meta[4] or '0')
+if n > 0 then counts = counts == '' and tostring(n) or counts .. ',' .. n end
+local excess = total - limit
+while excess > 0 and counts ~= '' do
+  local first, rest = string.match(counts, '^(%d+),?(.*)$')
+  local live = tonumber(first) - skip
+  local gone = math.min(live, excess)
+  if amended > 0 then
+    local ids = ids_of(redis.call('LINDEX', K[1], 0))
+    for i = skip + 1, skip + gone do amended = amended - redis.call('HDEL', K[4], ids[i]) end
   end
+  if gone == live then
+    redis.call('LPOP', K[1])
+    redis.call('LPOP', K[2])
+    counts, skip = rest, 0
+  else
+    skip = skip + gone
+  end
+  total = total - gone
+  excess = excess - gone
+end
+if n > 0 or meta[1] then
+  redis.call('HSET', K[3], 'total', total, 'skip', skip, 'counts', counts, 'amended', amended)
 end
 return 1
 """
@@ -248,16 +337,19 @@ return 1
 # amount) pairs. The writer's highest batch number lives in the totals it guards: when it is gone
 # while earlier batches were applied, the totals were lost (Redis restarted empty) and 2 is returned
 # with nothing added, for the writer to send its whole totals; 0 for a copy already applied; else 1.
+# The totals' expiry is set by a writer's first batch and every 32nd (and every heartbeat).
 METRICS_ADD = f"""
+local expire = true
 if ARGV[1] ~= '' then
   local last = redis.call('HGET', KEYS[1], ARGV[1])
   if last == false and ARGV[3] == '1' then return 2 end
   if last and tonumber(last) >= tonumber(ARGV[2]) then return 0 end
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+  expire = last == false or tonumber(ARGV[2]) % 32 == 1
 end
 local n = tonumber(ARGV[4])
 for i = 5, 4 + 2 * n, 2 do redis.call('HINCRBYFLOAT', KEYS[1], ARGV[i], ARGV[i + 1]) end
-redis.call('EXPIRE', KEYS[1], {METRICS_KEEP_S})
+if expire then redis.call('EXPIRE', KEYS[1], {METRICS_KEEP_S}) end
 if KEYS[2] then
   for i = 5 + 2 * n, #ARGV, 2 do redis.call('HINCRBYFLOAT', KEYS[2], ARGV[i], ARGV[i + 1]) end
   redis.call('EXPIRE', KEYS[2], {TRAFFIC_KEEP_S + 60})
@@ -265,21 +357,40 @@ end
 return 1
 """
 
-# HMGET in chunks: Lua's unpack() cannot spread ten thousand arguments at once.
-JOURNAL_AMEND = """
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+# KEYS: heads, meta hash, amended hash. ARGV: the id, the entry. Writes the entry in place of the
+# kept entry of that id: 1, or 0 when there is none.
+JOURNAL_AMEND = (
+    JOURNAL_PAGES
+    + """
+if not find(KEYS[1], KEYS[2], {ARGV[1]})[1] then return 0 end
+if redis.call('HSET', KEYS[3], ARGV[1], ARGV[2]) == 1 then redis.call('HINCRBY', KEYS[2], 'amended', 1) end
 return 1
 """
+)
 
-JOURNAL_ENTRIES = """
-local ids = redis.call('LRANGE', KEYS[1], 0, -1)
-local out = {}
-for i = 1, #ids, 1000 do
-  local chunk = {}
-  for j = i, math.min(i + 999, #ids) do chunk[#chunk + 1] = ids[j] end
-  local values = redis.call('HMGET', KEYS[2], unpack(chunk))
-  for k = 1, #chunk do out[#out + 1] = values[k] end
+# KEYS: heads, pages, meta hash, amended hash. ARGV: ids. The kept entry of each id, false if none.
+JOURNAL_FIND = (
+    JOURNAL_PAGES
+    + """
+local where = find(KEYS[1], KEYS[3], ARGV)
+local pages, out = {}, {}
+for i = 1, #ARGV do
+  local at = where[i]
+  out[i] = false
+  if at then
+    out[i] = redis.call('HGET', KEYS[4], ARGV[i])
+    if not out[i] then
+      pages[at[1]] = pages[at[1]] or redis.call('LINDEX', KEYS[2], at[1] - 1)
+      out[i] = entry_of(pages[at[1]], at[2])
+    end
+  end
 end
 return out
+"""
+)
+
+# KEYS: heads, pages, meta hash, amended hash. Returns {skip, heads, pages, amended as HGETALL}.
+JOURNAL_READ = """
+return {tonumber(redis.call('HGET', KEYS[3], 'skip') or '0'), redis.call('LRANGE', KEYS[1], 0, -1),
+  redis.call('LRANGE', KEYS[2], 0, -1), redis.call('HGETALL', KEYS[4])}
 """

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 from simproxy.store.errors import SimulationChanged
 from simproxy.store.redis import scripts
-from simproxy.store.redis.link import RedisLink, RedisRole, encoded, simulation_arg, text, translate
+from simproxy.store.redis.link import RedisLink, RedisRole, simulation_arg, text, translate
 
 
 class RedisState(RedisRole):
@@ -18,9 +18,10 @@ class RedisState(RedisRole):
         self._version = keys.state_version
         self._stepped = (keys.state, keys.state_version, keys.docs["simulation"])
         """The keys of a step: the state, its version, and the simulation it was decided on."""
-        self._bump_script = self._client.register_script(scripts.BUMP_ONE)
+        self._write_script = self._client.register_script(scripts.STATE_WRITE)
         self._transition_script = self._client.register_script(scripts.STATE_TRANSITION)
         self._step_script = self._client.register_script(scripts.STATE_STEP)
+        self._advance_script = self._client.register_script(scripts.STATE_ADVANCE)
 
     def held_state(self) -> None:
         """Redis's state is a round trip away: a request steps it with an await."""
@@ -33,20 +34,18 @@ class RedisState(RedisRole):
 
     @translate
     async def state_replace(self, values: Mapping[str, str]) -> None:
-        async with self._client.pipeline(transaction=True) as pipe:
-            pipe.delete(self._state)
-            if values:
-                pipe.hset(self._state, mapping=encoded(values))
-            await self._bump_script(keys=[self._version], client=pipe)
-            await pipe.execute()
+        await self._write(True, values)
 
     @translate
     async def state_update(self, values: Mapping[str, str]) -> None:
         if values:
-            async with self._client.pipeline(transaction=True) as pipe:
-                pipe.hset(self._state, mapping=encoded(values))
-                await self._bump_script(keys=[self._version], client=pipe)
-                await pipe.execute()
+            await self._write(False, values)
+
+    async def _write(self, replace: bool, values: Mapping[str, str]) -> None:
+        args: list[bytes] = [b"1" if replace else b"0"]
+        for key, value in values.items():
+            args += [key.encode("utf-8", "surrogateescape"), value.encode("utf-8", "surrogateescape")]
+        await self._write_script(keys=[self._state, self._version], args=args)
 
     @translate
     async def state_read(self) -> tuple[int, dict[str, str]]:
@@ -70,6 +69,22 @@ class RedisState(RedisRole):
         applied, now, flat = reply
         state = {text(flat[i]): text(flat[i + 1]) for i in range(0, len(flat), 2)}
         return bool(applied), int(now), state
+
+    @translate
+    async def state_advance(
+        self, version: int, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None
+    ) -> tuple[int, dict[str, str] | None]:
+        args: list[str] = [simulation_arg(simulation), str(version), str(len(sets))]
+        for key, value in sets.items():
+            args += [key, value]
+        args += list(removes)
+        reply = await self._advance_script(keys=self._stepped, args=args)
+        if reply == -1:
+            raise SimulationChanged("the simulation was replaced since this step was decided")
+        if reply[0]:
+            return int(reply[1]), None
+        flat = reply[2]
+        return int(reply[1]), {text(flat[i]): text(flat[i + 1]) for i in range(0, len(flat), 2)}
 
     @translate
     async def state_transition(

@@ -19,8 +19,9 @@ class RedisTelemetry(RedisRole):
         self._logs = keys.logs
         self._metrics_prefix = keys.metrics_prefix
         self._traffic_prefix = keys.traffic_prefix
-        self._sized = (keys.journal[0], keys.cache[0])
-        """The journal's id list and the match cache's hash, whose lengths ``sizes`` reads."""
+        self._sized = (keys.journal[2], keys.cache[0])
+        """The journal's meta hash (its ``total``) and the match cache's hash (its length), which
+        ``sizes`` reads."""
         self._counters_script = self._client.register_script(scripts.ADD_COUNTERS)
         self._logs_append_script = self._client.register_script(scripts.LOGS_APPEND)
         self._metrics_add_script = self._client.register_script(scripts.METRICS_ADD)
@@ -103,7 +104,7 @@ class RedisTelemetry(RedisRole):
     async def sizes(self) -> tuple[int, int]:
         journal, cache = self._sized
         async with self._client.pipeline(transaction=False) as pipe:
-            pipe.llen(journal)
+            pipe.hget(journal, "total")
             pipe.hlen(cache)
             journal_size, cache_size = await pipe.execute()
-        return int(journal_size), int(cache_size)
+        return int(journal_size or 0), int(cache_size)

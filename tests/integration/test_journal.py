@@ -208,6 +208,16 @@ def test_disabled_journal_and_logs(simproxy_factory: Any) -> None:
     assert sp.admin_json("GET", "/api/v2/logs") == (500, {"error": "Logs disabled"})
 
 
+def test_journal_sample_keeps_one_request_in_n_and_counts_every_one(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-journal-sample", "4")
+    sp.admin_json("PUT", "/api/v2/simulation", simulation(pair("/s", "s")))
+    paths = [f"/s?n={n}" for n in range(10)]
+    assert [sp.proxy(f"http://h.test{path}")[2] for path in paths] == [b"s"] * 10
+    entries = _journal(sp, "")["journal"]
+    assert [e["request"]["query"] for e in entries] == ["n=0", "n=4", "n=8"]  # the first, then every 4th
+    assert sp.admin_json("GET", "/api/v2/service/usage")[1]["usage"]["counters"]["simulate"] == 10
+
+
 @pytest.mark.slow
 def test_ten_thousand_requests_over_two_instances_are_all_journaled(simproxy_factory: Any, redis_server: Any) -> None:
     shared = (

@@ -101,3 +101,38 @@ def test_a_state_step_decided_on_a_replaced_simulation_changes_nothing(store, ru
         assert await store.state_get() == {"sequence:1": "3"}
 
     run(body())
+
+
+def test_an_advance_on_a_held_copy_sends_back_only_a_version_unless_the_copy_is_old(backend, run) -> None:
+    async def body() -> None:
+        mine, other = backend.open(), backend.open()
+        assert await mine.state_advance(0, {}, ()) == (0, None)  # never written: version 0, a copy of {} holds
+        await mine.state_replace({"side": "a", "gone": "x"})
+        version, _ = await mine.state_read()
+        after, state = await mine.state_advance(version, {"side": "b", "new": "n"}, ["gone", "never-there"])
+        assert state is None and after > version  # applied: the caller's copy with the step is the state
+        assert await other.state_read() == (after, {"side": "b", "new": "n"})
+        assert await mine.state_advance(after, {}, ()) == (after, None)  # a check: nothing changes
+        assert await mine.state_advance(version, {"side": "z"}, ()) == (after, {"side": "b", "new": "n"})  # old copy
+        await other.state_update({"side": "c"})
+        current, state = await mine.state_advance(after, {"side": "d"}, ())
+        assert state == {"side": "c", "new": "n"} and current > after  # refused, told the state
+        assert (await mine.state_advance(current, {}, ["side", "new"]))[1] is None
+        assert await other.state_get() == {}
+
+    run(body())
+
+
+def test_an_advance_decided_on_a_replaced_simulation_changes_nothing(store, run) -> None:
+    async def body() -> None:
+        old = await store.write_document("simulation", b"old")
+        await store.state_replace({"sequence:1": "1"})
+        version, _ = await store.state_read()
+        new = await store.write_document("simulation", b"new")
+        with pytest.raises(SimulationChanged):
+            await store.state_advance(version, {"sequence:1": "2"}, (), simulation=old)
+        assert await store.state_read() == (version, {"sequence:1": "1"})
+        assert (await store.state_advance(version, {"sequence:1": "2"}, (), simulation=new))[1] is None
+        assert await store.state_get() == {"sequence:1": "2"}
+
+    run(body())

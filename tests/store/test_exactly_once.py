@@ -90,8 +90,12 @@ def test_the_batch_numbers_live_in_one_slot_key_per_writer_that_expires(redis_st
         await redis_store.batch(BatchId("w", 7)).add_counters({"simulate": 1})
         await redis_store.batch(BatchId("w", 8)).journal_append([("e", b"entry")], {}, 10)
         key = f"{key_prefix(prefix)}batch:w"
-        assert await redis_client.hgetall(key) == {b"counters": b"7", b"journal": b"8"}
+        assert await redis_client.hgetall(key) == {b"counters": b"7"}
         assert await redis_client.ttl(key) > 3600
+        # the journal's number lives with the journal it guards, in the journal's own slot
+        journal_key = f"{key_prefix(prefix, 'journal')}batch:w"
+        assert await redis_client.hgetall(journal_key) == {b"journal": b"8"}
+        assert await redis_client.ttl(journal_key) > 3600
         await redis_store.batch(BatchId("w", 9)).metrics_add("pod", {"requests|simulate|hit": 1})
         # the metrics' number is kept with the totals it guards, and read as no metric
         assert await redis_client.hget(f"{key_prefix(prefix)}metrics:pod", "batch|w") == b"9"

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 SUPPORTED = [
     "ap", "pp", "listen-on-host", "webserver", "import", "destination", "dest", "capture", "spy",
-    "synthesize", "modify", "diff", "capture-on-miss", "journal-size", "logs-size", "cache-size",
+    "synthesize", "modify", "diff", "capture-on-miss", "journal-size", "journal-sample", "logs-size", "cache-size",
     "disable-cache", "log-level", "v", "version", "no-import-check", "upstream-proxy", "workers",
     "redis-url", "redis-prefix", "join-fleet", "response-body-files-path", "response-body-files-allow-origin",
     "templating-data-source", "journal-indexing-key", "journal-body-size-limit", "tls-verification",
@@ -142,6 +142,12 @@ def test_bad_integer_value(text: str, reason: str) -> None:
 def test_negative_journal_and_logs_sizes_become_zero() -> None:
     settings = parse("-journal-size", "-5", "-logs-size=-1")
     assert (settings.journal_size, settings.logs_size) == (0, 0)
+
+
+def test_journal_sample_is_one_request_in_n_at_least_one() -> None:
+    assert (parse().journal_sample, parse("-journal-sample", "10").journal_sample) == (1, 10)
+    error = error_of("-journal-sample", "0")
+    assert error.exit_code != 0 and "Journal sample must be at least 1" in error.message
 
 
 def test_unknown_flag() -> None:
@@ -776,3 +782,9 @@ def test_generate_ca_cert_writes_a_new_ca_and_uses_it(tmp_path: Path, monkeypatc
 def test_bad_client_authentication_flags_are_fatal(args: tuple[str, ...], message: str) -> None:
     error = error_of(*args)
     assert error.exit_code == 1 and error.message.startswith(message)
+
+
+def test_a_redis_cluster_is_named_by_a_redis_cluster_url() -> None:
+    assert parse("-redis-url", "redis+cluster://10.0.0.5:7000").redis_url == "redis+cluster://10.0.0.5:7000"
+    error = error_of("-redis-url", "cluster://10.0.0.5:7000")
+    assert "redis+cluster:// for a Redis Cluster" in error.message

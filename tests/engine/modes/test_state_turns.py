@@ -1,0 +1,107 @@
+"""Stateful requests on a state that is a round trip away (as Redis's): what reaches the store.
+
+The in-process store is made to look shared (``held_state`` None), and its state calls counted:
+requests waiting for their turn share one ``state_advance``, a request that depends on no state
+and steps nothing makes no call, and a step refused because another worker moved the state on is
+decided again on the state handed back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+from simproxy.engine.wire.response import Wire
+from tests.engine.modes.conftest import World, pair, request
+
+STATE_CALLS = ("state_read", "state_get", "state_step", "state_advance", "state_transition")
+
+
+def _requiring(state: dict[str, str], path: str, body: str, **response: Any) -> dict[str, Any]:
+    made = pair(path, body, **response)
+    made["request"]["requiresState"] = state
+    return made
+
+
+def _counted(w: World) -> Counter[str]:
+    """Make the state a round trip away (each call yields to the loop once) and count its calls."""
+    calls: Counter[str] = Counter()
+    state = w.store.state
+    state.held_state = lambda: None  # type: ignore[method-assign]
+    for name in STATE_CALLS:
+        call = getattr(state, name)
+
+        async def counted(*args: Any, _call: Any = call, _name: str = name, **kwargs: Any) -> Any:
+            calls[_name] += 1
+            await asyncio.sleep(0)
+            return await _call(*args, **kwargs)
+
+        setattr(state, name, counted)
+    return calls
+
+
+FLIP = (
+    _requiring({"side": "a"}, "/flip", "a", transitionsState={"side": "b"}),
+    _requiring({"side": "b"}, "/flip", "b", transitionsState={"side": "a"}),
+)
+
+
+def test_requests_waiting_for_their_turn_share_one_step_in_the_order_they_came(world: Any) -> None:
+    async def scenario(w: World) -> None:
+        await w.store.state_replace({"side": "a"})
+        calls = _counted(w)
+        first = await w.answer(request("/flip"))  # reads the state once, then steps it
+        assert first.raw_body == b"a"
+        assert calls == Counter({"state_read": 1, "state_advance": 1})
+        handed = [w.dispatcher.handle(request("/flip")) for _ in range(6)]
+        assert not any(isinstance(one, Wire) for one in handed)
+        bodies = [wire.raw_body for wire in await asyncio.gather(*handed)]
+        # the first waits for the store alone; the five that came meanwhile share the next round trip
+        assert bodies == [b"b", b"a", b"b", b"a", b"b", b"a"]
+        assert calls == Counter({"state_read": 1, "state_advance": 3})
+        assert await w.store.state_get() == {"side": "b"}
+
+    world(scenario, *FLIP)
+
+
+def test_a_request_that_depends_on_no_state_and_steps_nothing_makes_no_state_call(world: Any) -> None:
+    async def scenario(w: World) -> None:
+        await w.store.state_replace({"side": "a"})
+        calls = _counted(w)
+        assert (await w.answer(request("/flip"))).raw_body == b"a"
+        before = calls.copy()
+        for _ in range(3):
+            assert (await w.answer(request("/hello"))).raw_body == b"hi"
+        assert calls == before
+
+    world(scenario, pair("/hello", "hi"), *FLIP)
+
+
+def test_a_step_refused_because_another_worker_moved_the_state_is_decided_again(world: Any) -> None:
+    async def scenario(w: World) -> None:
+        await w.store.state_replace({"side": "a"})
+        calls = _counted(w)
+        assert (await w.answer(request("/flip"))).raw_body == b"a"  # this worker's copy: side b
+        await w.store.state_update({"side": "a"})  # another worker flipped it back meanwhile
+        assert (await w.answer(request("/flip"))).raw_body == b"a"  # not b: decided again on a
+        assert calls == Counter({"state_read": 1, "state_advance": 3})
+        assert await w.store.state_get() == {"side": "b"}
+
+    world(scenario, *FLIP)
+
+
+def test_a_request_gone_before_its_turn_steps_nothing(world: Any) -> None:
+    async def scenario(w: World) -> None:
+        await w.store.state_replace({"side": "a"})
+        _counted(w)
+        first = asyncio.ensure_future(w.answer(request("/flip")))
+        gone = asyncio.ensure_future(w.answer(request("/flip")))
+        await asyncio.sleep(0)  # both wait: the first for the store, the second for its turn
+        gone.cancel()
+        assert (await first).raw_body == b"a"
+        assert gone.cancelled()
+        assert await w.store.state_get() == {"side": "b"}  # the one step of the request answered
+        assert (await w.answer(request("/flip"))).raw_body == b"b"
+
+    world(scenario, *FLIP)
