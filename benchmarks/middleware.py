@@ -4,7 +4,7 @@ side by side on one shared core, and a post-serve action sending a webhook for e
     python -m benchmarks.middleware [--hoverfly PATH] [--seconds 4] [--rounds 3] [--json OUT]
 
 Each round runs the two servers of a pair at the same time, both pinned to the same core (every
-middleware process they start inherits it), each driven by ``benchmarks.loadgen`` with 8 keep-alive
+middleware process they start inherits it), each driven by ``wrk`` (else ``benchmarks.loadgen``) with 8 keep-alive
 connections pinned to the other core. The middleware is a pass-through in Python that adds one
 header to a simulated answer: for Hoverfly (and simproxy's default form) a program that reads one
 document and exits, for ``-middleware-pool`` the same with a read loop, and for ``python:`` a function.
@@ -23,6 +23,8 @@ import asyncio
 import contextlib
 import json
 import os
+import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -167,17 +169,38 @@ def _hoverfly(binary: str, script: Path, home: str) -> Proc:
     return Proc("hoverfly", argv, admin, proxy, env={"HOME": home})
 
 
+WRK_SCRIPT = 'wrk.path = "http://test.example/x"\nwrk.headers["Host"] = "test.example"\n'
+"""wrk's request: the absolute form a proxy is sent (Hoverfly refuses any other on its proxy port)."""
+
+
 def _load(proc: Proc, seconds: float, cpu: int, requests: Path) -> subprocess.Popen[bytes]:
-    argv = [sys.executable, "-m", "benchmarks.loadgen", str(proc.proxy), str(seconds), str(CONNECTIONS), str(requests)]
+    """The load on ``proc``: ``wrk`` when the machine has it (a Python client at several thousand
+    requests a second spends its own core and caps the faster side), else ``benchmarks.loadgen``."""
+    if shutil.which("wrk"):
+        script = requests.with_name("wrk.lua")
+        script.write_text(WRK_SCRIPT)
+        argv = ["wrk", "-t1", f"-c{CONNECTIONS}", f"-d{max(1, round(seconds))}s", "-s", str(script),
+                f"http://127.0.0.1:{proc.proxy}"]  # fmt: skip
+    else:
+        argv = [sys.executable, "-m", "benchmarks.loadgen", str(proc.proxy), str(seconds), str(CONNECTIONS),
+                str(requests)]  # fmt: skip
     return subprocess.Popen(
         argv, cwd=ROOT, stdout=subprocess.PIPE, preexec_fn=lambda: os.sched_setaffinity(0, {cpu})
     )  # fmt: skip
 
 
 def _rate(load: subprocess.Popen[bytes]) -> tuple[float, int]:
+    """Requests a second and errors, from wrk's report or loadgen's JSON line."""
     out, _ = load.communicate(timeout=120)
-    result = json.loads(out)
-    return result["requests"] / result["seconds"], result["errors"]
+    text = out.decode()
+    if text.lstrip().startswith("{"):
+        result = json.loads(text)
+        return result["requests"] / result["seconds"], result["errors"]
+    rate = re.search(r"Requests/sec:\s+([\d.]+)", text)
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    if rate is None:
+        raise SystemExit(f"wrk printed no rate:\n{text}")
+    return float(rate[1]), int(errors[1]) if errors else 0
 
 
 def side_by_side(

@@ -110,6 +110,7 @@ class ActionRunner:
         pools, self._pools = list(self._pools.values()), {}
         for pool in pools:
             await pool.aclose()
+        await self._hooks.aclose()
         self._scripts.close()
 
     async def _run(self, action: ActionSpec, served: Served) -> None:
