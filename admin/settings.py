@@ -67,6 +67,8 @@ class Settings:
     log_level: str = "info"
     logs: LogOptions = field(default_factory=LogOptions)
     no_import_check: bool = False
+    openapi_validation: bool = True
+    """``-openapi-validation``: an ``-import``ed OpenAPI document's requests are checked (422 when broken)."""
     join_fleet: bool = False
     """``-join-fleet``: the start-up writes only what differs from the last start-up on the store."""
     upstream_proxy: str = ""
@@ -179,6 +181,7 @@ class Settings:
             "capture_on_miss",
             "disable_cache",
             "no_import_check",
+            "openapi_validation",
             "join_fleet",
             "tls_verification",
             "enable_middleware_api",

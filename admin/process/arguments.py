@@ -342,6 +342,7 @@ def settings_from_flags(flags: ParsedFlags, env: Mapping[str, str]) -> Settings:
             disable_cache=flags.switch("disable-cache"),
             log_level=log_level,
             no_import_check=_no_import_check(flags, env),
+            openapi_validation=flags.switch("openapi-validation"),
             join_fleet=flags.switch("join-fleet"),
             # either one turns it off, as in Hoverfly
             tls_verification=flags.switch("tls-verification") and env.get("HoverflyTlsVerification") != "false",

@@ -55,6 +55,12 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("log-level", "string", "Log level: panic, fatal, error, warn, info, debug or trace", "info"),
     FlagSpec("v", "bool", "Verbose: log at debug level"),
     FlagSpec("version", "bool", "Print the version and exit"),
+    FlagSpec(
+        "openapi-validation",
+        "bool",
+        "Answer 422 to a request that breaks an imported OpenAPI document (false: answer it as usual)",
+        "true",
+    ),
     FlagSpec("no-import-check", "bool", "Skip the duplicate-request check on imports; env SKIP_IMPORT_CHECK=true"),
     FlagSpec(
         "upstream-proxy",
@@ -338,15 +344,31 @@ HINT = f'run "{PROGRAM} -h" for the flags'
 """What follows a syntax error on the command line, instead of the whole usage."""
 
 
+COMMANDS: tuple[tuple[str, str], ...] = (
+    (f"{PROGRAM} [flags]", "one instance: the admin API and dashboard on -ap, the proxy on -pp"),
+    (
+        f"{PROGRAM} fleet N [flags]",
+        "N instances on this machine sharing one store and the proxy port\n"
+        "(admin ports -ap, -ap+1, ...; the flags as for one instance)",
+    ),
+    (
+        f"{PROGRAM} openapi FILE",
+        "print the simulation an OpenAPI or Swagger document (YAML or JSON) becomes\n"
+        "(simproxy openapi --no-validation FILE: without request validation)",
+    ),
+)
+"""Each form of the command (the server and its subcommands) and what it does, as ``-h`` lists them."""
+
+
 def usage_text() -> str:
-    """``-h``: what simproxy is, its two command forms, then every flag Go-style, sorted by name,
-    with its type, help and default."""
+    """``-h``: what simproxy is, each form of the command (its subcommands) with what it does, then
+    every flag Go-style, sorted by name, with its type, help and default."""
     entries = "".join(_usage_entry(spec) for spec in sorted(FLAGS, key=lambda spec: spec.name))
-    forms = (
-        f"  {PROGRAM} [flags]           one instance: the admin API and dashboard on -ap, the proxy on -pp\n"
-        f"  {PROGRAM} fleet N [flags]   N instances on this machine sharing one store and the proxy port\n"
-        "                             (admin ports -ap, -ap+1, ...; the flags as for one instance)\n"
-    )
+    width = max(len(form) for form, _ in COMMANDS) + 3
+    forms = ""
+    for form, what in COMMANDS:
+        first, *more = what.split("\n")
+        forms += f"  {form:<{width}}{first}\n" + "".join(f"  {'':<{width}}{line}\n" for line in more)
     return f"{DESCRIPTION}\n\nUsage:\n{forms}\nFlags:\n{entries}"
 
 

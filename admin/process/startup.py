@@ -48,7 +48,8 @@ async def load_imports(settings: Settings, registry: MatcherRegistry) -> ImportR
 
     A ``.yaml``/``.yml`` file is taken when it is an OpenAPI / Swagger document (converted to its
     simulation, its ``$ref``s read beside it), except under ``-compat hoverfly``; any other is
-    refused with Hoverfly's words, as Hoverfly refuses every file not named ``.json``.
+    refused with Hoverfly's words, as Hoverfly refuses every file not named ``.json``. A document's
+    request contracts are left out under ``-openapi-validation=false``.
     """
     if not settings.imports:
         return None
@@ -77,6 +78,7 @@ async def load_imports(settings: Settings, registry: MatcherRegistry) -> ImportR
                 extensions=dialect.extensions,
                 content_type="application/yaml" if yaml_file else "",
                 read=None if folder is None else functools.partial(_beside, folder),
+                validate=settings.openapi_validation,
             )
             incoming = decode_simulation(doc["data"])
             compile_simulation(incoming, registry)

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from simproxy.engine.matching.candidates import PairIndex
 from simproxy.engine.matching.registry import CompiledMatcher, MatcherRegistry
+from simproxy.engine.openapi.validate import Contracts
 from simproxy.engine.simulation.delays import Delays
 from simproxy.engine.simulation.faults import FaultRules, compile_faults
 from simproxy.engine.simulation.model import Matchers, NamedMatchers, Pair, Simulation
@@ -144,6 +145,9 @@ class CompiledSimulation:
     """Some pair or global rule has a fault: the dispatcher decides each answer's (one roll)."""
     templates_fetch: bool = False
     """Some templated response reads a CSV data source or the journal, which it may have to fetch."""
+    contracts: Contracts | None = None
+    """An imported OpenAPI document's request and response contracts (engine/openapi/validate.py),
+    compiled with the rest; None when no pair carries one, so the hot path asks one identity test."""
 
     def candidates(self, path: str, method: str) -> Iterable[CompiledPair]:
         """Pairs that may hit a request with this path and method, in simulation order."""
@@ -181,6 +185,7 @@ def compile_simulation(
         compile_faults(sim),
         bool(sim.faults) or any(p.response.fault is not None for p in sim.pairs),
         any(cp.templates is not None and (cp.templates.uses_csv or cp.templates.uses_journal) for cp in compiled),
+        Contracts.build((p.labels for p in sim.pairs), strict=not registry.lenient) or None,
     )
 
 

@@ -1,9 +1,10 @@
 """Request validation for simulations imported from an OpenAPI document (engine/openapi/validate.py).
 
-``ContractCheck`` reads the contracts of the simulation being served once, when it changes, and
-answers a request that breaks its operation's contract with a 422 listing every violation, in
-place of the pair's answer; the journal records that answer like any other. A simulation without
-contracts costs a request one identity comparison.
+``ContractCheck`` reads the contracts compiled with the simulation being served (when it was
+compiled, off the request path: engine/matching/scoring.py) and answers a request that breaks its
+operation's contract with a 422 listing every violation, in place of the pair's answer; the
+journal records that answer like any other. A simulation without contracts costs a request two
+attribute reads and one identity comparison.
 
 In spy (the answers it forwards) and capture, ``record_answer`` checks the real service's answer
 against the document instead (Hoverfly's requested "validate mode"): each violation is stored as
@@ -18,40 +19,24 @@ from datetime import datetime
 import orjson
 
 from simproxy.engine.fleet.runtime import Snapshot
-from simproxy.engine.matching.scoring import CompiledSimulation
-from simproxy.engine.openapi.validate import Contracts
 from simproxy.engine.outbound.upstream import UpstreamResponse, outgoing_path
 from simproxy.engine.wire.request import RequestDetails
 from simproxy.engine.wire.response import Wire, plain_error
 from simproxy.store import DiffStore, StoreError
 
 log = logging.getLogger(__name__)
-_NONE = Contracts()
 
 
 class ContractCheck:
-    """One per mode instance: the contracts of the last simulation seen."""
+    """Answers a request, or checks a real answer, against the contracts its simulation was
+    compiled with (``CompiledSimulation.contracts``, built off the request path)."""
 
-    __slots__ = ("_contracts", "active", "seen")
-
-    def __init__(self) -> None:
-        self.seen: CompiledSimulation | None = None
-        """The simulation ``active`` was decided for."""
-        self.active = False
-        """``seen`` holds contracts: the hot path asks ``rejected`` only then, or for a new simulation."""
-        self._contracts = _NONE
-
-    def _of(self, snap: Snapshot) -> Contracts:
-        if snap.simulation is not self.seen:
-            self.seen = snap.simulation
-            self._contracts = Contracts.build(p.labels for p in snap.simulation.simulation.pairs)
-            self.active = bool(self._contracts)
-        return self._contracts
+    __slots__ = ()
 
     def rejected(self, snap: Snapshot, req: RequestDetails) -> Wire | None:
         """The 422 for a request that breaks its operation's contract; None to answer it as usual."""
-        contracts = self._of(snap)
-        if not contracts:
+        contracts = snap.simulation.contracts
+        if contracts is None:
             return None
         found = contracts.check(req.method, req.path, req.query, req.headers_lower, req.body)
         if not found:
@@ -66,8 +51,8 @@ class ContractCheck:
         self, snap: Snapshot, req: RequestDetails, resp: UpstreamResponse, store: DiffStore
     ) -> None:
         """Store a diff report when the real answer to ``req`` breaks the document (nothing otherwise)."""
-        contracts = self._of(snap)
-        if not contracts:
+        contracts = snap.simulation.contracts
+        if contracts is None:
             return
         content_type = next((values[0] for name, values in resp.headers if name.lower() == "content-type"), "")
         found = contracts.check_answer(req.method, req.path, resp.status, content_type, resp.body)

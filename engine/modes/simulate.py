@@ -34,9 +34,8 @@ class SimulateMode:
         self.contracts = ContractCheck()
 
     def handle(self, snap: Snapshot, req: RequestDetails) -> Outcome:
-        contracts = self.contracts  # an imported OpenAPI document's validation: two reads without one
-        if contracts.active or snap.simulation is not contracts.seen:
-            rejected = contracts.rejected(snap, req)
+        if snap.simulation.contracts is not None:  # an imported OpenAPI document's validation
+            rejected = self.contracts.rejected(snap, req)
             if rejected is not None:
                 return rejected
         if not snap.config.middleware.enabled:

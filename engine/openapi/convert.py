@@ -6,7 +6,8 @@ Each operation gives:
   exact matcher, or as a regex with each parameter by its schema (digits for an integer, the
   values of an enum...), the method,
   a presence matcher for every required query and header parameter, and the request body's media
-  types as a ``Content-Type`` matcher when the body is required. It answers the lowest 2xx status
+  types as a ``Content-Type`` matcher when the body is required (with a ``form`` matcher of its
+  required fields when it can only be urlencoded). It answers the lowest 2xx status
   with its first example, or a body generated from the response schema (generate.py);
 - pairs that also match a ``Prefer`` header, as Prism reads it: ``code=404`` for every other
   declared status, ``example=name`` for every named example (with ``code=`` too when another
@@ -17,13 +18,15 @@ Each operation gives:
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
-from simproxy.engine.openapi.document import Document, dumps
+from simproxy.engine.openapi.document import Document, OpenAPIError, Reader, dumps
+from simproxy.engine.openapi.forms import MULTIPART, URLENCODED
 from simproxy.engine.openapi.generate import Raw, example_value, schema_type, template_value
 from simproxy.engine.openapi.validate import contract_label
 
@@ -43,6 +46,8 @@ class Answer:
     media_type: str
     body: str
     templated: bool = False
+    encoded: bool = False
+    """``body`` is base64 (an ``externalValue`` file that is not UTF-8 text)."""
 
 
 def to_simulation(document: Document, *, validate: bool = True) -> dict[str, Any]:
@@ -61,17 +66,14 @@ def to_simulation(document: Document, *, validate: bool = True) -> dict[str, Any
         for method in _METHODS:
             operation = item.get(method)
             if isinstance(operation, dict):
-                found = _operation_pairs(
-                    root, document.version, str(template), method, operation, shared, prefix, validate
-                )
+                found = _operation_pairs(document, str(template), method, operation, shared, prefix, validate)
                 pairs.extend(found)
     data = {"pairs": pairs, "globalActions": {"delays": [], "delaysLogNormal": []}}
     return {"data": data, "meta": {"schemaVersion": "v5.2"}}
 
 
 def _operation_pairs(
-    root: dict[str, Any],
-    version: str,
+    document: Document,
     template: str,
     method: str,
     operation: dict[str, Any],
@@ -79,6 +81,7 @@ def _operation_pairs(
     prefix: str,
     validate: bool,
 ) -> Iterator[dict[str, Any]]:
+    root, version = document.root, document.version
     parameters = _parameters(shared, operation.get("parameters") or [])
     request: dict[str, Any] = {
         "path": [_path_matcher(template, parameters, prefix)],
@@ -96,11 +99,14 @@ def _operation_pairs(
         for p in parameters
         if p.get("in") == "header" and p.get("required") and str(p["name"]).lower() not in _IGNORED_HEADERS
     }
+    form = _form_matcher(root, version, operation, parameters)
+    if form is not None:
+        request["body"] = [form]
     media_types = _request_media_types(root, version, operation, parameters)
     if media_types:
         alternatives = "|".join(re.escape(m) for m in media_types)
         headers["Content-Type"] = [{"matcher": "regex", "value": f"^(?:{alternatives})\\s*(?:;|$)"}]
-    answers = _answers(root, version, operation)
+    answers = _answers(document, operation, f"paths.{template}.{method}")
     if not answers:
         answers = [Answer(200, "", "", "")]
     first = _default(answers)
@@ -135,7 +141,7 @@ def _pair(
     matched = dict(headers)
     if prefer:
         matched["Prefer"] = [{"matcher": "regex", "value": f"(?:^|[ ,;]){re.escape(p)}(?:[ ,;]|$)"} for p in prefer]
-    response: dict[str, Any] = {"status": answer.status, "body": answer.body, "encodedBody": False}
+    response: dict[str, Any] = {"status": answer.status, "body": answer.body, "encodedBody": answer.encoded}
     if answer.media_type:
         response["headers"] = {"Content-Type": [answer.media_type]}
     if answer.templated:
@@ -165,8 +171,8 @@ def _contract(
     if version == "2.0":
         sent = [p for p in parameters if p.get("in") in ("body", "formData")]
         if sent:
-            schema = next((p.get("schema") for p in sent if p.get("in") == "body"), None)
-            consumes = operation.get("consumes") or root.get("consumes") or ["application/json"]
+            schema = next((p.get("schema") for p in sent if p.get("in") == "body"), None) or _form_schema(sent)
+            consumes = _consumes(root, operation, sent) or ["application/json"]
             body = {"required": any(p.get("required") for p in sent), "media": dict.fromkeys(consumes, schema)}
     elif isinstance(operation.get("requestBody"), dict):
         request_body = operation["requestBody"]
@@ -276,10 +282,7 @@ def _request_media_types(
         body = [p for p in parameters if p.get("in") in ("body", "formData")]
         if not any(p.get("required") for p in body):
             return []
-        consumes = operation.get("consumes") or root.get("consumes") or []
-        if not consumes and any(p.get("in") == "formData" for p in body):
-            consumes = ["application/x-www-form-urlencoded", "multipart/form-data"]
-        return [str(c) for c in consumes] or ["application/json"]
+        return _consumes(root, operation, body) or ["application/json"]
     request_body = operation.get("requestBody")
     if not isinstance(request_body, dict) or not request_body.get("required"):
         return []
@@ -287,7 +290,50 @@ def _request_media_types(
     return [str(m) for m in content if "*" not in str(m)]
 
 
-def _answers(root: dict[str, Any], version: str, operation: dict[str, Any]) -> list[Answer]:
+def _consumes(root: dict[str, Any], operation: dict[str, Any], sent: list[dict[str, Any]]) -> list[str]:
+    """Swagger 2's request media types: the operation's or the document's ``consumes``, else for
+    ``formData`` parameters both form encodings; [] when nothing says."""
+    consumes = operation.get("consumes") or root.get("consumes") or []
+    if not consumes and any(p.get("in") == "formData" for p in sent):
+        consumes = [URLENCODED, MULTIPART]
+    return [str(c) for c in consumes]
+
+
+def _form_schema(sent: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Swagger 2's ``formData`` parameters as the schema of the object a form body is read as
+    (a ``file`` field as any value); None without such parameters."""
+    fields = [p for p in sent if p.get("in") == "formData"]
+    if not fields:
+        return None
+    properties = {str(p["name"]): {} if p.get("type") == "file" else parameter_schema(p) for p in fields}
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    required = [str(p["name"]) for p in fields if p.get("required")]
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _form_matcher(
+    root: dict[str, Any], version: str, operation: dict[str, Any], parameters: list[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """A ``form`` body matcher requiring each required field, for an operation whose required
+    body can only be urlencoded (the matcher reads only that encoding); None otherwise."""
+    if _request_media_types(root, version, operation, parameters) != [URLENCODED]:
+        return None
+    if version == "2.0":
+        required = [str(p["name"]) for p in parameters if p.get("in") == "formData" and p.get("required")]
+    else:
+        media = ((operation.get("requestBody") or {}).get("content") or {}).get(URLENCODED) or {}
+        schema = media.get("schema") if isinstance(media, dict) else None
+        listed = schema.get("required") if isinstance(schema, dict) else None
+        required = [str(name) for name in listed] if isinstance(listed, list) else []
+    if not required:
+        return None
+    return {"matcher": "form", "value": {name: [{"matcher": "regex", "value": ".*"}] for name in required}}
+
+
+def _answers(document: Document, operation: dict[str, Any], where: str) -> list[Answer]:
+    root, version = document.root, document.version
     responses = operation.get("responses") or {}
     declared = {_status(key) for key in responses if key != "default"}
     answers: list[Answer] = []
@@ -300,7 +346,7 @@ def _answers(root: dict[str, Any], version: str, operation: dict[str, Any]) -> l
         if version == "2.0":
             answers.extend(_swagger_answers(root, operation, status, response))
         else:
-            answers.extend(_openapi_answers(status, response))
+            answers.extend(_openapi_answers(status, response, document.read, f"{where}.responses.{key}"))
     return answers
 
 
@@ -313,7 +359,7 @@ def _status(key: Any) -> int:
     return int(text) if text.isdigit() else 200
 
 
-def _openapi_answers(status: int, response: dict[str, Any]) -> Iterator[Answer]:
+def _openapi_answers(status: int, response: dict[str, Any], read: Reader | None, where: str) -> Iterator[Answer]:
     content = response.get("content") or {}
     if not content or status in _NO_BODY:
         yield Answer(status, "", "", "")
@@ -328,6 +374,11 @@ def _openapi_answers(status: int, response: dict[str, Any]) -> Iterator[Answer]:
             if isinstance(example, dict) and "value" in example:
                 given = True
                 yield Answer(status, str(name), media_type, _encode(example["value"], media_type))
+            elif isinstance(example, dict) and isinstance(example.get("externalValue"), str) and read is not None:
+                found = _external(example["externalValue"], read, f"{where}.content.{media_type}.examples.{name}")
+                if found is not None:
+                    given = True
+                    yield Answer(status, str(name), media_type, *found)
     if "example" in media:
         given = True
         yield Answer(status, "", media_type, _encode(media["example"], media_type))
@@ -335,6 +386,21 @@ def _openapi_answers(status: int, response: dict[str, Any]) -> Iterator[Answer]:
         yield Answer(status, "", media_type, _encode(example_value(schema), media_type))
     if schema is not None:
         yield Answer(status, "", media_type, _template(template_value(schema), media_type), templated=True)
+
+
+def _external(location: str, read: Reader, where: str) -> tuple[str, bool, bool] | None:
+    """An ``externalValue`` file beside the document, as an answer's body (its text; base64 when
+    it is not UTF-8), with ``templated`` False and ``encoded``; None for a URL, not a file."""
+    if "://" in location:
+        return None
+    try:
+        raw = read(unquote(location))
+    except OSError as exc:
+        raise OpenAPIError(f"{where}.externalValue", f"cannot read {location!r}: {exc.strerror or exc}") from exc
+    try:
+        return raw.decode("utf-8"), False, False
+    except UnicodeDecodeError:
+        return base64.b64encode(raw).decode("ascii"), False, True
 
 
 def _swagger_answers(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Final
 from urllib.parse import unquote
@@ -36,10 +36,12 @@ class OpenAPIError(SimulationError):
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    """A document with every ``$ref`` inlined: ``version`` is ``2.0``, ``3.0`` or ``3.1``."""
+    """A document with every ``$ref`` inlined: ``version`` is ``2.0``, ``3.0`` or ``3.1``; ``read``
+    reads a file beside it (an example's ``externalValue``), None when it has no folder."""
 
     version: str
     root: dict[str, Any]
+    read: Reader | None = field(default=None, compare=False, repr=False)
 
 
 def dumps(value: Any) -> str:
@@ -103,7 +105,7 @@ def load_document(raw: bytes, read: Reader | None = None, name: str = "") -> Doc
     if not isinstance(paths, dict):
         raise OpenAPIError("paths", "must be a mapping of path templates to operations")
     resolved = _Resolver(doc, read).inline(doc, "", ())
-    return Document(version, resolved)
+    return Document(version, resolved, read)
 
 
 class _Resolver:

@@ -4,12 +4,14 @@ carries, and the violations a request commits.
 The conversion (convert.py) writes an operation's request rules into a label of its default pair,
 ``openapi-contract:<JSON>``, so they travel with the simulation wherever it goes (the store, every
 worker, an export, ``simproxy openapi``'s output) without a member Hoverfly's format lacks.
-``Contracts.build`` reads those labels once per simulation and compiles one JSON Schema validator
+``Contracts.build`` reads those labels once per simulation, when the simulation is compiled (off
+the request path: engine/matching/scoring.py), and compiles one JSON Schema validator
 per parameter and body media type (the dialect of the document: draft 4 for Swagger 2.0 and
 OpenAPI 3.0, whose ``nullable`` becomes a ``null`` type, draft 2020-12 for OpenAPI 3.1).
 ``Contracts.check`` finds the operation a request addresses (method and path template, any value
 in a parameter's place) and lists every violation: a missing required parameter, a value of the
-wrong type, a body that fails its schema, a media type the operation does not accept.
+wrong type or format (formats.py), a body that fails its schema, a media type the operation
+does not accept.
 """
 
 from __future__ import annotations
@@ -22,8 +24,19 @@ from typing import Any, Final
 
 import orjson
 
+from simproxy.engine.errors import SimulationError
 from simproxy.engine.openapi.document import dumps
-from simproxy.engine.openapi.generate import schema_type
+from simproxy.engine.openapi.forms import (
+    MULTIPART,
+    URLENCODED,
+    Field,
+    form_fields,
+    form_object,
+    multipart_values,
+    parameter_types,
+    typed_value,
+    urlencoded_values,
+)
 
 CONTRACT_LABEL: Final = "openapi-contract:"
 
@@ -48,7 +61,18 @@ class _Parameter:
     """Where its value is found: the path regex's group, the query name, the lower-case header name."""
     required: bool
     kind: str | None
+    item_kind: str | None
     validator: Any
+
+
+@dataclass(frozen=True, slots=True)
+class _Media:
+    """A media type a body may have, the validator of its schema (or None), and for a form the
+    fields its text is read as (forms.py)."""
+
+    type: str
+    validator: Any
+    fields: tuple[Field, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +81,9 @@ class _Operation:
     pattern: re.Pattern[str]
     parameters: tuple[_Parameter, ...]
     body_required: bool
-    media: tuple[tuple[str, Any], ...]
-    """(media type, validator or None) for each media type the body may have."""
-    responses: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
+    media: tuple[_Media, ...]
+    """Each media type the body may have."""
+    responses: tuple[tuple[str, tuple[_Media, ...]], ...] = ()
     """(status key: ``200``, ``2XX`` or ``DEFAULT``, its media types as ``media``) as declared."""
 
 
@@ -73,14 +97,29 @@ class Contracts:
         return bool(self.operations)
 
     @staticmethod
-    def build(labels: Iterable[tuple[str, ...]]) -> Contracts:
-        """Every contract found among the pairs' labels, in simulation order."""
-        found = [
-            _compile(_loads(label[len(CONTRACT_LABEL) :]))
-            for pair_labels in labels
-            for label in pair_labels
-            if label.startswith(CONTRACT_LABEL)
-        ]
+    def build(labels: Iterable[tuple[str, ...]], *, strict: bool = True) -> Contracts:
+        """Every contract found among the pairs' labels, in simulation order.
+
+        A label that is not a contract (bad JSON, a member missing, a path that is no template) is
+        a ``SimulationError`` naming it when ``strict``, and is left out otherwise (``-compat
+        hoverfly``, where a label is only a label)."""
+        found: list[_Operation] = []
+        checker: Any = None
+        for index, pair_labels in enumerate(labels):
+            for position, label in enumerate(pair_labels):
+                if not label.startswith(CONTRACT_LABEL):
+                    continue
+                if checker is None:
+                    from simproxy.engine.openapi.formats import format_checker
+
+                    checker = format_checker()
+                try:
+                    found.append(_compile(_loads(label[len(CONTRACT_LABEL) :]), checker))
+                except (ValueError, KeyError, TypeError, AttributeError, re.error) as exc:
+                    if strict:
+                        where = f"data.pairs[{index}].labels[{position}]"
+                        detail = f"no {exc} member" if isinstance(exc, KeyError) else str(exc)
+                        raise SimulationError(where, f"not an OpenAPI contract: {detail}") from exc
         return Contracts(tuple(found))
 
     def check(
@@ -141,13 +180,17 @@ def contract_label(
     return CONTRACT_LABEL + dumps(contract)
 
 
-def _compile(contract: dict[str, Any]) -> _Operation:
+def _compile(contract: dict[str, Any], checker: Any) -> _Operation:
+    """One operation's path pattern and validators; ``checker`` checks the formats (formats.py)."""
     from jsonschema.validators import Draft4Validator, Draft202012Validator
 
     cls = Draft202012Validator if contract.get("dialect") == "2020-12" else Draft4Validator
 
     def validator(schema: Any) -> Any:
-        return cls(_nullable(schema)) if isinstance(schema, dict) else None
+        return cls(_nullable(schema), format_checker=checker) if isinstance(schema, dict) else None
+
+    def media(declared: Any) -> tuple[_Media, ...]:
+        return tuple(_Media(str(m), validator(s), form_fields(s)) for m, s in (declared or {}).items())
 
     names: dict[str, str] = {}
     pieces = re.split(r"\{([^}/]+)\}", str(contract["path"]))
@@ -159,26 +202,24 @@ def _compile(contract: dict[str, Any]) -> _Operation:
             regex += f"(?P<{group}>[^/]+)"
         else:
             regex += re.escape(piece)
-    parameters = tuple(
-        _Parameter(
-            str(p["in"]),
-            str(p["name"]),
-            _key(names, str(p["in"]), str(p["name"])),
-            bool(p.get("required")) or p["in"] == "path",
-            schema_type(p.get("schema") or {}),
-            validator(p.get("schema")),
-        )
-        for p in contract.get("parameters", [])
-    )
+    parameters = tuple(_parameter(p, names, validator(p.get("schema"))) for p in contract.get("parameters", []))
     body = contract.get("body") or {}
-    media = tuple((str(m), validator(s)) for m, s in (body.get("media") or {}).items())
-    responses = tuple(
-        (str(status), tuple((str(m), validator(s)) for m, s in (declared or {}).items()))
-        for status, declared in (contract.get("responses") or {}).items()
-    )
+    responses = tuple((str(status), media(declared)) for status, declared in (contract.get("responses") or {}).items())
     return _Operation(
-        str(contract["method"]), re.compile(f"{regex}$"), parameters, bool(body.get("required")), media, responses
+        str(contract["method"]),
+        re.compile(f"{regex}$"),
+        parameters,
+        bool(body.get("required")),
+        media(body.get("media")),
+        responses,
     )
+
+
+def _parameter(rule: dict[str, Any], groups: dict[str, str], validator: Any) -> _Parameter:
+    where, name = str(rule["in"]), str(rule["name"])
+    kind, item_kind = parameter_types(rule.get("schema"))
+    required = bool(rule.get("required")) or where == "path"
+    return _Parameter(where, name, _key(groups, where, name), required, kind, item_kind, validator)
 
 
 def _key(groups: dict[str, str], where: str, name: str) -> str:
@@ -223,7 +264,7 @@ def _violations(
             if parameter.required:
                 found.append(Violation(parameter.where, where, f"the required {parameter.where} parameter is missing"))
             continue
-        value = _typed(values, parameter.kind)
+        value = typed_value(values, parameter.kind, parameter.item_kind)
         if parameter.validator is not None:
             found.extend(
                 Violation(parameter.where, where, error.message) for error in parameter.validator.iter_errors(value)
@@ -233,47 +274,42 @@ def _violations(
     return found
 
 
-def _typed(values: list[str], kind: str | None) -> Any:
-    """A parameter's text as the type its schema declares (left as text when it is not one)."""
-    if kind == "array":
-        return [item for value in values for item in value.split(",")]
-    text = values[0]
-    try:
-        if kind == "integer":
-            return int(text)
-        if kind == "number":
-            return float(text)
-    except ValueError:
-        return text
-    if kind == "boolean" and text in ("true", "false"):
-        return text == "true"
-    return text
-
-
 def _body_violations(
-    media: tuple[tuple[str, Any], ...], required: bool, declared: str, body: str, where: str
+    media: tuple[_Media, ...], required: bool, declared: str, body: str, where: str
 ) -> list[Violation]:
-    """A body's violations: missing when required, of an undeclared media type, failing its schema."""
+    """A body's violations: missing when required, of an undeclared media type, failing its schema
+    (a JSON body, or a form's fields read as their schema's types)."""
     if not media:
         return []
     media_type = declared.split(";")[0].strip().lower()
     if not body and not media_type:
         noun = "request body" if where == "body" else where
         return [Violation(where, "$", f"the required {noun} is missing")] if required else []
-    accepting = [v for m, v in media if _accepts(m, media_type)]
+    accepting = [m for m in media if _accepts(m.type, media_type)]
     if not accepting:
-        accepted = ", ".join(m for m, _ in media)
+        accepted = ", ".join(m.type for m in media)
         shown = media_type or "none"
         field = "header" if where == "body" else where
         return [Violation(field, "$.Content-Type", f"media type {shown} is not one of {accepted}")]
-    validator = accepting[0]
-    if validator is None or "json" not in media_type:
+    chosen = accepting[0]
+    if chosen.validator is None:
         return []
     try:
-        value = _loads(body)
+        if "json" in media_type:
+            value = _loads(body)
+        elif media_type == URLENCODED:
+            value = form_object(urlencoded_values(body), chosen.fields)
+        elif media_type == MULTIPART:
+            value = form_object(multipart_values(declared, body), chosen.fields)
+        else:
+            return []
     except ValueError as exc:
-        return [Violation(where, "$", f"the {where} is not JSON: {exc}")]
-    return [Violation(where, _json_path(error.absolute_path), error.message) for error in validator.iter_errors(value)]
+        kind = "JSON" if "json" in media_type else media_type
+        return [Violation(where, "$", f"the {where} is not {kind}: {exc}")]
+    return [
+        Violation(where, _json_path(error.absolute_path), error.message)
+        for error in chosen.validator.iter_errors(value)
+    ]
 
 
 def _loads(text: str) -> Any:

@@ -114,6 +114,27 @@ def test_validation_can_be_left_out(simproxy_factory: Any) -> None:
     ]
 
 
+def test_formats_are_checked_in_the_body(kennel: Simproxy) -> None:
+    json_body = {"Content-Type": "application/json"}
+    late = json.dumps({"name": "Bo", "born": "2023-02-29"}).encode()
+    assert _violations(kennel.proxy(f"{KENNEL}/dogs", "POST", late, json_body)) == [
+        {"in": "body", "path": "$.born", "message": "'2023-02-29' is not a 'date'"}
+    ]
+    leap = json.dumps({"name": "Bo", "born": "2024-02-29"}).encode()
+    assert kennel.proxy(f"{KENNEL}/dogs", "POST", leap, json_body)[0] == 201
+
+
+def test_import_flag_turns_validation_off(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-openapi-validation=false", "-import", str(DATA / "kennel.yaml"))
+    # a limit of the wrong type and beyond the maximum: the example all the same
+    for limit in ("many", "500"):
+        answer = _json(sp.proxy(f"{KENNEL}/dogs?limit={limit}", headers=TENANT))
+        assert answer == (200, [{"id": 7, "name": "Rex", "born": "2019-04-01", "tags": ["good"]}])
+    bad_dog = json.dumps({"name": "", "tags": "good"}).encode()
+    assert sp.proxy(f"{KENNEL}/dogs", "POST", bad_dog, {"Content-Type": "application/json"})[0] == 201
+    assert sp.proxy(f"{KENNEL}/owners/not-a-uuid/pets")[0] == 502  # only the path matcher: a miss
+
+
 def test_prefer_picks_the_status_the_example_or_a_dynamic_answer(kennel: Simproxy) -> None:
     assert _json(kennel.proxy(f"{KENNEL}/dogs/7", headers={"Prefer": "code=404"})) == (
         404,
@@ -144,7 +165,10 @@ def test_one_of_answers_with_its_first_choice(kennel: Simproxy) -> None:
     owner = "0b6f1c1e-2d3a-4b5c-8d9e-0f1a2b3c4d5e"
     status, body = _json(kennel.proxy(f"{KENNEL}/owners/{owner}/pets"))
     assert status == 200 and body[0]["chipped"] == "2024-01-02T03:04:05Z"
-    assert kennel.proxy(f"{KENNEL}/owners/not-a-uuid/pets")[0] == 502
+    # the path matcher takes only a UUID; validation says why the request is wrong
+    assert _violations(kennel.proxy(f"{KENNEL}/owners/not-a-uuid/pets")) == [
+        {"in": "path", "path": "$.ownerId", "message": "'not-a-uuid' is not a 'uuid'"}
+    ]
 
 
 def test_admin_api_takes_swagger_json_and_yaml_on_the_webserver(simproxy_factory: Any) -> None:
@@ -328,3 +352,42 @@ def test_hoverfly_compat_takes_no_document(simproxy_factory: Any) -> None:
 def test_openapi_command_usage() -> None:
     done = subprocess.run([sys.executable, "-m", "simproxy", "openapi"], capture_output=True)
     assert done.returncode == 2 and done.stderr.startswith(b"usage: simproxy openapi [--no-validation] FILE")
+
+
+def test_form_bodies_are_matched_and_validated(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-import", str(DATA / "forms.yaml"))
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    assert _json(sp.proxy("http://forms.test/signup", "POST", b"user=bo&age=30&langs=en&langs=de", form)) == (
+        201,
+        {"welcome": True},
+    )
+    assert _violations(sp.proxy("http://forms.test/signup", "POST", b"user=bo&age=9&langs=xx", form)) == [
+        {"in": "body", "path": "$.age", "message": "9 is less than the minimum of 18"},
+        {"in": "body", "path": "$.langs[0]", "message": "'xx' is not one of ['en', 'fr', 'de']"},
+    ]
+    boundary = "simproxy-test"
+    multipart = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+    parts = [("owner", "7"), ("picture", "not really a picture")]
+    body = "".join(f'--{boundary}\r\nContent-Disposition: form-data; name="{n}"\r\n\r\n{v}\r\n' for n, v in parts)
+    assert sp.proxy("http://forms.test/avatars", "POST", f"{body}--{boundary}--\r\n".encode(), multipart)[0] == 204
+    wrong = body.replace("\r\n\r\n7\r\n", "\r\n\r\nseven\r\n")
+    assert _violations(
+        sp.proxy("http://forms.test/avatars", "POST", f"{wrong}--{boundary}--\r\n".encode(), multipart)
+    ) == [{"in": "body", "path": "$.owner", "message": "'seven' is not of type 'integer'"}]
+
+
+def test_external_examples_are_read_beside_the_document(simproxy_factory: Any) -> None:
+    sp: Simproxy = simproxy_factory("-import", str(DATA / "gallery.yaml"))
+    tabby = {"id": "tabby", "colour": "striped", "lives": 9}
+    assert _json(sp.proxy("http://gallery.test/cats/tom", headers={"Prefer": "example=tabby"})) == (200, tabby)
+    assert _json(sp.proxy("http://gallery.test/cats/tom")) == (200, tabby)  # the first example: the default
+
+
+def test_a_label_that_is_no_contract_is_refused_except_as_hoverfly(simproxy_factory: Any) -> None:
+    pair = {"request": {}, "response": {"status": 200, "body": "ok"}, "labels": ["openapi-contract:{oops"]}
+    raw = json.dumps({"data": {"pairs": [pair]}, "meta": {"schemaVersion": "v5.2"}}).encode()
+    status, body = simproxy_factory().admin_json("PUT", "/api/v2/simulation", raw=raw)
+    assert status == 400 and "data.pairs[0].labels[0]: not an OpenAPI contract" in body["error"]
+    compat: Simproxy = simproxy_factory("-compat", "hoverfly")
+    assert compat.admin("PUT", "/api/v2/simulation", raw=raw)[0] == 200  # only a label, as in Hoverfly
+    assert compat.proxy("http://any.test/")[:3:2] == (200, b"ok")

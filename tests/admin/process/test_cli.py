@@ -40,7 +40,7 @@ SUPPORTED = [
     "generate-ca-cert", "cert-name", "cert-org", "dev", "dev-cors-origin", "metrics",
     "client-authentication-destination", "client-authentication-client-cert", "client-authentication-client-key",
     "client-authentication-ca-cert", "db", "db-path", "compat", "middleware-pool", "middleware-queue",
-    "post-serve-action-pool",
+    "post-serve-action-pool", "openapi-validation",
 ]  # fmt: skip
 ALL_FLAGS = SUPPORTED
 ENV_NAMES = [
@@ -203,6 +203,12 @@ def test_skip_import_check_env() -> None:
     assert parse(SKIP_IMPORT_CHECK="1").no_import_check is False
     assert parse("-no-import-check").no_import_check is True
     assert parse("-no-import-check=false", SKIP_IMPORT_CHECK="true").no_import_check is False
+
+
+def test_openapi_validation_is_on_unless_turned_off() -> None:
+    assert parse().openapi_validation is True
+    assert parse("-openapi-validation").openapi_validation is True
+    assert parse("-openapi-validation=false").openapi_validation is False
 
 
 def test_simproxy_env_and_flag_precedence() -> None:
@@ -372,6 +378,15 @@ def test_usage_says_what_simproxy_is_and_shows_both_command_forms() -> None:
     assert [line.split("   ")[0].strip() for line in forms if line.strip()][:2] == [
         "simproxy [flags]", "simproxy fleet N [flags]"
     ]  # fmt: skip
+
+
+def test_help_names_each_subcommand_with_what_it_does(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-h"]) == 0
+    err = capsys.readouterr().err
+    usage = err[err.index("Usage:\n") : err.index("Flags:\n")]
+    assert "  simproxy openapi FILE      print the simulation an OpenAPI or Swagger document" in usage
+    assert "simproxy openapi --no-validation FILE: without request validation" in usage
+    assert "  simproxy fleet N [flags]   N instances on this machine" in usage
 
 
 def test_usage_lists_every_flag_sorted_with_defaults() -> None:

@@ -141,3 +141,41 @@ paths:
     doc = to_simulation(load_document(raw))
     assert _answer(doc, path="/size", query="n=1") == (200, {"big": 18446744073709551616})
     assert "18446744073709551616" in doc["data"]["pairs"][0]["labels"][1]
+
+
+def _gallery(folder: Path = DATA) -> dict[str, Any]:
+    raw = (DATA / "gallery.yaml").read_bytes()
+    return to_simulation(load_document(raw, lambda name: (folder / name).read_bytes()))
+
+
+def _pair_for(doc: dict[str, Any], **req: Any) -> Any:
+    sim = compile_simulation(decode_simulation(doc["data"]), REGISTRY)
+    found = match(sim, request(**req), {}).pair
+    assert found is not None
+    return found.pair.response
+
+
+def test_an_external_example_is_read_from_the_file_beside_the_document(tmp_path: Path) -> None:
+    tabby = _pair_for(_gallery(), path="/cats/tom", headers={"Prefer": ["example=tabby"]})
+    assert (tabby.status, tabby.body) == (200, b'{"id": "tabby", "colour": "striped", "lives": 9}\n')
+    # the first example is the default answer; one at a URL is not fetched, and answers nothing
+    assert _pair_for(_gallery(), path="/cats/tom").body == tabby.body
+    remote = _pair_for(_gallery(), path="/cats/tom", headers={"Prefer": ["example=remote"]})
+    assert remote.body == tabby.body
+    # a file that is not UTF-8 text is answered as it is, base64 in the simulation
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "tabby.json").write_bytes(b"\x89PNG\r\n\x1a\n\xff")
+    binary = _pair_for(_gallery(tmp_path), path="/cats/tom")
+    assert binary.body == b"\x89PNG\r\n\x1a\n\xff"
+    # a missing file is named, with where the document asks for it
+    with pytest.raises(OpenAPIError) as info:
+        _gallery(tmp_path / "nowhere")
+    assert str(info.value).startswith(
+        "paths./cats/{name}.get.responses.200.content.application/json.examples.tabby.externalValue:"
+        " cannot read 'examples/tabby.json'"
+    )
+
+
+def test_an_external_example_without_a_folder_is_left_out() -> None:
+    doc = to_simulation(load_document((DATA / "gallery.yaml").read_bytes()))
+    assert not any("example=tabby" in json.dumps(p["request"]) for p in doc["data"]["pairs"])
