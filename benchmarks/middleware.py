@@ -169,8 +169,19 @@ def _hoverfly(binary: str, script: Path, home: str) -> Proc:
     return Proc("hoverfly", argv, admin, proxy, env={"HOME": home})
 
 
-WRK_SCRIPT = 'wrk.path = "http://test.example/x"\nwrk.headers["Host"] = "test.example"\n'
-"""wrk's request: the absolute form a proxy is sent (Hoverfly refuses any other on its proxy port)."""
+WRK_SCRIPT = """
+wrk.path = "http://test.example/x"
+wrk.headers["Host"] = "test.example"
+shown = 0
+response = function(status, headers, body)
+    if status ~= 200 and shown < 3 then
+        shown = shown + 1
+        io.write("NOT-200 " .. status .. " " .. string.sub(body, 1, 200):gsub("\\n", " ") .. "\\n")
+    end
+end
+"""
+"""wrk's request: the absolute form a proxy is sent (Hoverfly refuses any other on its proxy port);
+the first three answers that are not a 200 are printed, so a round with errors says what they were."""
 
 
 def _load(proc: Proc, seconds: float, cpu: int, requests: Path) -> subprocess.Popen[bytes]:
@@ -189,18 +200,23 @@ def _load(proc: Proc, seconds: float, cpu: int, requests: Path) -> subprocess.Po
     )  # fmt: skip
 
 
-def _rate(load: subprocess.Popen[bytes]) -> tuple[float, int]:
-    """Requests a second and errors, from wrk's report or loadgen's JSON line."""
+def _rate(load: subprocess.Popen[bytes]) -> tuple[float, int, list[str]]:
+    """Requests a second, errors and a few of the answers that were errors, from wrk's report or
+    loadgen's JSON line."""
     out, _ = load.communicate(timeout=120)
-    text = out.decode()
+    text = out.decode("utf-8", "replace")
     if text.lstrip().startswith("{"):
         result = json.loads(text)
-        return result["requests"] / result["seconds"], result["errors"]
+        return result["requests"] / result["seconds"], result["errors"], []
     rate = re.search(r"Requests/sec:\s+([\d.]+)", text)
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    sockets = re.search(r"Socket errors: (.*)", text)
     if rate is None:
         raise SystemExit(f"wrk printed no rate:\n{text}")
-    return float(rate[1]), int(errors[1]) if errors else 0
+    samples = [line[8:] for line in text.splitlines() if line.startswith("NOT-200 ")]
+    if sockets:
+        samples.append(f"socket errors: {sockets[1]}")
+    return float(rate[1]), int(errors[1]) if errors else 0, samples
 
 
 def side_by_side(
@@ -209,6 +225,7 @@ def side_by_side(
     server_cpu, load_cpu = cores
     rates: dict[str, list[float]] = {a.name: [], b.name: []}
     errors = {a.name: 0, b.name: 0}
+    seen: dict[str, list[str]] = {a.name: [], b.name: []}
     for proc in (a, b):
         proc.start(server_cpu)
         proc.put("/api/v2/simulation", {"data": {"pairs": [PAIR]}, "meta": {"schemaVersion": "v5.2"}})
@@ -216,15 +233,20 @@ def side_by_side(
         for round_ in range(rounds + 1):  # round 0 warms up
             loads = [_load(proc, seconds, load_cpu, requests) for proc in (a, b)]
             for proc, load in zip((a, b), loads, strict=True):
-                rate, errs = _rate(load)
+                rate, errs, samples = _rate(load)
                 if round_:
                     rates[proc.name].append(rate)
                     errors[proc.name] += errs
+                    if samples:
+                        seen[proc.name].extend(f"round {round_}: {sample}" for sample in samples)
     finally:
         for proc in (a, b):
             proc.stop()
     ratios = [x / y if y else float("inf") for x, y in zip(rates[a.name], rates[b.name], strict=True)]
-    return {"rates": rates, "errors": errors, "median_ratio": statistics.median(ratios)}
+    report: dict[str, Any] = {"rates": rates, "errors": errors, "median_ratio": statistics.median(ratios)}
+    if any(seen.values()):
+        report["error_samples"] = {name: lines for name, lines in seen.items() if lines}
+    return report
 
 
 async def _paced(port: int, rate: float, seconds: float) -> dict[str, Any]:
