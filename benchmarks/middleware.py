@@ -4,7 +4,7 @@ side by side on one shared core, and a post-serve action sending a webhook for e
     python -m benchmarks.middleware [--hoverfly PATH] [--seconds 4] [--rounds 3] [--json OUT]
 
 Each round runs the two servers of a pair at the same time, both pinned to the same core (every
-middleware process they start inherits it), each driven by ``benchmarks.loadgen`` with 8 keep-alive
+middleware process they start inherits it), each driven by ``wrk`` (else ``benchmarks.loadgen``) with 8 keep-alive
 connections pinned to the other core. The middleware is a pass-through in Python that adds one
 header to a simulated answer: for Hoverfly (and simproxy's default form) a program that reads one
 document and exits, for ``-middleware-pool`` the same with a read loop, and for ``python:`` a function.
@@ -23,6 +23,8 @@ import asyncio
 import contextlib
 import json
 import os
+import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -167,17 +169,54 @@ def _hoverfly(binary: str, script: Path, home: str) -> Proc:
     return Proc("hoverfly", argv, admin, proxy, env={"HOME": home})
 
 
+WRK_SCRIPT = """
+wrk.path = "http://test.example/x"
+wrk.headers["Host"] = "test.example"
+shown = 0
+response = function(status, headers, body)
+    if status ~= 200 and shown < 3 then
+        shown = shown + 1
+        io.write("NOT-200 " .. status .. " " .. string.sub(body, 1, 200):gsub("\\n", " ") .. "\\n")
+    end
+end
+"""
+"""wrk's request: the absolute form a proxy is sent (Hoverfly refuses any other on its proxy port);
+the first three answers that are not a 200 are printed, so a round with errors says what they were."""
+
+
 def _load(proc: Proc, seconds: float, cpu: int, requests: Path) -> subprocess.Popen[bytes]:
-    argv = [sys.executable, "-m", "benchmarks.loadgen", str(proc.proxy), str(seconds), str(CONNECTIONS), str(requests)]
+    """The load on ``proc``: ``wrk`` when the machine has it (a Python client at several thousand
+    requests a second spends its own core and caps the faster side), else ``benchmarks.loadgen``."""
+    if shutil.which("wrk"):
+        script = requests.with_name("wrk.lua")
+        script.write_text(WRK_SCRIPT)
+        argv = ["wrk", "-t1", f"-c{CONNECTIONS}", f"-d{max(1, round(seconds))}s", "-s", str(script),
+                f"http://127.0.0.1:{proc.proxy}"]  # fmt: skip
+    else:
+        argv = [sys.executable, "-m", "benchmarks.loadgen", str(proc.proxy), str(seconds), str(CONNECTIONS),
+                str(requests)]  # fmt: skip
     return subprocess.Popen(
         argv, cwd=ROOT, stdout=subprocess.PIPE, preexec_fn=lambda: os.sched_setaffinity(0, {cpu})
     )  # fmt: skip
 
 
-def _rate(load: subprocess.Popen[bytes]) -> tuple[float, int]:
+def _rate(load: subprocess.Popen[bytes]) -> tuple[float, int, list[str]]:
+    """Requests a second, errors and a few of the answers that were errors, from wrk's report or
+    loadgen's JSON line."""
     out, _ = load.communicate(timeout=120)
-    result = json.loads(out)
-    return result["requests"] / result["seconds"], result["errors"]
+    text = out.decode("utf-8", "replace")
+    if text.lstrip().startswith("{"):
+        result = json.loads(text)
+        return result["requests"] / result["seconds"], result["errors"], []
+    rate = re.search(r"Requests/sec:\s+([\d.]+)", text)
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    sockets = re.search(r"Socket errors: (.*)", text)
+    if rate is None:
+        raise SystemExit(f"wrk printed no rate:\n{text}")
+    samples = [line[8:] for line in text.splitlines() if line.startswith("NOT-200 ")]
+    if sockets:
+        samples.append(f"socket errors: {sockets[1]}")
+    return float(rate[1]), int(errors[1]) if errors else 0, samples
 
 
 def side_by_side(
@@ -186,6 +225,7 @@ def side_by_side(
     server_cpu, load_cpu = cores
     rates: dict[str, list[float]] = {a.name: [], b.name: []}
     errors = {a.name: 0, b.name: 0}
+    seen: dict[str, list[str]] = {a.name: [], b.name: []}
     for proc in (a, b):
         proc.start(server_cpu)
         proc.put("/api/v2/simulation", {"data": {"pairs": [PAIR]}, "meta": {"schemaVersion": "v5.2"}})
@@ -193,15 +233,20 @@ def side_by_side(
         for round_ in range(rounds + 1):  # round 0 warms up
             loads = [_load(proc, seconds, load_cpu, requests) for proc in (a, b)]
             for proc, load in zip((a, b), loads, strict=True):
-                rate, errs = _rate(load)
+                rate, errs, samples = _rate(load)
                 if round_:
                     rates[proc.name].append(rate)
                     errors[proc.name] += errs
+                    if samples:
+                        seen[proc.name].extend(f"round {round_}: {sample}" for sample in samples)
     finally:
         for proc in (a, b):
             proc.stop()
     ratios = [x / y if y else float("inf") for x, y in zip(rates[a.name], rates[b.name], strict=True)]
-    return {"rates": rates, "errors": errors, "median_ratio": statistics.median(ratios)}
+    report: dict[str, Any] = {"rates": rates, "errors": errors, "median_ratio": statistics.median(ratios)}
+    if any(seen.values()):
+        report["error_samples"] = {name: lines for name, lines in seen.items() if lines}
+    return report
 
 
 async def _paced(port: int, rate: float, seconds: float) -> dict[str, Any]:

@@ -112,10 +112,9 @@ class Forwarder:
 
     def response_wire(self, response: Response, outcome: str) -> Wire:
         try:
-            wire = render_wire(response, "the response", webserver=self.webserver)
+            return render_wire(response, "the response", webserver=self.webserver, outcome=outcome)
         except SimulationError as exc:
             return self.failure(MIDDLEWARE_CONTEXT, str(exc))
-        return with_outcome(wire, outcome)
 
     async def delayed(self, snap: Snapshot, req: RequestDetails, wire: Wire, response: Response = _NONE) -> Wire:
         """The response's own delays, else the global ones (not in capture mode)."""
@@ -134,7 +133,7 @@ class Forwarder:
             return served
         response = Response(status=served.status, body=served.raw_body, headers=served.headers)
         try:
-            result = await self.middleware.run(snap.config.middleware, Exchange(req, response))
+            result = await self.middleware.run(snap.config.middleware, Exchange(req, response), rewrite_request=False)
         except MiddlewareError as exc:
             return self.middleware_failed(req, exc, MIDDLEWARE_CONTEXT, snap.config.mode)
         response = result.response or response

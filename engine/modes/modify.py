@@ -37,7 +37,9 @@ class ModifyMode:
         spec = snap.config.middleware
         if spec.enabled:
             try:
-                response = (await forwarder.middleware.run(spec, Exchange(req, response))).response or response
+                response = (
+                    await forwarder.middleware.run(spec, Exchange(req, response), rewrite_request=False)
+                ).response or response
             except MiddlewareError as exc:
                 return forwarder.middleware_failed(req, exc, MIDDLEWARE_CONTEXT, Mode.MODIFY)
         return await forwarder.delayed(snap, req, forwarder.response_wire(response, "forwarded"), response)
@@ -58,7 +60,7 @@ class SynthesizeMode:
             return self.forwarder.failure(SYNTHESIZE_CONTEXT, "Middleware not set")
         forwarder = self.forwarder
         try:
-            response = (await forwarder.middleware.run(spec, Exchange(req, None))).response
+            response = (await forwarder.middleware.run(spec, Exchange(req, None), rewrite_request=False)).response
         except MiddlewareError as exc:
             return forwarder.middleware_failed(req, exc, SYNTHESIZE_CONTEXT, Mode.SYNTHESIZE)
         if response is None:

@@ -12,6 +12,7 @@ owns and cancels on close.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import uuid
 from dataclasses import dataclass, replace
@@ -50,6 +51,10 @@ JOURNAL_WAIT = 1.0
 """How long a finished action waits for its request's journal entry to be stored."""
 DEFAULT_CONCURRENCY = 64
 MAX_PENDING = 10_000
+"""Actions waiting or running at once per worker; beyond them an action is dropped (counted in
+``/metrics``, and its request's journal entry says so)."""
+DROPPED_KEPT = 1_000
+"""Dropped actions whose journal entries are still to be marked; beyond them only the count is kept."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,16 +97,25 @@ class ActionRunner:
         """Where dropped and failed actions are counted (``/metrics``)."""
         self.dropped = 0
         self.failed = 0
+        self.max_pending = MAX_PENDING
+        self._unmarked: collections.deque[Served] = collections.deque(maxlen=DROPPED_KEPT)
+        """Dropped actions whose journal entries are yet to say so (the oldest go first when full)."""
+        self._marking = False
 
     def __len__(self) -> int:
         return len(self._tasks)
 
     def schedule(self, action: ActionSpec, served: Served) -> None:
-        if len(self._tasks) >= MAX_PENDING:
+        if len(self._tasks) >= self.max_pending:
             self.dropped += 1
             if self.metrics is not None:
                 self.metrics.actions("dropped")
             log.error("post-serve action dropped: too many pending", extra={"fields": {"name": served.name}})
+            if served.entry_id:
+                self._unmarked.append(served)
+                if not self._marking:
+                    self._marking = True
+                    self._tasks.spawn(self._mark_dropped(), name="post-serve-action:dropped")
             return
         self._tasks.spawn(self._run(action, served), name=f"post-serve-action:{served.name}")
 
@@ -110,6 +124,7 @@ class ActionRunner:
         pools, self._pools = list(self._pools.values()), {}
         for pool in pools:
             await pool.aclose()
+        await self._hooks.aclose()
         self._scripts.close()
 
     async def _run(self, action: ActionSpec, served: Served) -> None:
@@ -144,6 +159,16 @@ class ActionRunner:
             if failed:
                 record["failed"] = True
             await self._journal(served, record)
+
+    async def _mark_dropped(self) -> None:
+        """Write ``{"name", "dropped": true}`` into the journal entry of each dropped action, one at a
+        time (one task for all of them, however many are dropped)."""
+        try:
+            while self._unmarked:
+                served = self._unmarked.popleft()
+                await self._journal(served, {"name": served.name, "dropped": True})
+        finally:
+            self._marking = False
 
     async def _hook(self, action: ActionSpec, name: str, payload: bytes) -> bool:
         """Call the in-process hook; whether it returned without raising."""

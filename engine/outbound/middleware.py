@@ -77,6 +77,12 @@ TRIAL = Exchange(
 def encode_exchange(exchange: Exchange, *, empty_maps: bool = False) -> bytes:
     """The pair as middleware and post-serve actions read it; ``empty_maps``: an empty ``formData``
     or ``headers`` is ``{}`` (Hoverfly's post-serve action payload) instead of ``null``."""
+    return orjson.dumps(exchange_document(exchange, empty_maps=empty_maps))
+
+
+def exchange_document(exchange: Exchange, *, empty_maps: bool = False, own: bool = False) -> dict[str, Any]:
+    """The pair as ``encode_exchange`` writes it, as a dict; ``own``: every map and list in it is the
+    document's own (an in-process hook may change them in place without touching the request)."""
     req, resp = exchange.request, exchange.response
     response: dict[str, Any] = {"status": 0, "body": "", "encodedBody": False}
     if resp is not None:
@@ -87,44 +93,45 @@ def encode_exchange(exchange: Exchange, *, empty_maps: bool = False) -> bytes:
             response["headers"] = {name: list(values) for name, values in resp.headers}
         if resp.post_serve_action:
             response["postServeAction"] = resp.post_serve_action
-    raw_body = req.body.encode("utf-8", "surrogateescape")
-    try:
-        body = raw_body.decode("utf-8")
-    except UnicodeDecodeError:
-        body = base64.b64encode(raw_body).decode("ascii")
+    body = req.body
+    if not body.isascii():  # text that is not UTF-8 (kept as surrogates) travels as base64
+        raw_body = body.encode("utf-8", "surrogateescape")
+        try:
+            body = raw_body.decode("utf-8")
+        except UnicodeDecodeError:
+            body = base64.b64encode(raw_body).decode("ascii")
     request = {
         "path": req.path,
         "method": req.method,
         "destination": req.destination,
         "scheme": req.scheme,
-        "query": query_string(req.query),
-        "formData": req.form or ({} if empty_maps else None),
+        "query": query_string(req.query) if req.query else "",
+        "formData": (_copied(req.form) if own else req.form) or ({} if empty_maps else None),
         "body": body,
-        "headers": req.headers or ({} if empty_maps else None),
+        "headers": (_copied(req.headers) if own else req.headers) or ({} if empty_maps else None),
     }
-    return orjson.dumps({"response": response, "request": request})
+    return {"response": response, "request": request}
 
 
-def decode_exchange(raw: bytes, sent: Exchange) -> Exchange:
+def _copied(values: dict[str, list[str]]) -> dict[str, list[str]]:
+    return {name: list(items) for name, items in values.items()}
+
+
+def decode_exchange(raw: bytes, sent: Exchange, *, rewrite_request: bool = True) -> Exchange:
     """The middleware's reply; raises ``ValueError`` when it is not the pair's shape."""
-    doc = orjson.loads(raw)
+    return exchange_from_document(orjson.loads(raw), sent, rewrite_request=rewrite_request)
+
+
+def exchange_from_document(doc: object, sent: Exchange, *, rewrite_request: bool = True) -> Exchange:
+    """The pair a reply document describes; raises ``ValueError`` when it is not the pair's shape.
+    ``rewrite_request=False``: the reply's request is checked but the sent one is kept (a caller
+    that reads only the response saves building a request nobody reads)."""
     if not isinstance(doc, dict):
         raise ValueError("the reply is not a JSON object")
     request = doc.get("request")
     if not isinstance(request, dict) or not isinstance(request.get("query"), str):
         raise ValueError("the reply has no request with a query string")
-    query = request["query"]
-    headers = {canonical_header(str(k)): [str(v) for v in vs or ()] for k, vs in _object(request, "headers").items()}
-    raw_query = _encode_query(query)  # Hoverfly loses the raw query once middleware has answered
-    new_request = RequestDetails.build(
-        method=_text(request, "method"),
-        scheme=_text(request, "scheme"),
-        destination=_text(request, "destination"),
-        path=_text(request, "path"),
-        raw_query=raw_query,
-        body=_text(request, "body"),
-        headers=headers,
-    )
+    new_request = _request(request) if rewrite_request else sent.request
     response = doc.get("response")
     if not isinstance(response, dict):
         response = {}
@@ -142,7 +149,7 @@ def decode_exchange(raw: bytes, sent: Exchange) -> Exchange:
         new_response = Response(
             status=status,
             body=body,
-            headers=tuple((str(k), tuple(str(v) for v in vs or ())) for k, vs in _object(response, "headers").items()),
+            headers=tuple((str(k), tuple(map(str, vs or ()))) for k, vs in _object(response, "headers").items()),
             fixed_delay=int(response.get("fixedDelay") or 0),
             log_normal_delay=None if not isinstance(delay, dict) else LogNormal(
                 int(delay.get("min") or 0), int(delay.get("max") or 0),
@@ -151,6 +158,20 @@ def decode_exchange(raw: bytes, sent: Exchange) -> Exchange:
             post_serve_action=_text(response, "postServeAction"),
         )  # fmt: skip
     return Exchange(new_request, new_response)
+
+
+def _request(request: dict[str, Any]) -> RequestDetails:
+    headers = {canonical_header(str(k)): [str(v) for v in vs or ()] for k, vs in _object(request, "headers").items()}
+    raw_query = _encode_query(request["query"])  # Hoverfly loses the raw query once middleware has answered
+    return RequestDetails.build(
+        method=_text(request, "method"),
+        scheme=_text(request, "scheme"),
+        destination=_text(request, "destination"),
+        path=_text(request, "path"),
+        raw_query=raw_query,
+        body=_text(request, "body"),
+        headers=headers,
+    )
 
 
 def _object(doc: dict[str, Any], key: str) -> dict[str, Any]:
@@ -221,6 +242,7 @@ class MiddlewareRunner:
         pools, self._pools = list(self._pools.values()), {}
         for pool in pools:
             await pool.aclose()
+        await self._hooks.aclose()
         self.close()
 
     def counters(self) -> dict[str, int]:
@@ -228,24 +250,26 @@ class MiddlewareRunner:
         pools = self._pools.values()
         return {"replaced": sum(p.replaced for p in pools), "refused": sum(p.refused for p in pools)}
 
-    async def run(self, spec: MiddlewareSpec, exchange: Exchange) -> Exchange:
+    async def run(self, spec: MiddlewareSpec, exchange: Exchange, *, rewrite_request: bool = True) -> Exchange:
+        """The pair as the middleware rewrote it. ``rewrite_request=False``: the caller reads only the
+        response, so the reply's request is checked but not rebuilt (the sent one is returned)."""
         if not spec.enabled:
             raise _error("Cannot execute middleware as middleware has not been correctly set")
         hook = "" if self.go_errors or spec.remote else hook_name(spec.binary)
         if hook:
-            return await self._hook(hook, exchange)
+            return await self._hook(hook, exchange, rewrite_request)
         payload = encode_exchange(exchange)
         if spec.remote:
             stdout = await self._remote(spec.remote, payload)
         elif spec.pool > 0 and not self.go_errors:
-            return await self._pooled(spec, payload, exchange)
+            return await self._pooled(spec, payload, exchange, rewrite_request)
         else:
             stdout = await self._local(spec, payload)
         if not (stdout if self.go_errors else stdout.strip()):  # Hoverfly decodes even a lone newline
             log.warning("No response from middleware.")
             return exchange
         try:
-            return decode_exchange(stdout, exchange)
+            return decode_exchange(stdout, exchange, rewrite_request=rewrite_request)
         except (ValueError, orjson.JSONDecodeError) as exc:
             cause = (unmarshal_error(stdout) if self.go_errors else None) or str(exc)
             if spec.remote:
@@ -254,26 +278,32 @@ class MiddlewareRunner:
             raise _error("Failed to unmarshal JSON from middleware", command=self._command_text(spec),
                          cause=cause, stdin=payload, stdout=stdout) from exc  # fmt: skip
 
-    async def _hook(self, name: str, exchange: Exchange) -> Exchange:
+    async def _hook(self, name: str, exchange: Exchange, rewrite_request: bool) -> Exchange:
         limit = self.queue or HOOK_CALLS
         if self._hook_calls >= limit:
             raise MiddlewareBusy(f"Middleware busy\nHook: python:{name}\n{limit} calls already in flight")
         self._hook_calls += 1
         try:
-            return await self._call_hook(name, exchange)
+            return await self._call_hook(name, exchange, rewrite_request)
         finally:
             self._hook_calls -= 1
 
-    async def _call_hook(self, name: str, exchange: Exchange) -> Exchange:
-        payload = encode_exchange(exchange)
+    async def _call_hook(self, name: str, exchange: Exchange, rewrite_request: bool) -> Exchange:
+        """The hook is handed a fresh document (it may change it in place) and its reply is read as a
+        document too: no JSON text is written or parsed on the way."""
         try:
-            reply = await self._hooks.call(name, orjson.loads(payload))
-            return exchange if reply is None else decode_exchange(orjson.dumps(reply), exchange)
+            reply = await self._hooks.call(name, exchange_document(exchange, own=True))
+            if reply is None:
+                return exchange
+            return exchange_from_document(reply, exchange, rewrite_request=rewrite_request)
         except (HookError, ValueError, TypeError) as exc:
             log.error("Middleware hook failed", extra={"fields": {"hook": name, "error": str(exc)}})
-            raise _error("Middleware hook failed", f"python:{name}", str(exc), stdin=payload) from exc
+            stdin = encode_exchange(exchange)
+            raise _error("Middleware hook failed", f"python:{name}", str(exc), stdin=stdin) from exc
 
-    async def _pooled(self, spec: MiddlewareSpec, payload: bytes, exchange: Exchange) -> Exchange:
+    async def _pooled(
+        self, spec: MiddlewareSpec, payload: bytes, exchange: Exchange, rewrite_request: bool
+    ) -> Exchange:
         """One line to a long-lived process, one line back; an empty line leaves the pair as it was."""
         command = self._command(spec)
         key = PoolKey(tuple(command), spec.pool)
@@ -286,7 +316,9 @@ class MiddlewareRunner:
         replies: list[Exchange] = []
 
         def accept(line: bytes) -> None:
-            replies.append(decode_exchange(line, exchange) if line.strip() else exchange)
+            replies.append(
+                decode_exchange(line, exchange, rewrite_request=rewrite_request) if line.strip() else exchange
+            )
 
         try:
             await pool.call(payload, accept)

@@ -1,18 +1,20 @@
 """Long-lived local programs (``-middleware-pool N``): a program started once and kept, fed one
 compact JSON document per line on stdin, answering one line per document on stdout.
 
-A pool holds at most ``size`` processes for one worker. Each process holds one document at a time,
-so a reply always belongs to the document it follows, and a process that fails takes only that
-document with it. A process is started when a call finds none idle (so the first calls pay for the
-start); one that exits, outlives the timeout, or answers with a line the caller refuses is killed
-and dropped, and the next call starts a fresh one. Calls beyond the processes wait in a bounded
-queue; past it, ``PoolBusy`` at once, never unbounded memory. Every process dies with the worker
-(``die_with_parent``) and is killed on ``aclose``.
+A pool holds at most ``size`` processes for one worker. A process is started when a call finds
+none idle (so the first calls pay for the start); once every process holds a line, up to ``depth``
+lines go to each without waiting for the replies before them (pipelined), and replies are matched
+to lines in order. One that exits, outlives the timeout, or answers with a line the caller refuses
+is killed and dropped: the line it was answering fails, the lines sent after it are sent again to
+another process (they were never answered), and the next call starts a fresh one. Calls beyond the
+processes wait in a bounded queue; past it, ``PoolBusy`` at once, never unbounded memory. Every
+process dies with the worker (``die_with_parent``) and is killed on ``aclose``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import functools
 import logging
@@ -32,6 +34,11 @@ LINE_LIMIT = 64 * 1024 * 1024
 """The longest reply line read from a process."""
 QUEUE_PER_PROCESS = 64
 """Calls that may wait for a process, per process of the pool, before calls are refused."""
+PIPELINE_DEPTH = 4
+"""Lines a process may hold at once: written without waiting for the replies before them, so a
+process reading its input line by line finds several and answers them without a wake-up each."""
+RESENDS = 3
+"""Times a line is sent again after the process it waited on was lost before answering it."""
 STDERR_KEPT = 4096
 """Bytes of a process's latest standard error kept to explain its failure."""
 
@@ -58,12 +65,27 @@ class PoolKey:
     size: int
 
 
+class _Resend(Exception):
+    """The call's process was lost while the call waited behind another one: send it again."""
+
+
+@dataclass(slots=True)
+class _Sent:
+    """A line written to a process, waiting for its reply line (replies come back in order)."""
+
+    future: asyncio.Future[bytes]
+
+
 class _Process:
-    """One running program, with its standard error drained into a small tail."""
+    """One running program: the lines sent to it and not yet answered, in order, and a small tail of
+    its standard error."""
 
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self.process = process
         self.stderr = bytearray()
+        self.waiting: collections.deque[_Sent] = collections.deque()
+        self.dropped = False
+        """Killed by the pool after a failure it has already blamed on a call."""
 
     async def drain_stderr(self) -> None:
         pipe = self.process.stderr
@@ -74,7 +96,7 @@ class _Process:
             log.info("Information from middleware", extra={"fields": {"stderr": chunk.decode("utf-8", "replace")}})
 
     def alive(self) -> bool:
-        return self.process.returncode is None
+        return self.process.returncode is None and not self.dropped
 
     async def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError):
@@ -83,17 +105,21 @@ class _Process:
 
 
 class ProcessPool:
-    """Up to ``key.size`` long-lived processes running ``key.command`` for one worker."""
+    """Up to ``key.size`` long-lived processes running ``key.command`` for one worker, each holding up
+    to ``depth`` lines at once (pipelined: written without waiting for the replies before them)."""
 
-    def __init__(self, key: PoolKey, timeout: float, *, queue: int = 0) -> None:
+    def __init__(self, key: PoolKey, timeout: float, *, queue: int = 0, depth: int = PIPELINE_DEPTH) -> None:
         self.key = key
         self.timeout = timeout
-        self.limit = key.size + (queue or QUEUE_PER_PROCESS * key.size)
+        self.depth = depth
+        self.limit = key.size * depth + (queue or QUEUE_PER_PROCESS * key.size)
         """Calls in flight (held by a process or waiting for one) beyond which calls are refused."""
-        self._slots = asyncio.Semaphore(key.size)
-        self._idle: list[_Process] = []
-        self._all: set[_Process] = set()
+        self._procs: list[_Process] = []
+        self._starting = 0
+        self._room: collections.deque[asyncio.Future[None]] = collections.deque()
+        """Calls waiting for a process to have room, first come first served."""
         self._tasks = TaskSet()
+        self._closed = False
         self._calls = 0
         self.replaced = 0
         """Processes killed or lost because of a failure (a started count, not a live one)."""
@@ -101,60 +127,115 @@ class ProcessPool:
 
     async def call(self, line: bytes, accept: Callable[[bytes], object]) -> bytes:
         """Send ``line`` (no newline inside) to a process and return its reply line, once ``accept``
-        (which raises ``ValueError`` or ``TypeError`` for a reply that is not one) has taken it. Raises ``PoolBusy``
-        when the queue is full and ``PoolFailure`` when the process failed (it is then replaced)."""
+        (which raises ``ValueError`` or ``TypeError`` for a reply that is not one) has taken it. Raises
+        ``PoolBusy`` when the queue is full and ``PoolFailure`` when the process failed on this line
+        (it is then replaced; lines sent after it to the same process are sent again elsewhere)."""
         if self._calls >= self.limit:
             self.refused += 1
             raise PoolBusy(f"{self._calls} calls already in flight for {self.key.size} middleware processes")
         self._calls += 1
         try:
-            async with self._slots:
-                proc = await self._take()
+            for _ in range(RESENDS):
                 try:
-                    reply = await self._exchange(proc, line)
-                    accept(reply)
-                except BaseException as exc:
-                    await self._drop(proc)
-                    if isinstance(exc, (ValueError, TypeError)):
-                        raise PoolFailure(f"the reply is not the pair's shape: {exc}", bytes(proc.stderr)) from exc
-                    raise
-                self._idle.append(proc)
-                return reply
+                    return await self._once(line, accept)
+                except _Resend:
+                    continue
+            raise PoolFailure(f"the line was sent {RESENDS} times and every process was lost before answering")
         finally:
             self._calls -= 1
+            self._make_room()
 
-    async def _take(self) -> _Process:
-        """An idle process still running (one that died while idle is dropped, not used), else a new one."""
-        while self._idle:
-            proc = self._idle.pop()
-            if proc.alive():
-                return proc
-            await self._drop(proc)
-        return await self._start()
-
-    async def _exchange(self, proc: _Process, line: bytes) -> bytes:
+    async def _once(self, line: bytes, accept: Callable[[bytes], object]) -> bytes:
+        proc = await self._take()
+        sent = _Sent(asyncio.get_running_loop().create_future())
         process = proc.process
-        assert process.stdin is not None and process.stdout is not None
-        if not proc.alive():
-            raise PoolFailure(f"the process had exited (status {process.returncode})", bytes(proc.stderr))
+        assert process.stdin is not None
+        proc.waiting.append(sent)
         try:
             async with asyncio.timeout(self.timeout):  # no task per call, unlike wait_for on 3.11
                 process.stdin.write(line + b"\n")
                 await process.stdin.drain()
-                reply = await process.stdout.readuntil(b"\n")
+                reply = await sent.future
         except TimeoutError as exc:
+            _forget(proc, sent)  # before any await: the reader must not settle a call that has ended
+            await self._drop(proc)
             raise PoolFailure(f"no answer within {self.timeout:g}s", bytes(proc.stderr)) from exc
-        except asyncio.IncompleteReadError as exc:
-            status = await _exit_status(process)
-            raise PoolFailure(f"the process exited (status {status}) before answering", bytes(proc.stderr)) from exc
-        except asyncio.LimitOverrunError as exc:
-            raise PoolFailure(f"the reply line is longer than {LINE_LIMIT} bytes", bytes(proc.stderr)) from exc
         except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
+            first = bool(proc.waiting) and proc.waiting[0] is sent
+            _forget(proc, sent)
+            if proc.dropped or not first:  # lost behind another line: that one is blamed, this one resent
+                raise _Resend() from exc
             status = await _exit_status(process)
+            await self._drop(proc)
             raise PoolFailure(f"the process exited (status {status})", bytes(proc.stderr)) from exc
-        return reply[:-1]
+        finally:
+            _forget(proc, sent)
+        try:
+            accept(reply)
+        except (ValueError, TypeError) as exc:
+            await self._drop(proc)
+            raise PoolFailure(f"the reply is not the pair's shape: {exc}", bytes(proc.stderr)) from exc
+        return reply
+
+    async def _take(self) -> _Process:
+        """The live process with the fewest lines waiting; a new one when every process holds a line
+        and the pool is not full; else wait until one has room."""
+        while True:
+            if self._closed:
+                raise PoolFailure("the middleware was replaced or the worker is stopping")
+            live = [p for p in self._procs if p.alive()]
+            best = min(live, key=lambda p: len(p.waiting), default=None)
+            if best is not None and not best.waiting:
+                return best
+            if len(live) + self._starting < self.key.size:
+                return await self._start()
+            if best is not None and len(best.waiting) < self.depth:
+                return best
+            room: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._room.append(room)
+            try:
+                await room
+            finally:
+                with contextlib.suppress(ValueError):
+                    self._room.remove(room)
+
+    def _make_room(self) -> None:
+        while self._room:
+            room = self._room.popleft()
+            if not room.done():
+                room.set_result(None)
+                return
+
+    async def _read(self, proc: _Process) -> None:
+        """Hand each reply line to the oldest line waiting on ``proc``; when its output ends, the
+        oldest line is the one it failed on (unless the pool already blamed one) and the others are
+        sent again."""
+        stdout = proc.process.stdout
+        assert stdout is not None
+        failure: PoolFailure | None = None
+        try:
+            while True:
+                reply = await stdout.readuntil(b"\n")
+                if proc.waiting:
+                    sent = proc.waiting.popleft()
+                    if not sent.future.done():
+                        sent.future.set_result(reply[:-1])
+        except asyncio.IncompleteReadError:
+            if not proc.dropped and proc.waiting:
+                status = await _exit_status(proc.process)
+                failure = PoolFailure(f"the process exited (status {status}) before answering", bytes(proc.stderr))
+        except asyncio.LimitOverrunError:
+            failure = PoolFailure(f"the reply line is longer than {LINE_LIMIT} bytes", bytes(proc.stderr))
+        if not proc.dropped:
+            await self._drop(proc)
+        waiting, proc.waiting = list(proc.waiting), collections.deque()
+        for index, sent in enumerate(waiting):
+            if not sent.future.done():
+                sent.future.set_exception(failure if failure is not None and index == 0 else _Resend())
+        self._make_room()
 
     async def _start(self) -> _Process:
+        self._starting += 1
         try:
             process = await asyncio.create_subprocess_exec(
                 *self.key.command,
@@ -166,22 +247,36 @@ class ProcessPool:
             )
         except OSError as exc:
             raise PoolFailure(f"cannot start: {exc.strerror or exc}") from exc
+        finally:
+            self._starting -= 1
         proc = _Process(process)
-        self._all.add(proc)
+        self._procs.append(proc)
         self._tasks.spawn(proc.drain_stderr(), name=f"middleware-stderr:{process.pid}")
+        self._tasks.spawn(self._read(proc), name=f"middleware-stdout:{process.pid}")
         return proc
 
     async def _drop(self, proc: _Process) -> None:
+        if proc.dropped:
+            return
+        proc.dropped = True
         self.replaced += 1
-        self._all.discard(proc)
+        with contextlib.suppress(ValueError):
+            self._procs.remove(proc)
         await proc.kill()
 
     async def aclose(self) -> None:
-        """Kill every process and wait for them (and their standard error readers) to end."""
-        procs, self._all, self._idle = list(self._all), set(), []
+        """Kill every process and wait for them (and their readers) to end."""
+        self._closed = True
+        procs, self._procs = list(self._procs), []
         for proc in procs:
+            proc.dropped = True
             await proc.kill()
         await self._tasks.aclose()
+
+
+def _forget(proc: _Process, sent: _Sent) -> None:
+    with contextlib.suppress(ValueError):
+        proc.waiting.remove(sent)
 
 
 async def _exit_status(process: asyncio.subprocess.Process) -> int | str:

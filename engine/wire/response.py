@@ -102,11 +102,12 @@ def render_response(resp: Response, path: str, pair: str = "") -> RenderedRespon
     )
 
 
-def render_wire(resp: Response, path: str, pair: str = "", *, webserver: bool = False) -> Wire:
+def render_wire(resp: Response, path: str, pair: str = "", *, webserver: bool = False, outcome: str = "hit") -> Wire:
     """The one wire a mode serves (a templated response, rendered per request): ``render_response``'s
-    proxy or webserver half."""
+    proxy or webserver half, counted in the metrics as ``outcome``."""
     check_headers(resp, path)
-    return _render(resp, canonical=webserver, pair=pair, journal=journal_parts(resp.body, resp.headers))
+    journal = journal_parts(resp.body, resp.headers)
+    return _render(resp, canonical=webserver, pair=pair, journal=journal, outcome=outcome)
 
 
 def check_headers(resp: Response, path: str) -> None:
@@ -134,7 +135,7 @@ def _sniffed_line(body: bytes) -> bytes:
     return f"Content-Type: {detect_content_type(body)}\r\n".encode()
 
 
-def _render(resp: Response, *, canonical: bool, pair: str, journal: bytes | None) -> Wire:
+def _render(resp: Response, *, canonical: bool, pair: str, journal: bytes | None, outcome: str = "hit") -> Wire:
     lower = {name.lower() for name, _ in resp.headers}
     no_body = bodyless(resp.status)
     chunked = (
@@ -166,7 +167,7 @@ def _render(resp: Response, *, canonical: bool, pair: str, journal: bytes | None
         resp.headers,
         None if body is resp.body else resp.body,
         journal,
-        "hit",
+        outcome,
         pair,
         resp.post_serve_action,
         "date" in lower,

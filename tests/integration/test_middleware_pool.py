@@ -31,6 +31,9 @@ LOOP = textwrap.dedent(
         path, query = pair["request"]["path"], pair["request"]["query"]
         if path == "/die":
             os.kill(os.getpid(), signal.SIGKILL)
+        if path == "/slowdie":
+            time.sleep(0.4)
+            os.kill(os.getpid(), signal.SIGKILL)
         if path == "/hang":
             time.sleep(60)
         if path == "/garbage":
@@ -41,6 +44,24 @@ LOOP = textwrap.dedent(
         pair["response"] = {"status": 200, "body": path, "headers": {"X-Pid": [str(os.getpid())]}}
         sys.stdout.write(json.dumps(pair) + "\\n")
         sys.stdout.flush()
+    """
+)
+# Reads its input raw and says, for each line, how many whole lines it had in hand when it took it.
+BATCHES = textwrap.dedent(
+    """
+    import json, os, sys, time
+    buffer = b""
+    while chunk := os.read(0, 1 << 20):
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\\n")
+        for line in lines:
+            pair = json.loads(line)
+            path = pair["request"]["path"]
+            if path == "/first":
+                time.sleep(0.5)
+            pair["response"] = {"status": 200, "body": path, "headers": {"X-In-Hand": [str(len(lines))]}}
+            sys.stdout.write(json.dumps(pair) + "\\n")
+            sys.stdout.flush()
     """
 )
 EXITS = "import sys\nsys.stderr.write('no licence found')\nsys.exit(4)\n"
@@ -126,6 +147,60 @@ def test_a_process_killed_mid_request_fails_that_request_only(sp: Simproxy) -> N
     assert b"Middleware failed" in body and b"the process exited (status -9) before answering" in body
     after = pid_of(sp)
     assert after != before and not Path(f"/proc/{before}/cmdline").exists()
+
+
+@pytest.mark.parametrize(
+    ("first", "failure"),
+    [
+        ("/slowdie", b"before answering"),
+        ("/hang", b"no answer within 1s"),
+        ("/garbage", b"the reply is not the pair's shape"),
+    ],
+)
+def test_requests_pipelined_behind_a_failing_one_are_sent_again_not_failed(
+    sp: Simproxy, first: str, failure: bytes
+) -> None:
+    assert set_pool(sp, 1)[0] == 200  # one process: the requests after the first wait on it, pipelined
+    before = pid_of(sp)
+    answers: dict[str, tuple[int, dict[str, str], bytes]] = {}
+
+    def ask(path: str) -> None:
+        answers[path] = sp.proxy(f"http://test.example{path}")
+
+    first_thread = threading.Thread(target=ask, args=(first,))
+    first_thread.start()
+    time.sleep(0.15)  # the first line is with the process; the next ones are written behind it
+    behind = [threading.Thread(target=ask, args=(f"/behind{i}",)) for i in range(3)]
+    for thread in behind:
+        thread.start()
+    for thread in [first_thread, *behind]:
+        thread.join(20)
+    status, _, body = answers[first]
+    assert status == 502 and failure in body
+    for i in range(3):
+        status, headers, body = answers[f"/behind{i}"]
+        assert (status, body) == (200, f"/behind{i}".encode())  # answered by the process that replaced it
+        assert int(headers["x-pid"]) != before
+
+
+def test_lines_are_pipelined_to_a_busy_process_and_answered_in_order(sp: Simproxy) -> None:
+    assert set_pool(sp, 1, BATCHES)[0] == 200
+    answers: dict[str, tuple[int, dict[str, str], bytes]] = {}
+
+    def ask(path: str) -> None:
+        answers[path] = sp.proxy(f"http://test.example{path}")
+
+    first = threading.Thread(target=ask, args=("/first",))
+    first.start()
+    time.sleep(0.2)  # the process is busy with the first line
+    behind = [threading.Thread(target=ask, args=(f"/next{i}",)) for i in range(3)]
+    for thread in behind:
+        thread.start()
+    for thread in [first, *behind]:
+        thread.join(20)
+    assert all(answers[f"/next{i}"][::2] == (200, f"/next{i}".encode()) for i in range(3))
+    # written while the process was busy, the three lines were waiting in its input together
+    assert [int(answers[f"/next{i}"][1]["x-in-hand"]) for i in range(3)] == [3, 3, 3]
 
 
 def test_a_process_that_died_while_idle_costs_no_request(sp: Simproxy) -> None:

@@ -95,3 +95,27 @@ def test_a_mode_that_forwards_has_its_http_client_loaded_before_the_worker_ackno
             await runtime.aclose()
 
     assert asyncio.run(scenario()) == (False, False, True)
+
+
+def test_actions_beyond_the_pending_bound_are_dropped_counted_and_marked_in_their_journal_entries(
+    world: Any,
+) -> None:
+    async def scenario(w: World) -> None:
+        config = w.runtime.snapshot.config.with_action(ActionSpec(name="hook", remote="http://hooks.test/"))
+        await w.runtime.write_config(config, None, wait=False)
+        w.dispatcher.actions.max_pending = 1  # one action may wait (Hoverfly's 0.2 s) at a time
+        for _ in range(3):
+            await w.answer(request("/a"))
+        await w.runtime.flush()
+        for _ in range(200):
+            if not len(w.dispatcher.actions):
+                break
+            await asyncio.sleep(0.01)
+        assert len(w.upstream.posted) == 1  # the first ran; the two behind it were dropped
+        records = [e.post_serve_action for e in await w.journal()]
+        assert records[0] is not None and records[0]["name"] == "hook" and "dropped" not in records[0]
+        assert records[1:] == [{"name": "hook", "dropped": True}] * 2
+        dropped = {k: v for k, v in w.runtime.metrics.totals.items() if k.startswith("actions|")}
+        assert dropped == {"actions|dropped": 2}
+
+    world(scenario, pair("/a", postServeAction="hook"))

@@ -136,3 +136,42 @@ def test_a_program_past_its_time_is_killed_not_left_running(tmp_path: Path) -> N
         asyncio.run(run_program([sys.executable, "-c", script], b"", 1.0))
     pid = int(pid_file.read_text())
     assert not Path(f"/proc/{pid}").exists()  # killed and reaped: not even a zombie is left
+
+
+HOOKS = """
+def meddle(pair):
+    pair["request"]["headers"]["X-A"].append("changed in place")
+    pair["request"]["headers"]["X-New"] = ["added"]
+    pair["request"]["path"] = "/elsewhere"
+    pair["response"]["headers"] = {"X-Hooked": ["yes"]}
+    return pair
+"""
+
+
+@pytest.mark.parametrize("rewrite_request", [True, False])
+def test_a_hook_changing_its_document_in_place_leaves_the_sent_request_alone(
+    tmp_path: Path, rewrite_request: bool
+) -> None:
+    hooks = tmp_path / "hooks.py"
+    hooks.write_text(HOOKS)
+    sent_request = request()
+    sent = Exchange(sent_request, Response(status=200, body=b"ok"))
+
+    async def main() -> Exchange:
+        upstream = Upstream()
+        runner = MiddlewareRunner(upstream)
+        try:
+            spec = MiddlewareSpec(binary=f"python:{hooks}:meddle")
+            return await runner.run(spec, sent, rewrite_request=rewrite_request)
+        finally:
+            await runner.aclose()
+            await upstream.aclose()
+
+    result = asyncio.run(main())
+    assert sent_request.headers == {"X-A": ["1"]}  # the request the journal records is untouched
+    assert result.response is not None and result.response.headers == (("X-Hooked", ("yes",)),)
+    if rewrite_request:
+        assert result.request.path == "/elsewhere"
+        assert result.request.headers == {"X-A": ["1", "changed in place"], "X-New": ["added"]}
+    else:  # a caller reading only the response gets the sent request back, not a rebuilt one
+        assert result.request is sent_request
