@@ -13,24 +13,13 @@ from typing import Any
 import pytest
 from redis.crc import key_slot
 
-from tests.integration.conftest import Simproxy, pair, simulation
+from tests.integration.conftest import Simproxy, pair, sequence_pairs, simulation
 from tests.integration.rediscluster import LocalCluster
 
 pytestmark = pytest.mark.slow
 
 PREFIX = "spread:"
 """A prefix whose fleet, journal and logs tags hash to slots of three different primaries."""
-
-
-def _sequence(steps: int) -> list[dict[str, Any]]:
-    pairs = []
-    for i in range(1, steps + 1):
-        request = {"path": [{"matcher": "exact", "value": "/next"}], "requiresState": {"sequence:1": str(i)}}
-        response: dict[str, Any] = {"status": 200, "body": f"step {i}"}
-        if i < steps:
-            response["transitionsState"] = {"sequence:1": str(i + 1)}
-        pairs.append({"request": request, "response": response})
-    return pairs
 
 
 def _flip() -> list[dict[str, Any]]:
@@ -52,7 +41,7 @@ def test_a_fleet_on_a_three_primary_cluster_shares_state_and_journal(simproxy_fa
         a: Simproxy = simproxy_factory(*flags)
         b: Simproxy = simproxy_factory(*flags)
         steps = 40
-        doc = simulation(pair("/hello", "hi"), *_flip(), *_sequence(steps))
+        doc = simulation(pair("/hello", "hi"), *_flip(), *sequence_pairs(steps))
         assert a.admin_json("PUT", "/api/v2/simulation", doc)[0] == 200
         assert b.admin_json("GET", "/api/v2/state")[1] == {"state": {"sequence:1": "1"}}  # the import started it
         put = b.admin_json("PUT", "/api/v2/state", {"state": {"side": "a", "sequence:1": "1"}})

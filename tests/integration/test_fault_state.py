@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from simproxy.admin.process.redisserver import RedisServer, free_port
-from tests.integration.conftest import Simproxy, simulation
+from tests.integration.conftest import Simproxy, sequence_pairs, simulation
 
 pytestmark = pytest.mark.slow
 
@@ -31,17 +31,6 @@ THREADS = 8
 PAUSE_S = 2.5
 """Longer than a command waits for its reply (one second): the steps in flight are given up on."""
 AROUND_S = 1.0
-
-
-def _sequence(steps: int) -> dict[str, Any]:
-    pairs = []
-    for i in range(1, steps + 1):
-        request = {"path": [{"matcher": "exact", "value": "/next"}], "requiresState": {"sequence:1": str(i)}}
-        response: dict[str, Any] = {"status": 200, "body": f"step {i}"}
-        if i < steps:
-            response["transitionsState"] = {"sequence:1": str(i + 1)}
-        pairs.append({"request": request, "response": response})
-    return simulation(*pairs)
 
 
 class Walk:
@@ -81,7 +70,7 @@ def test_a_redis_stopped_mid_step_never_has_a_transition_applied_twice(simproxy_
         flags = ("-workers", "2", "-redis-url", redis.url, "-redis-prefix", "paused-steps:")
         a: Simproxy = simproxy_factory(*flags)
         b: Simproxy = simproxy_factory(*flags)
-        assert a.admin_json("PUT", "/api/v2/simulation", _sequence(STEPS))[0] == 200
+        assert a.admin_json("PUT", "/api/v2/simulation", simulation(*sequence_pairs(STEPS)))[0] == 200
         assert redis.pid is not None
         walk = Walk([a, b])
         try:

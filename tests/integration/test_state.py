@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.conftest import Simproxy, simulation
+from tests.integration.conftest import Simproxy, sequence_pairs, simulation
 
 STATE_REQUIRED = "Key: 'StateView.State' Error:Field validation for 'State' failed on the 'required' tag"
 
@@ -18,14 +18,6 @@ def _pair(path: str, body: str, requires: dict[str, str] | None = None, **respon
     if requires is not None:
         request["requiresState"] = requires
     return {"request": request, "response": {"status": 200, "body": body, **response}}
-
-
-def _sequence(steps: int) -> dict[str, Any]:
-    pairs = []
-    for i in range(1, steps + 1):
-        extra = {"transitionsState": {"sequence:1": str(i + 1)}} if i < steps else {}
-        pairs.append(_pair("/next", f"step {i}", {"sequence:1": str(i)}, **extra))
-    return simulation(*pairs)
 
 
 def test_state_endpoints(simproxy: Simproxy) -> None:
@@ -92,7 +84,7 @@ def test_a_state_miss_names_the_state_in_the_502(simproxy: Simproxy) -> None:
 def test_importing_a_sequence_starts_it_at_step_1(simproxy: Simproxy) -> None:
     sp = simproxy
     sp.admin_json("PUT", "/api/v2/state", {"state": {"sequence:1": "3", "other": "kept"}})
-    sp.admin_json("PUT", "/api/v2/simulation", _sequence(3))
+    sp.admin_json("PUT", "/api/v2/simulation", simulation(*sequence_pairs(3)))
     assert sp.admin_json("GET", "/api/v2/state")[1] == {"state": {"other": "kept", "sequence:1": "1"}}
     assert [sp.proxy("http://h/next")[2] for _ in range(4)] == [b"step 1", b"step 2", b"step 3", b"step 3"]
     sp.admin("DELETE", "/api/v2/state")
@@ -105,7 +97,7 @@ def test_concurrent_requests_take_each_step_of_a_sequence_exactly_once(
     shared = ("-redis-url", redis_server.url, "-redis-prefix", "sequence-race:", "-workers", "4")
     instances: list[Simproxy] = [simproxy_factory(*shared), simproxy_factory(*shared)]
     steps = 60
-    assert instances[0].admin_json("PUT", "/api/v2/simulation", _sequence(steps))[0] == 200
+    assert instances[0].admin_json("PUT", "/api/v2/simulation", simulation(*sequence_pairs(steps)))[0] == 200
     assert instances[1].admin_json("GET", "/api/v2/state")[1] == {"state": {"sequence:1": "1"}}
 
     def one(i: int) -> bytes:
