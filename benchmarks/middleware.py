@@ -189,7 +189,8 @@ def _load(proc: Proc, seconds: float, cpu: int, requests: Path) -> subprocess.Po
     requests a second spends its own core and caps the faster side), else ``benchmarks.loadgen``."""
     if shutil.which("wrk"):
         script = requests.with_name("wrk.lua")
-        script.write_text(WRK_SCRIPT)
+        if not script.exists():  # once: rewritten while the other side's wrk read it, that wrk had none
+            script.write_text(WRK_SCRIPT)
         argv = ["wrk", "-t1", f"-c{CONNECTIONS}", f"-d{max(1, round(seconds))}s", "-s", str(script),
                 f"http://127.0.0.1:{proc.proxy}"]  # fmt: skip
     else:
