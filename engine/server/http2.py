@@ -55,6 +55,7 @@ from simproxy.engine.errors import RequestRejected
 from simproxy.engine.fleet.config import ProxyLimits
 from simproxy.engine.server.connect import checked_answer, proxy_credentials
 from simproxy.engine.server.faults import SLICE_SECONDS, pause, random_data
+from simproxy.engine.server.http2_hpack import MemoDecoder, MemoEncoder
 from simproxy.engine.server.http2_wire import Headers, response_headers, stream_head, trailer_fields
 from simproxy.engine.server.state import ServerState
 from simproxy.engine.simulation.model import Fault, FaultKind
@@ -120,7 +121,8 @@ class Http2Connection:
                 h2.settings.SettingCodes.MAX_HEADER_LIST_SIZE: limits.max_head,
             },
         )
-        conn.decoder.max_header_list_size = limits.max_head
+        conn.decoder = MemoDecoder(limits.max_head)
+        conn.encoder = MemoEncoder()
         self.conn = conn
         self.streams: dict[int, _Stream] = {}
         self._sending: dict[int, None] = {}
