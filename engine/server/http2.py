@@ -55,7 +55,7 @@ from simproxy.engine.errors import RequestRejected
 from simproxy.engine.fleet.config import ProxyLimits
 from simproxy.engine.server.connect import checked_answer, proxy_credentials
 from simproxy.engine.server.faults import SLICE_SECONDS, pause, random_data
-from simproxy.engine.server.http2_hpack import MemoDecoder, MemoEncoder
+from simproxy.engine.server.http2_hpack import InboundHeaders, MemoDecoder, MemoEncoder
 from simproxy.engine.server.http2_wire import Headers, response_headers, stream_head, trailer_fields
 from simproxy.engine.server.state import ServerState
 from simproxy.engine.simulation.model import Fault, FaultKind
@@ -111,7 +111,12 @@ class Http2Connection:
         self.arrival_encoded = self.arrival.encode()
         limits = state.limits
         config = h2.config.H2Configuration(
-            client_side=False, header_encoding=None, validate_outbound_headers=False, normalize_outbound_headers=False
+            client_side=False,
+            header_encoding=None,
+            validate_outbound_headers=False,
+            normalize_outbound_headers=False,
+            validate_inbound_headers=False,  # the same checks run, remembered, in ``send`` (``InboundHeaders``)
+            normalize_inbound_headers=False,
         )
         conn = h2.connection.H2Connection(config)
         conn.local_settings = h2.settings.Settings(
@@ -124,6 +129,7 @@ class Http2Connection:
         conn.decoder = MemoDecoder(limits.max_head)
         conn.encoder = MemoEncoder()
         self.conn = conn
+        self.inbound = InboundHeaders()
         self.streams: dict[int, _Stream] = {}
         self._sending: dict[int, None] = {}
         """Streams with DATA still to send, in the order they got it (a dict: ordered, no repeats)."""
@@ -180,12 +186,27 @@ class Http2Connection:
         if self.closed:
             return
         self._since = time.monotonic()
+        conn = self.conn
+        highest = conn.highest_inbound_stream_id
         try:
-            events = self.conn.receive_data(bytes(data))
+            events = conn.receive_data(bytes(data))
         except h2.exceptions.ProtocolError as exc:  # h2 queued the GOAWAY with the error's code
             log.debug("HTTP/2 protocol error from the client: %s", exc)
             self._end()
             return
+        for event in events:  # h2's header checks, before any event of the read is acted on
+            kind = type(event)
+            if kind is h2.events.RequestReceived or kind is h2.events.TrailersReceived:
+                if kind is h2.events.RequestReceived:
+                    highest = event.stream_id  # type: ignore[attr-defined]
+                try:
+                    event.headers = self.inbound.checked(event.headers, kind is h2.events.TrailersReceived)  # type: ignore[attr-defined]
+                except h2.exceptions.ProtocolError as exc:  # as h2 ends it: GOAWAY naming the last stream opened
+                    log.debug("HTTP/2 protocol error from the client: %s", exc)
+                    with contextlib.suppress(h2.exceptions.ProtocolError):
+                        conn.close_connection(exc.error_code, last_stream_id=highest)
+                    self._end()
+                    return
         reset = {e.stream_id for e in events if type(e) is h2.events.StreamReset}
         for event in events:
             kind = type(event)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import h2.utilities
 import hpack
 
 MEMO_SIZE = 64
@@ -112,3 +113,35 @@ class MemoEncoder(hpack.Encoder):
             self._memo.clear()
             self._state, self._held = after, newest
         return block
+
+
+_REQUEST = h2.utilities.HeaderValidationFlags(
+    is_client=False, is_trailer=False, is_response_header=False, is_push_promise=False
+)
+_TRAILERS = _REQUEST._replace(is_trailer=True)
+
+
+class InboundHeaders:
+    """h2's own checks of a received header block (``normalize_inbound_headers`` then
+    ``validate_headers``, as h2 runs them when its configuration asks it to), remembered: a header
+    list that passed once passes again, to the same list, without the dozen generator steps per
+    field. ``Http2Connection`` turns h2's checks off and runs these on each request's and each
+    trailer block's fields instead; a list that fails raises h2's ``ProtocolError`` each time."""
+
+    __slots__ = ("_known",)
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[tuple[bytes, bytes], ...], list[Any]] = {}
+
+    def checked(self, headers: list[Any], trailers: bool) -> list[Any]:
+        """``headers`` as h2 would hand them over after its checks (``Cookie`` pieces joined)."""
+        key = (*headers, trailers) if trailers else tuple(headers)
+        known = self._known.get(key)
+        if known is not None:
+            return list(known)
+        flags = _TRAILERS if trailers else _REQUEST
+        result = list(h2.utilities.validate_headers(h2.utilities.normalize_inbound_headers(headers, flags), flags))
+        if len(self._known) >= MEMO_SIZE:
+            self._known.clear()
+        self._known[key] = list(result)
+        return result
