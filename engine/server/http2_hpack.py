@@ -21,11 +21,22 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import h2.events
+import h2.exceptions
 import h2.utilities
 import hpack
 
-MEMO_SIZE = 64
-"""Header blocks remembered at most per connection and direction (all forgotten when full)."""
+MEMO_SIZE = 16
+"""Header blocks remembered at most per connection, by each memo here (all forgotten when full)."""
+MEMO_BYTES = 2048
+"""Blocks, and header lists, larger than this are never remembered: a connection's memos hold
+``MEMO_SIZE`` small ones at most, whatever header lists ``-max-header-size`` lets in."""
+
+
+def small(headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    """The header list is small enough to be remembered (``MEMO_BYTES``)."""
+    return sum(len(name) + len(value) for name, value in headers) <= MEMO_BYTES
+
 
 _Table = tuple[int, int, int, bool, int]
 
@@ -67,7 +78,9 @@ class MemoDecoder(hpack.Decoder):
             self._state, self._held = now, newest
         headers = list(super().decode(key[0], raw))
         after, newest = self._now()
-        if after == now:  # only indexed fields, or literals kept out of the table: its meaning is fixed
+        if (
+            after == now and len(key[0]) <= MEMO_BYTES and small(headers)
+        ):  # only indexed fields, or literals kept out of the table: its meaning is fixed
             if len(self._memo) >= MEMO_SIZE:
                 self._memo.clear()
             self._memo[key] = list(headers)
@@ -105,7 +118,7 @@ class MemoEncoder(hpack.Encoder):
             self._state, self._held = now, newest
         block = super().encode(headers, huffman)
         after, newest = _table_state(self.header_table)
-        if after == now:
+        if after == now and len(block) <= MEMO_BYTES:
             if len(self._memo) >= MEMO_SIZE:
                 self._memo.clear()
             self._memo[key] = block
@@ -133,6 +146,22 @@ class InboundHeaders:
     def __init__(self) -> None:
         self._known: dict[tuple[tuple[bytes, bytes], ...], list[Any]] = {}
 
+    def check(self, events: list[h2.events.Event], highest: int) -> tuple[h2.exceptions.ProtocolError, int] | None:
+        """Check the header blocks of one read's ``events`` in order, each event's ``headers``
+        replaced by what the checks hand over. The first that fails: h2's error, and the stream
+        GOAWAY names as the last processed (as h2 would have: the newest stream opened then, or
+        ``highest``, the newest before the read)."""
+        for event in events:
+            kind = type(event)
+            if kind is h2.events.RequestReceived or kind is h2.events.TrailersReceived:
+                if kind is h2.events.RequestReceived:
+                    highest = event.stream_id  # type: ignore[attr-defined]
+                try:
+                    event.headers = self.checked(event.headers, kind is h2.events.TrailersReceived)  # type: ignore[attr-defined]
+                except h2.exceptions.ProtocolError as exc:
+                    return exc, highest
+        return None
+
     def checked(self, headers: list[Any], trailers: bool) -> list[Any]:
         """``headers`` as h2 would hand them over after its checks (``Cookie`` pieces joined)."""
         key = (*headers, trailers) if trailers else tuple(headers)
@@ -141,7 +170,8 @@ class InboundHeaders:
             return list(known)
         flags = _TRAILERS if trailers else _REQUEST
         result = list(h2.utilities.validate_headers(h2.utilities.normalize_inbound_headers(headers, flags), flags))
-        if len(self._known) >= MEMO_SIZE:
-            self._known.clear()
-        self._known[key] = list(result)
+        if small(headers):
+            if len(self._known) >= MEMO_SIZE:
+                self._known.clear()
+            self._known[key] = list(result)
         return result

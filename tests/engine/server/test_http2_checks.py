@@ -28,9 +28,11 @@ class _Dispatcher:
 
     def __init__(self) -> None:
         self.asked: list[str] = []
+        self.seen: list[tuple[str, str, str]] = []
 
     def handle(self, request: RequestDetails) -> Wire:
         self.asked.append(request.path)
+        self.seen.append((request.method, request.headers.get("X-N", [""])[0], request.protocol))
         return plain_error(200, request.path)
 
     def served(self, wire: Wire, received: Any) -> None:
@@ -107,6 +109,14 @@ def test_valid_requests_are_answered_each_time() -> None:
     assert dispatcher.asked == ["/hello"] * 6
     assert sum(type(e) is h2.events.StreamEnded for e in events) == 6
     assert not transport.closed
+
+
+def test_requests_that_differ_in_a_field_or_the_method_are_told_apart_every_time() -> None:
+    head = [(b":method", b"HEAD"), *GOOD[1:]]
+    events, dispatcher, _ = _talk((GOOD, None), ([*GOOD, (b"x-n", b"1")], None), (head, None))
+    assert dispatcher.seen == [("GET", "", "HTTP/2.0"), ("GET", "1", "HTTP/2.0"), ("HEAD", "", "HTTP/2.0")] * 3
+    bodies = [e.stream_id for e in events if type(e) is h2.events.DataReceived]
+    assert set(bodies) == {1, 3, 7, 9, 13, 15}  # a HEAD's answer has no body, each time
 
 
 def _goaway(events: list[h2.events.Event]) -> h2.events.ConnectionTerminated:
