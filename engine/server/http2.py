@@ -281,7 +281,7 @@ class Http2Connection:
 
     def _begin(self, event: h2.events.RequestReceived) -> None:
         sid = event.stream_id
-        self.streams[sid] = _Stream(list(event.headers or ()))
+        self.streams[sid] = _Stream(event.headers)  # a list of its own (``InboundHeaders.checked``)
 
     def _data(self, event: h2.events.DataReceived) -> None:
         sid, data = event.stream_id, event.data or b""
