@@ -5,6 +5,8 @@
 ``h2load --h1`` sends HTTP/1.1 on keep-alive connections, one request at a time each (``-m 1``),
 as wrk does in W1. Both ask the same server, one worker, so each rate is that of one core.
 Every request must be answered ``200``: a failed or errored one is printed and the run fails.
+The server's own CPU time (user + system) per request is printed too: the rate one core would
+reach if it did nothing else, steadier than the rates when other work shares the machine.
 
     python -m benchmarks.h2load                      # 20,000 requests each way, 4 connections
     python -m benchmarks.h2load --requests 5000 --json out.json
@@ -19,6 +21,7 @@ import shutil
 import subprocess
 from typing import Any
 
+from benchmarks.procs import cpu_seconds
 from benchmarks.servers import prepare, simproxy_server
 from benchmarks.workloads import as_webserver, workloads
 
@@ -29,10 +32,15 @@ _REQUESTS = re.compile(
 _STATUS = re.compile(r"status codes: (\d+) 2xx")
 
 
-def run_h2load(h2load: str, url: str, requests: int, connections: int, streams: int, http1: bool) -> dict[str, Any]:
-    """One h2load run: its rate, and how many requests succeeded (2xx) of how many sent."""
+def run_h2load(
+    h2load: str, url: str, requests: int, connections: int, streams: int, http1: bool, pid: int | None = None
+) -> dict[str, Any]:
+    """One h2load run: its rate, how many requests succeeded (2xx) of how many sent, and (``pid``:
+    the server's process) the server's CPU microseconds per request."""
     argv = [h2load, "-n", str(requests), "-c", str(connections), "-m", str(streams), *(["--h1"] if http1 else []), url]
+    cpu = cpu_seconds([pid]) if pid is not None else 0.0
     out = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=300).stdout
+    cpu = cpu_seconds([pid]) - cpu if pid is not None else 0.0
     rate, counts, status = _RATE.search(out), _REQUESTS.search(out), _STATUS.search(out)
     if rate is None or counts is None or status is None:
         raise SystemExit(f"h2load said something unexpected:\n{out}")
@@ -44,6 +52,7 @@ def run_h2load(h2load: str, url: str, requests: int, connections: int, streams: 
         "succeeded_2xx": int(status[1]),
         "failed": failed + errored + (total - succeeded),
         "req_per_s": float(rate[1]),
+        "server_cpu_us_per_req": cpu * 1e6 / total if total else 0.0,
     }
 
 
@@ -61,9 +70,10 @@ def main(argv: list[str] | None = None) -> None:
     prepare(server, workload)
     try:
         url = f"http://127.0.0.1:{server.proxy}{workload.requests[0].path}"
+        pid = server.process.pid if server.process is not None else None
         rows = [
-            run_h2load(h2load, url, args.requests, args.connections, 1, http1=True),
-            run_h2load(h2load, url, args.requests, args.connections, 10, http1=False),
+            run_h2load(h2load, url, args.requests, args.connections, 1, http1=True, pid=pid),
+            run_h2load(h2load, url, args.requests, args.connections, 10, http1=False, pid=pid),
         ]
     finally:
         server.stop()
@@ -74,6 +84,12 @@ def main(argv: list[str] | None = None) -> None:
             f"{row['succeeded_2xx']:>7} {row['failed']:>7} {row['req_per_s']:>9.0f}"
         )
     print(f"HTTP/2 / HTTP/1.1: {rows[1]['req_per_s'] / rows[0]['req_per_s']:.2f}x")
+    h1_cpu, h2_cpu = rows[0]["server_cpu_us_per_req"], rows[1]["server_cpu_us_per_req"]
+    if h1_cpu and h2_cpu:
+        print(
+            f"server CPU per request: HTTP/1.1 {h1_cpu:.1f} us, HTTP/2 {h2_cpu:.1f} us; "
+            f"per core HTTP/2 / HTTP/1.1: {h1_cpu / h2_cpu:.2f}x"
+        )
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(rows, handle, indent=2)

@@ -230,12 +230,15 @@ def encode_record(
     as epoch seconds (``decode_entry`` reads both forms). Text that is not valid UTF-8 falls back
     to ``encode_entry``'s careful form.
     """
-    if wire.journal is not None and not req.protocol:
+    if wire.journal is not None:
         body, headers = (orjson.Fragment(part) for part in split_journal_parts(wire.journal))
         texts = (req.method, req.scheme, req.destination, req.path, req.body, body)
         maps = (req.query, req.headers, req.form, headers)
+        row = [entry_id, wire.status, mode, received, latency_ms, None, texts, maps]
+        if req.protocol:  # no fault (a ninth element), HTTP/2's tenth: as encode_entry writes them
+            row += (None, req.protocol)
         try:
-            return orjson.dumps([entry_id, wire.status, mode, received, latency_ms, None, texts, maps])
+            return orjson.dumps(row)
         except orjson.JSONEncodeError:
             pass
     return encode_entry(record_entry(entry_id, req, wire, mode, received, latency_ms))

@@ -55,7 +55,8 @@ from simproxy.engine.errors import RequestRejected
 from simproxy.engine.fleet.config import ProxyLimits
 from simproxy.engine.server.connect import checked_answer, proxy_credentials
 from simproxy.engine.server.faults import SLICE_SECONDS, pause, random_data
-from simproxy.engine.server.http2_wire import Headers, response_headers, stream_head, trailer_fields
+from simproxy.engine.server.http2_hpack import InboundHeaders, MemoDecoder, MemoEncoder
+from simproxy.engine.server.http2_wire import Headers, KnownRequests, response_headers, stream_head, trailer_fields
 from simproxy.engine.server.state import ServerState
 from simproxy.engine.simulation.model import Fault, FaultKind
 from simproxy.engine.wire.parse import Arrival, build_request
@@ -110,7 +111,12 @@ class Http2Connection:
         self.arrival_encoded = self.arrival.encode()
         limits = state.limits
         config = h2.config.H2Configuration(
-            client_side=False, header_encoding=None, validate_outbound_headers=False, normalize_outbound_headers=False
+            client_side=False,
+            header_encoding=None,
+            validate_outbound_headers=False,
+            normalize_outbound_headers=False,
+            validate_inbound_headers=False,  # the same checks run, remembered, in ``send`` (``InboundHeaders``)
+            normalize_inbound_headers=False,
         )
         conn = h2.connection.H2Connection(config)
         conn.local_settings = h2.settings.Settings(
@@ -120,8 +126,11 @@ class Http2Connection:
                 h2.settings.SettingCodes.MAX_HEADER_LIST_SIZE: limits.max_head,
             },
         )
-        conn.decoder.max_header_list_size = limits.max_head
+        conn.decoder = MemoDecoder(limits.max_head)
+        conn.encoder = MemoEncoder()
         self.conn = conn
+        self.inbound = InboundHeaders()
+        self.known = KnownRequests()
         self.streams: dict[int, _Stream] = {}
         self._sending: dict[int, None] = {}
         """Streams with DATA still to send, in the order they got it (a dict: ordered, no repeats)."""
@@ -178,10 +187,19 @@ class Http2Connection:
         if self.closed:
             return
         self._since = time.monotonic()
+        conn = self.conn
+        highest = conn.highest_inbound_stream_id
         try:
-            events = self.conn.receive_data(bytes(data))
+            events = conn.receive_data(bytes(data))
         except h2.exceptions.ProtocolError as exc:  # h2 queued the GOAWAY with the error's code
             log.debug("HTTP/2 protocol error from the client: %s", exc)
+            self._end()
+            return
+        failed = self.inbound.check(events, highest)  # before any event of the read is acted on
+        if failed is not None:  # as h2 ends it: GOAWAY naming the last stream opened
+            log.debug("HTTP/2 protocol error from the client: %s", failed[0])
+            with contextlib.suppress(h2.exceptions.ProtocolError):
+                conn.close_connection(failed[0].error_code, last_stream_id=failed[1])
             self._end()
             return
         reset = {e.stream_id for e in events if type(e) is h2.events.StreamReset}
@@ -263,7 +281,7 @@ class Http2Connection:
 
     def _begin(self, event: h2.events.RequestReceived) -> None:
         sid = event.stream_id
-        self.streams[sid] = _Stream(list(event.headers or ()))
+        self.streams[sid] = _Stream(event.headers)  # a list of its own (``InboundHeaders.checked``)
 
     def _data(self, event: h2.events.DataReceived) -> None:
         sid, data = event.stream_id, event.data or b""
@@ -287,34 +305,38 @@ class Http2Connection:
         stream = self.streams.get(sid)
         if stream is None or stream.answered:
             return
-        head = stream_head(stream.block)
-        stream.head_only = head.method == b"HEAD"
-        if head.method == b"CONNECT":
-            self._respond(sid, stream, plain_error(501, "Not Implemented: CONNECT over HTTP/2\n"), None)
-            return
-        try:
-            request = build_request(
-                head.method.decode("latin-1"),
-                head.target,
-                head.headers,
-                b"".join(stream.body),
-                self.arrival,
-                self.state.header_names,
-            )
-        except RequestRejected as exc:
-            self._respond(sid, stream, plain_error(exc.status, exc.text), None)
-            return
-        except Exception as exc:  # a malformed target must not take the worker down
-            log.debug("unparsable HTTP/2 request target %r: %s", head.target, exc)
-            self._respond(sid, stream, plain_error(400, "Bad Request: invalid request target\n"), None)
-            return
+        known = None if stream.size else self.known.get(stream.block)
+        if known is not None:
+            head, request = known
+            stream.head_only = head.method == b"HEAD"
+        else:
+            head = stream_head(stream.block)
+            stream.head_only = head.method == b"HEAD"
+            if head.method == b"CONNECT":
+                self._respond(sid, stream, plain_error(501, "Not Implemented: CONNECT over HTTP/2\n"), None)
+                return
+            body = b"".join(stream.body)
+            try:
+                method = head.method.decode("latin-1")
+                request = build_request(method, head.target, head.headers, body, self.arrival, self.state.header_names)
+            except RequestRejected as exc:
+                self._respond(sid, stream, plain_error(exc.status, exc.text), None)
+                return
+            except Exception as exc:  # a malformed target must not take the worker down
+                log.debug("unparsable HTTP/2 request target %r: %s", head.target, exc)
+                self._respond(sid, stream, plain_error(400, "Bad Request: invalid request target\n"), None)
+                return
+            object.__setattr__(request, "protocol", PROTOCOL)  # the journal records it; the request is new
+            if not body:
+                self.known.keep(stream.block, head, request)
         self._buffered -= stream.size
         stream.body, stream.size = [], 0
         self._ask(sid, stream, request, head.headers)
 
     def _ask(self, sid: int, stream: _Stream, request: RequestDetails, headers: Headers | None = None) -> None:
         state = self.state
-        object.__setattr__(request, "protocol", PROTOCOL)  # the journal records it; the request is new, no one else's
+        if request.protocol != PROTOCOL:  # an upgrade's request (new, no one else's): the journal records it
+            object.__setattr__(request, "protocol", PROTOCOL)
         received = Received(request, time.time(), time.perf_counter(), None, self.arrival_encoded)
         outcome: Wire | Coroutine[Any, Any, Wire]
         auth = state.auth

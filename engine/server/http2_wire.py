@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from simproxy.engine.server.http2_hpack import MEMO_SIZE, small
+from simproxy.engine.wire.request import RequestDetails
 from simproxy.engine.wire.response import Wire, bodyless
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -65,6 +67,30 @@ def stream_head(block: Headers) -> StreamHead:
     if authority and not host:
         headers.insert(0, (b"host", authority))
     return StreamHead(method, target or b"/", scheme, headers)
+
+
+class KnownRequests:
+    """The requests a connection built from header blocks that came before, without a body: a
+    client sends the same request on stream after stream, and the same block builds the same
+    ``RequestDetails`` (immutable, so the streams share it, as HTTP/1.1's ``RequestMemo`` lets the
+    requests from the same bytes share theirs; the dispatcher then knows it again at once).
+    ``MEMO_SIZE`` small blocks at most (engine/server/http2_hpack.py), all forgotten when full."""
+
+    __slots__ = ("_known",)
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[tuple[bytes, bytes], ...], tuple[StreamHead, RequestDetails]] = {}
+
+    def get(self, block: Headers) -> tuple[StreamHead, RequestDetails] | None:
+        """The head and request ``block`` was built into before, if kept."""
+        return self._known.get(tuple(block))
+
+    def keep(self, block: Headers, head: StreamHead, request: RequestDetails) -> None:
+        """``request`` (and ``head``) built from ``block``, a request without a body."""
+        if small(block):
+            if len(self._known) >= MEMO_SIZE:
+                self._known.clear()
+            self._known[tuple(block)] = (head, request)
 
 
 def response_headers(wire: Wire, date: bytes, head_only: bool) -> tuple[Headers, bytes]:

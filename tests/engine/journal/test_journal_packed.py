@@ -11,7 +11,13 @@ from collections.abc import Mapping, Sequence
 import orjson
 import pytest
 
-from simproxy.engine.journal.entries import completion_order, decode_entry, encode_entry, encode_record
+from simproxy.engine.journal.entries import (
+    completion_order,
+    decode_entry,
+    encode_entry,
+    encode_record,
+    record_entry,
+)
 from simproxy.engine.journal.packed import Packable, pack_entry, unpack_entry
 from simproxy.engine.journal.recorder import JOURNAL_BATCH_BYTES, Recorder
 from simproxy.engine.simulation.model import Response
@@ -103,6 +109,18 @@ def test_the_packed_and_the_json_form_of_an_entry_agree(
     assert as_packed.id == "abcda" and as_packed.status == 201 and as_packed.mode == "spy"
     assert as_packed.response_headers == RESPONSE_HEADERS and as_packed.response_body == b'{"ok": 1}'
     assert as_packed.time_started.timestamp() == 1700000000.25 and as_packed.latency_ms == 1.5
+
+
+@pytest.mark.parametrize(("raw", "arrival", "expected"), CASES)
+def test_an_http2_request_reads_back_alike_from_the_quick_and_the_careful_json_form(
+    raw: bytes, arrival: Arrival, expected: Mapping[str, object]
+) -> None:
+    request, wire = read_request(raw, arrival), _wire()
+    object.__setattr__(request, "protocol", "HTTP/2.0")  # as engine/server/http2.py marks its requests
+    quick = decode_entry(encode_record("abcda", request, wire, "spy", 1700000000.25, 1.5))
+    careful = decode_entry(encode_entry(record_entry("abcda", request, wire, "spy", 1700000000.25, 1.5)))
+    assert quick == careful
+    assert quick.request.protocol == "HTTP/2.0" and quick.request == request
 
 
 def test_only_the_first_request_of_the_bytes_is_read() -> None:

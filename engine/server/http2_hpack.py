@@ -1,0 +1,177 @@
+"""HPACK with a memory: the same header block, while the dynamic table has not changed, is not
+decoded (or encoded) again.
+
+A client (a browser, a load tester) sends the same request headers on stream after stream; once
+its encoder has put them in the dynamic table, each block is a few indexed fields whose decoding
+depends on nothing but the block's bytes and the table. So a block whose decoding left the table
+as it was decodes to the same list again for as long as the table stays as it is, and is looked up
+instead. A block that changes the table (a literal with incremental indexing, a size update) is
+never remembered, and any change of the table (theirs, or a new ``SETTINGS_HEADER_TABLE_SIZE``)
+forgets what was remembered. The same holds for the answers' header lists on the way out: once
+``:status``, ``content-type`` and the rest are in the encoder's table, the same list encodes to
+the same bytes until the table changes (a new ``Date`` each second adds an entry, and forgets).
+
+``MemoDecoder`` and ``MemoEncoder`` are hpack's ``Decoder`` and ``Encoder`` with that memory;
+``Http2Connection`` (engine/server/http2.py) gives them to its ``h2`` connection. Errors are never
+remembered: a block that fails to decode fails each time, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import h2.events
+import h2.exceptions
+import h2.utilities
+import hpack
+
+MEMO_SIZE = 16
+"""Header blocks remembered at most per connection, by each memo here (all forgotten when full)."""
+MEMO_BYTES = 2048
+"""Blocks, and header lists, larger than this are never remembered: a connection's memos hold
+``MEMO_SIZE`` small ones at most, whatever header lists ``-max-header-size`` lets in."""
+
+
+def small(headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    """The header list is small enough to be remembered (``MEMO_BYTES``)."""
+    return sum(len(name) + len(value) for name, value in headers) <= MEMO_BYTES
+
+
+_Table = tuple[int, int, int, bool, int]
+
+
+def _table_state(table: Any) -> tuple[_Table, object]:
+    """What a block's meaning depends on: the newest dynamic entry (by identity: the caller holds
+    it, so its ``id`` stays its own, and an equal entry added again counts as a change), how many
+    entries there are, their size, the table's size limit and whether a size change is pending;
+    and that newest entry."""
+    entries = table.dynamic_entries
+    newest = entries[0] if entries else None
+    return (id(newest), len(entries), table.maxsize, table.resized, table._current_size), newest
+
+
+class MemoDecoder(hpack.Decoder):
+    """hpack's ``Decoder``; a block decoded before, with the table as it was then, is looked up."""
+
+    def __init__(self, max_header_list_size: int) -> None:
+        super().__init__(max_header_list_size=max_header_list_size)
+        self._memo: dict[tuple[bytes, bool], list[Any]] = {}
+        self._state: tuple[_Table, int, int] | None = None
+        self._held: object = None
+        """The table's newest entry when ``_state`` was taken."""
+
+    def _now(self) -> tuple[tuple[_Table, int, int], object]:
+        table, newest = _table_state(self.header_table)
+        return (table, self.max_header_list_size, self.max_allowed_table_size), newest
+
+    def decode(self, data: bytes, raw: bool = False) -> Iterable[hpack.HeaderTuple]:
+        """The header list of ``data``, as ``hpack.Decoder.decode`` gives it."""
+        key = (data if type(data) is bytes else bytes(data), raw)
+        now, newest = self._now()
+        if now == self._state:
+            known = self._memo.get(key)
+            if known is not None:
+                return list(known)
+        else:
+            self._memo.clear()
+            self._state, self._held = now, newest
+        headers = list(super().decode(key[0], raw))
+        after, newest = self._now()
+        if (
+            after == now and len(key[0]) <= MEMO_BYTES and small(headers)
+        ):  # only indexed fields, or literals kept out of the table: its meaning is fixed
+            if len(self._memo) >= MEMO_SIZE:
+                self._memo.clear()
+            self._memo[key] = list(headers)
+        else:
+            self._memo.clear()
+            self._state, self._held = after, newest
+        return headers
+
+
+class MemoEncoder(hpack.Encoder):
+    """hpack's ``Encoder``; a header list of plain ``(bytes, bytes)`` tuples encoded before, with
+    the table as it was then, gives the same bytes without encoding again."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._memo: dict[tuple[tuple[tuple[bytes, bytes], ...], bool], bytes] = {}
+        self._state: _Table | None = None
+        self._held: object = None
+
+    def encode(self, headers: Any, huffman: bool = True) -> bytes:
+        """The header block of ``headers``, as ``hpack.Encoder.encode`` makes it."""
+        if type(headers) is not list or not all(type(h) is tuple and len(h) == 2 for h in headers):
+            # another form (sensitive fields, a dict): encoded as it is, nothing remembered
+            self._memo.clear()
+            self._state = None
+            return super().encode(headers, huffman)
+        key = (tuple(headers), huffman)
+        now, newest = _table_state(self.header_table)
+        if now == self._state:
+            known = self._memo.get(key)
+            if known is not None:
+                return known
+        else:
+            self._memo.clear()
+            self._state, self._held = now, newest
+        block = super().encode(headers, huffman)
+        after, newest = _table_state(self.header_table)
+        if after == now and len(block) <= MEMO_BYTES:
+            if len(self._memo) >= MEMO_SIZE:
+                self._memo.clear()
+            self._memo[key] = block
+        else:
+            self._memo.clear()
+            self._state, self._held = after, newest
+        return block
+
+
+_REQUEST = h2.utilities.HeaderValidationFlags(
+    is_client=False, is_trailer=False, is_response_header=False, is_push_promise=False
+)
+_TRAILERS = _REQUEST._replace(is_trailer=True)
+
+
+class InboundHeaders:
+    """h2's own checks of a received header block (``normalize_inbound_headers`` then
+    ``validate_headers``, as h2 runs them when its configuration asks it to), remembered: a header
+    list that passed once passes again, to the same list, without the dozen generator steps per
+    field. ``Http2Connection`` turns h2's checks off and runs these on each request's and each
+    trailer block's fields instead; a list that fails raises h2's ``ProtocolError`` each time."""
+
+    __slots__ = ("_known",)
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[tuple[bytes, bytes], ...], list[Any]] = {}
+
+    def check(self, events: list[h2.events.Event], highest: int) -> tuple[h2.exceptions.ProtocolError, int] | None:
+        """Check the header blocks of one read's ``events`` in order, each event's ``headers``
+        replaced by what the checks hand over. The first that fails: h2's error, and the stream
+        GOAWAY names as the last processed (as h2 would have: the newest stream opened then, or
+        ``highest``, the newest before the read)."""
+        for event in events:
+            kind = type(event)
+            if kind is h2.events.RequestReceived or kind is h2.events.TrailersReceived:
+                if kind is h2.events.RequestReceived:
+                    highest = event.stream_id  # type: ignore[attr-defined]
+                try:
+                    event.headers = self.checked(event.headers, kind is h2.events.TrailersReceived)  # type: ignore[attr-defined]
+                except h2.exceptions.ProtocolError as exc:
+                    return exc, highest
+        return None
+
+    def checked(self, headers: list[Any], trailers: bool) -> list[Any]:
+        """``headers`` as h2 would hand them over after its checks (``Cookie`` pieces joined)."""
+        key = (*headers, trailers) if trailers else tuple(headers)
+        known = self._known.get(key)
+        if known is not None:
+            return list(known)
+        flags = _TRAILERS if trailers else _REQUEST
+        result = list(h2.utilities.validate_headers(h2.utilities.normalize_inbound_headers(headers, flags), flags))
+        if small(headers):
+            if len(self._known) >= MEMO_SIZE:
+                self._known.clear()
+            self._known[key] = list(result)
+        return result
