@@ -234,25 +234,18 @@ class SharedState(Protocol):
     async def state_read(self) -> tuple[int, dict[str, str]]:
         """(version, state) in one round trip; the version grows with every change of the state."""
 
-    async def state_step(
-        self, version: int, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None
-    ) -> tuple[bool, int, dict[str, str]]:
-        """When the state is still at ``version``: set ``sets``, delete ``removes`` and return
-        (True, its version now, the state now); otherwise change nothing and return (False, the
-        current version, the current state), so the caller can decide again without another read.
-
-        ``simulation``: the version of the simulation document the step was decided on; when the
-        stored one is another, nothing changes and ``SimulationChanged`` is raised."""
-
     async def state_advance(
         self, version: int, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None
     ) -> tuple[int, dict[str, str] | None]:
-        """``state_step`` for a caller that holds a copy of the state at ``version``: when the state
-        is still at that version, set ``sets``, delete ``removes`` and return (its version now, None):
+        """For a caller that holds a copy of the state at ``version``: when the state is still at that
+        version, set ``sets``, delete ``removes`` and return (its version now, None):
         the caller's copy with the step applied is the state now, and nothing else is sent back;
         otherwise change nothing and return (the current version, the current state). A copy of the
         same call that reaches the store again after it was applied finds the version moved on and
-        changes nothing. ``simulation`` as for ``state_step``."""
+        changes nothing.
+
+        ``simulation``: the version of the simulation document the step was decided on; when the
+        stored one is another, nothing changes and ``SimulationChanged`` is raised."""
 
     async def state_transition(
         self,
@@ -263,7 +256,7 @@ class SharedState(Protocol):
     ) -> bool:
         """One atomic compare-and-set: when every key of ``requires`` holds its value, set ``sets``,
         then delete ``removes``, and return True; otherwise change nothing and return False.
-        ``simulation`` as for ``state_step``."""
+        ``simulation`` as for ``state_advance``."""
 
 
 class CacheStore(Protocol):

@@ -53,15 +53,6 @@ class MemoryState:
     async def state_read(self) -> tuple[int, dict[str, str]]:
         return self._version, dict(self._values)
 
-    async def state_step(
-        self, version: int, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None
-    ) -> tuple[bool, int, dict[str, str]]:
-        self._check(simulation)
-        if version != self._version:
-            return False, self._version, dict(self._values)
-        self.step_now(sets, removes)
-        return True, self._version, dict(self._values)
-
     async def state_advance(
         self, version: int, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None
     ) -> tuple[int, dict[str, str] | None]:

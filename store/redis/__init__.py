@@ -70,7 +70,6 @@ class RedisStore:
         self.state_replace = state.state_replace
         self.state_update = state.state_update
         self.state_read = state.state_read
-        self.state_step = state.state_step
         self.state_advance = state.state_advance
         self.state_transition = state.state_transition
         self.cache = cache = RedisCache(link)

@@ -102,29 +102,6 @@ return 1
 """
 )
 
-# KEYS: state hash, its version, the simulation document. ARGV: the simulation's version (see
-# SIMULATION_CHECK), the state version the caller decided on, m, m (key, value) pairs to set, then
-# the keys to remove. Returns {applied (1/0), version now, the state as HGETALL gives it}, or -1 when
-# the simulation changed.
-STATE_STEP = (
-    BUMP
-    + SIMULATION_CHECK
-    + """
-local v = tonumber(redis.call('GET', KEYS[2]) or '0')
-if v ~= tonumber(A[1]) then return {0, v, redis.call('HGETALL', KEYS[1])} end
-local m = tonumber(A[2])
-for i = 0, m - 1 do
-  redis.call('HSET', KEYS[1], A[3 + 2 * i], A[4 + 2 * i])
-end
-for i = 3 + 2 * m, #A do
-  redis.call('HDEL', KEYS[1], A[i])
-end
-if #A > 2 then v = bump(KEYS[2]) end
-return {1, v, redis.call('HGETALL', KEYS[1])}
-"""
-)
-
-
 # KEYS: state hash, its version, the simulation document. ARGV: the simulation's version ("" for
 # any), the state version the caller's copy is of, m, m (key, value) pairs to set, then the keys to
 # remove. Returns -1 when the simulation changed, {0, version, the state as HGETALL gives it} when

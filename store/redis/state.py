@@ -20,7 +20,6 @@ class RedisState(RedisRole):
         """The keys of a step: the state, its version, and the simulation it was decided on."""
         self._write_script = self._client.register_script(scripts.STATE_WRITE)
         self._transition_script = self._client.register_script(scripts.STATE_TRANSITION)
-        self._step_script = self._client.register_script(scripts.STATE_STEP)
         self._advance_script = self._client.register_script(scripts.STATE_ADVANCE)
 
     def held_state(self) -> None:
@@ -54,21 +53,6 @@ class RedisState(RedisRole):
             pipe.hgetall(self._state)
             version, raw = await pipe.execute()
         return int(version or 0), {text(k): text(v) for k, v in raw.items()}
-
-    @translate
-    async def state_step(
-        self, version: int, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None
-    ) -> tuple[bool, int, dict[str, str]]:
-        args: list[str] = [simulation_arg(simulation), str(version), str(len(sets))]
-        for key, value in sets.items():
-            args += [key, value]
-        args += list(removes)
-        reply = await self._step_script(keys=self._stepped, args=args)
-        if reply == -1:
-            raise SimulationChanged("the simulation was replaced since this step was decided")
-        applied, now, flat = reply
-        state = {text(flat[i]): text(flat[i + 1]) for i in range(0, len(flat), 2)}
-        return bool(applied), int(now), state
 
     @translate
     async def state_advance(

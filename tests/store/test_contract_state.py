@@ -54,23 +54,6 @@ def test_every_change_of_the_state_moves_its_version(store, run) -> None:
     run(body())
 
 
-def test_a_step_applies_only_on_the_version_it_was_decided_on(backend, run) -> None:
-    async def body() -> None:
-        mine, other = backend.open(), backend.open()
-        await mine.state_replace({"side": "a", "gone": "x"})
-        version, state = await mine.state_read()
-        applied, after, state = await mine.state_step(version, {"side": "b"}, ["gone"])
-        assert (applied, state) == (True, {"side": "b"}) and after > version
-        assert await mine.state_step(after, {}, ()) == (True, after, {"side": "b"})  # a check, no change
-        await other.state_update({"side": "c"})  # another worker moved the state on
-        applied, current, state = await mine.state_step(after, {"side": "d"}, ())
-        assert (applied, state) == (False, {"side": "c"}) and current > after  # refused, told the state
-        assert await other.state_get() == {"side": "c"}
-        assert (await mine.state_step(current, {"side": "d"}, ()))[0] is True
-
-    run(body())
-
-
 def test_concurrent_transitions_from_one_state_let_exactly_one_win(backend, run) -> None:
     async def body() -> None:
         handles = [backend.open() for _ in range(4)]
@@ -84,7 +67,7 @@ def test_concurrent_transitions_from_one_state_let_exactly_one_win(backend, run)
     run(body())
 
 
-def test_a_state_step_decided_on_a_replaced_simulation_changes_nothing(store, run) -> None:
+def test_a_transition_decided_on_a_replaced_simulation_changes_nothing(store, run) -> None:
     async def body() -> None:
         old = await store.write_document("simulation", b"old")
         await store.state_replace({"sequence:1": "1"})
@@ -92,12 +75,9 @@ def test_a_state_step_decided_on_a_replaced_simulation_changes_nothing(store, ru
         new = await store.write_document("simulation", b"new")
         assert old is not None and new is not None
         with pytest.raises(SimulationChanged):
-            await store.state_step(version, {"sequence:1": "2"}, (), simulation=old)
-        with pytest.raises(SimulationChanged):
             await store.state_transition({}, {"sequence:1": "2"}, (), simulation=old)
         assert await store.state_read() == (version, {"sequence:1": "1"})
-        assert (await store.state_step(version, {"sequence:1": "2"}, (), simulation=new))[0] is True
-        assert await store.state_transition({"sequence:1": "2"}, {"sequence:1": "3"}, (), simulation=new)
+        assert await store.state_transition({"sequence:1": "1"}, {"sequence:1": "3"}, (), simulation=new)
         assert await store.state_get() == {"sequence:1": "3"}
 
     run(body())

@@ -15,7 +15,7 @@ from typing import Any
 from simproxy.engine.wire.response import Wire
 from tests.engine.modes.conftest import World, pair, request
 
-STATE_CALLS = ("state_read", "state_get", "state_step", "state_advance", "state_transition")
+STATE_CALLS = ("state_read", "state_get", "state_advance", "state_transition")
 
 
 def _requiring(state: dict[str, str], path: str, body: str, **response: Any) -> dict[str, Any]:
