@@ -540,7 +540,10 @@ def targets(cmd: str, workers: Sequence[int], compare: str | None) -> list[Targe
     """simproxy with each number of workers, then the compared server (one worker, no ``-workers``)."""
     found = [Target(f"simproxy {n}w", cmd, n) for n in workers]
     if compare:
-        found.append(Target(f"{Path(shlex.split(compare)[0]).name} 1w", compare))
+        name = f"{Path(shlex.split(compare)[0]).name} 1w"
+        if any(target.name == name for target in found):  # another simproxy (a commit before): its own column
+            name = f"compared {name}"
+        found.append(Target(name, compare))
     return found
 
 

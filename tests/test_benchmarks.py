@@ -146,6 +146,14 @@ def test_startup_report_marks_missing_figures_and_gives_the_ratio() -> None:
     ]  # fmt: skip
 
 
+def test_startup_against_another_simproxy_gives_it_a_column_of_its_own() -> None:
+    from benchmarks import startup
+
+    names = [t.name for t in startup.targets("simproxy", [1], "/old/.venv/bin/simproxy -ap {admin} -pp {proxy}")]
+    assert names == ["simproxy 1w", "compared simproxy 1w"]  # one name for both made one column of both
+    assert [t.name for t in startup.targets("simproxy", [1], "hoverfly")] == ["simproxy 1w", "hoverfly 1w"]
+
+
 @pytest.mark.slow  # starts a process
 def test_redis_cost_counts_what_each_mode_asks_of_redis(capsys: pytest.CaptureFixture[str]) -> None:
     """Simulate and capture, one second each, through the bundled load generator and a real redis-server."""
