@@ -29,6 +29,10 @@ ON_FIRST_USE = frozenset(
         "prometheus_client",  # GET /metrics: admin.api.metrics
         "pypac",  # PAC files, in their own child process: engine.outbound.pac_child
         "dukpy",  # the JavaScript engine under pypac
+        "h2",  # HTTP/2: engine.server.http2 when a connection turns to it, engine.outbound.h2upstream
+        "hpack",  # HTTP/2's header coding, under h2
+        "hyperframe",  # HTTP/2's frames, under h2
+        "yaml",  # OpenAPI documents: engine.openapi.document
     }
 )
 

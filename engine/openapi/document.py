@@ -16,18 +16,14 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any, Final
+from typing import Any
 from urllib.parse import unquote
 
 import orjson
-import yaml
 
 from simproxy.engine.errors import SimulationError
 
 Reader = Callable[[str], bytes]
-
-# libyaml's safe loader reads a large document several times faster than the pure-Python one
-_LOADER: Final = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class OpenAPIError(SimulationError):
@@ -54,9 +50,14 @@ def dumps(value: Any) -> str:
 
 
 def parse_text(raw: bytes, name: str = "") -> Any:
-    """The YAML or JSON value of ``raw``; an ``OpenAPIError`` with line and column when it is neither."""
+    """The YAML or JSON value of ``raw``; an ``OpenAPIError`` with line and column when it is neither.
+    PyYAML is imported by the first document read (15 ms a start would pay for nothing)."""
+    import yaml
+
+    # libyaml's safe loader reads a large document several times faster than the pure-Python one
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.load(raw, Loader=_LOADER)  # a safe loader either way
+        return yaml.load(raw, Loader=loader)  # a safe loader either way
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown place"

@@ -10,8 +10,6 @@ then says so (``'many' is not of type 'integer'``).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from email.parser import BytesParser
-from email.policy import HTTP
 from typing import Any, Final
 from urllib.parse import parse_qs
 
@@ -80,6 +78,9 @@ def urlencoded_values(body: str) -> dict[str, list[str]]:
 def multipart_values(content_type: str, body: str) -> dict[str, list[str]]:
     """A ``multipart/form-data`` body's fields (a file's content as text); ``ValueError`` when it
     is not one (no boundary, no part, a part without a name)."""
+    from email.parser import BytesParser  # the email package costs start-up 10 ms: loaded by the first form
+    from email.policy import HTTP
+
     raw = body.encode("utf-8", "surrogateescape")
     message = BytesParser(policy=HTTP).parsebytes(
         b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + raw

@@ -30,11 +30,12 @@ from typing import TYPE_CHECKING
 from simproxy.engine.errors import UpstreamError
 from simproxy.engine.outbound.clientauth import ClientAuthentication
 from simproxy.engine.outbound.goerrors import dial_error, nameserver, tls_problem
-from simproxy.engine.outbound.h2upstream import Http2Upstream
 from simproxy.engine.wire.request import RequestDetails, canonical_header, go_escape_path, valid_escapes
 
 if TYPE_CHECKING:
     import aiohttp
+
+    from simproxy.engine.outbound.h2upstream import Http2Upstream
 
 Headers = tuple[tuple[str, tuple[str, ...]], ...]
 
@@ -204,7 +205,9 @@ class Upstream:
         host, _, port = destination.rpartition(":")
         if not host or not port.isdigit() or (host.startswith("[") != host.endswith("]")):
             host, port = destination, "443"
-        if self._http2 is None:
+        if self._http2 is None:  # h2 is imported by the first request that may use it, not at start
+            from simproxy.engine.outbound.h2upstream import Http2Upstream
+
             self._http2 = Http2Upstream(self.options.tls_verify, self.options.timeout)
         if self._http2.lacks_http2(host, int(port)):
             return None

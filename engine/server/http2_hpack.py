@@ -26,17 +26,7 @@ import h2.exceptions
 import h2.utilities
 import hpack
 
-MEMO_SIZE = 16
-"""Header blocks remembered at most per connection, by each memo here (all forgotten when full)."""
-MEMO_BYTES = 2048
-"""Blocks, and header lists, larger than this are never remembered: a connection's memos hold
-``MEMO_SIZE`` small ones at most, whatever header lists ``-max-header-size`` lets in."""
-
-
-def small(headers: Iterable[tuple[bytes, bytes]]) -> bool:
-    """The header list is small enough to be remembered (``MEMO_BYTES``)."""
-    return sum(len(name) + len(value) for name, value in headers) <= MEMO_BYTES
-
+from simproxy.engine.server.http2_wire import MEMO_BYTES, MEMO_SIZE, small
 
 _Table = tuple[int, int, int, bool, int]
 

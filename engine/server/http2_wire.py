@@ -13,12 +13,24 @@ And the first bytes of a connection: ``Sniffer`` tells the HTTP/2 client preface
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from simproxy.engine.server.http2_hpack import MEMO_SIZE, small
 from simproxy.engine.wire.request import RequestDetails
 from simproxy.engine.wire.response import Wire, bodyless
+
+MEMO_SIZE = 16
+"""Header blocks (and requests) remembered at most per connection, by each memo of HTTP/2's (all
+forgotten when full): here and in engine/server/http2_hpack.py."""
+MEMO_BYTES = 2048
+"""Blocks, and header lists, larger than this are never remembered: a connection's memos hold
+``MEMO_SIZE`` small ones at most, whatever header lists ``-max-header-size`` lets in."""
+
+
+def small(headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    """The header list is small enough to be remembered (``MEMO_BYTES``)."""
+    return sum(len(name) + len(value) for name, value in headers) <= MEMO_BYTES
+
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 """The client connection preface: the first bytes of an HTTP/2 connection (RFC 9113 §3.4)."""

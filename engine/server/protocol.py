@@ -24,7 +24,7 @@ import asyncio
 import logging
 import time
 from dataclasses import replace
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import httptools
 
@@ -33,13 +33,15 @@ from simproxy.engine.fleet.config import ProxyLimits
 from simproxy.engine.server.answers import AnswerQueue, OnTurn
 from simproxy.engine.server.connect import ConnectHandler, checked_answer, proxy_credentials
 from simproxy.engine.server.flow import FEED_SLICE, HOLD_WRITE, ReadGate, limit_writes
-from simproxy.engine.server.http2 import Http2Connection
 from simproxy.engine.server.http2_wire import Sniffer
 from simproxy.engine.server.state import ServerState
 from simproxy.engine.server.tunnel import Tunnel
 from simproxy.engine.wire.parse import Arrival, build_request
 from simproxy.engine.wire.request import Received, RequestDetails
 from simproxy.engine.wire.response import Wire, plain_error
+
+if TYPE_CHECKING:  # imported when a connection turns to HTTP/2: h2 stays out of the start-up
+    from simproxy.engine.server.http2 import Http2Connection
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +96,8 @@ class ProxyProtocol(asyncio.Protocol):
         of a connection, the ``Sniffer`` that tells which of HTTP/1.1 and HTTP/2 it speaks."""
         self._h2c = state.http2
         """An HTTP/1.1 request may ask ``Upgrade: h2c`` (not inside TLS, where ALPN says it)."""
+        self._http2: Http2Connection | None = None
+        """The connection's HTTP/2 side, once it turned to HTTP/2 (then also ``_relay``)."""
 
     # -- asyncio.Protocol ---------------------------------------------------------------------
 
@@ -177,8 +181,8 @@ class ProxyProtocol(asyncio.Protocol):
             self._gate.release(HOLD_WRITE)
 
     def close(self) -> None:
-        if type(self._relay) is Http2Connection:
-            self._relay.goaway()
+        if self._http2 is not None:
+            self._http2.goaway()
         self.answers.closing = True
         if self.answers.transport is not None:
             self.answers.transport.close()
@@ -193,8 +197,8 @@ class ProxyProtocol(asyncio.Protocol):
         ``idle_timeout`` without a request, or with answers the client has not read for as long (a
         blind tunnel is left alone: it is not HTTP any more)."""
         answers, relay = self.answers, self._relay
-        if type(relay) is Http2Connection:
-            relay.check_timeouts(now, limits)
+        if self._http2 is not None:
+            self._http2.check_timeouts(now, limits)
             return
         if answers.closing or answers.transport is None or (relay is not None and type(relay) is not Sniffer):
             return
@@ -342,7 +346,14 @@ class ProxyProtocol(asyncio.Protocol):
 
     def _upgraded(self) -> Http2Connection | None:
         """The HTTP/2 connection an ``Upgrade: h2c`` just switched to, if it did."""
-        return self._relay if type(self._relay) is Http2Connection else None
+        return self._http2
+
+    def _turn_to_http2(self, transport: asyncio.Transport) -> Http2Connection:
+        """From now on the connection speaks HTTP/2 (engine/server/http2.py, imported only now)."""
+        from simproxy.engine.server.http2 import Http2Connection
+
+        self._relay = self._http2 = Http2Connection(self.state, transport, self._arrival)
+        return self._http2
 
     def _as_http1(self, data: bytes) -> None:
         """The first bytes are no HTTP/2 preface: HTTP/1.1 from now on."""
@@ -354,8 +365,7 @@ class ProxyProtocol(asyncio.Protocol):
         transport = self.answers.transport
         if transport is None:
             return
-        self._relay = conn = Http2Connection(self.state, transport, self._arrival)
-        conn.start(data)
+        self._turn_to_http2(transport).start(data)
 
     def _upgrade_h2c(self, method: bytes) -> bool:
         """``Upgrade: h2c`` (RFC 7540 §3.2) on a request without a body, nothing else owed: ``101``,
@@ -376,8 +386,7 @@ class ProxyProtocol(asyncio.Protocol):
         if transport is None or body or answers.owed or answers.waiting:
             return False
         transport.write(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n")
-        self._relay = conn = Http2Connection(self.state, transport, self._arrival)
-        conn.upgrade(settings, self._build_request(method, None), method == b"HEAD", b"")
+        self._turn_to_http2(transport).upgrade(settings, self._build_request(method, None), method == b"HEAD", b"")
         return True
 
     # -- tunnels ----------------------------------------------------------------------------------
@@ -402,8 +411,7 @@ class ProxyProtocol(asyncio.Protocol):
             tls = transport.get_extra_info("ssl_object") if transport is not None else None
             if self.state.http2 and tls is not None and tls.selected_alpn_protocol() == "h2":
                 assert transport is not None
-                self._relay = conn = Http2Connection(self.state, transport, self._arrival)
-                conn.start(b"")
+                self._turn_to_http2(transport).start(b"")
 
     def _relay_to(self, tunnel: Tunnel) -> None:
         """A blind tunnel: what the client sends goes to the host from now on, unparsed."""
