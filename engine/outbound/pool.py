@@ -9,6 +9,11 @@ is killed and dropped: the line it was answering fails, the lines sent after it 
 another process (they were never answered), and the next call starts a fresh one. Calls beyond the
 processes wait in a bounded queue; past it, ``PoolBusy`` at once, never unbounded memory. Every
 process dies with the worker (``die_with_parent``) and is killed on ``aclose``.
+
+Each process has a reader, which hands replies out in order and holds the timeout: a line is timed
+from when the process starts on it (its previous reply came), not from when it was written behind
+others. A caller that goes away (its client left) leaves its line in place: the process still
+answers it, and that reply is dropped, so the lines behind keep their own replies.
 """
 
 from __future__ import annotations
@@ -84,6 +89,11 @@ class _Process:
         self.process = process
         self.stderr = bytearray()
         self.waiting: collections.deque[_Sent] = collections.deque()
+        """Lines written and not answered yet, oldest first: the process is working on the first."""
+        self.head_since = 0.0
+        """When the process started on the first waiting line (loop time)."""
+        self.timer: asyncio.Timeout | None = None
+        """The reader's deadline while it waits for a reply: the first line's ``head_since`` plus the timeout."""
         self.dropped = False
         """Killed by the pool after a failure it has already blamed on a call."""
 
@@ -146,30 +156,23 @@ class ProcessPool:
             self._make_room()
 
     async def _once(self, line: bytes, accept: Callable[[bytes], object]) -> bytes:
+        """One line to a process; its reply, or how it failed, comes through the process's reader
+        (``_read``), which also holds the timeout: a line is timed from when the process starts on
+        it, not from when it was written behind others."""
         proc = await self._take()
-        sent = _Sent(asyncio.get_running_loop().create_future())
+        loop = asyncio.get_running_loop()
+        sent = _Sent(loop.create_future())
         process = proc.process
         assert process.stdin is not None
         proc.waiting.append(sent)
-        try:
-            async with asyncio.timeout(self.timeout):  # no task per call, unlike wait_for on 3.11
-                process.stdin.write(line + b"\n")
-                await process.stdin.drain()
-                reply = await sent.future
-        except TimeoutError as exc:
-            _forget(proc, sent)  # before any await: the reader must not settle a call that has ended
-            await self._drop(proc)
-            raise PoolFailure(f"no answer within {self.timeout:g}s", bytes(proc.stderr)) from exc
-        except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
-            first = bool(proc.waiting) and proc.waiting[0] is sent
-            _forget(proc, sent)
-            if proc.dropped or not first:  # lost behind another line: that one is blamed, this one resent
-                raise _Resend() from exc
-            status = await _exit_status(process)
-            await self._drop(proc)
-            raise PoolFailure(f"the process exited (status {status})", bytes(proc.stderr)) from exc
-        finally:
-            _forget(proc, sent)
+        if len(proc.waiting) == 1:  # the process starts on it now
+            proc.head_since = loop.time()
+            if proc.timer is not None:
+                proc.timer.reschedule(proc.head_since + self.timeout)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError, RuntimeError):
+            process.stdin.write(line + b"\n")  # a process that is gone: its reader says so, to this line too
+            await process.stdin.drain()
+        reply = await sent.future  # a caller that goes leaves its line waiting: the reply is read and dropped
         try:
             accept(reply)
         except (ValueError, TypeError) as exc:
@@ -212,14 +215,26 @@ class ProcessPool:
         sent again."""
         stdout = proc.process.stdout
         assert stdout is not None
+        loop = asyncio.get_running_loop()
         failure: PoolFailure | None = None
         try:
             while True:
-                reply = await stdout.readuntil(b"\n")
+                async with asyncio.timeout(None) as timer:  # no deadline while nothing waits
+                    proc.timer = timer
+                    if proc.waiting:
+                        timer.reschedule(proc.head_since + self.timeout)
+                    reply = await stdout.readuntil(b"\n")
+                proc.timer = None
                 if proc.waiting:
                     sent = proc.waiting.popleft()
                     if not sent.future.done():
                         sent.future.set_result(reply[:-1])
+                    proc.head_since = loop.time()  # it starts on the next line now
+        except TimeoutError:  # the process outlived the timeout on its first line: that line fails
+            proc.timer = None
+            if not proc.dropped:
+                await self._drop(proc)
+                failure = PoolFailure(f"no answer within {self.timeout:g}s", bytes(proc.stderr))
         except asyncio.IncompleteReadError:
             if not proc.dropped and proc.waiting:
                 status = await _exit_status(proc.process)
@@ -272,11 +287,6 @@ class ProcessPool:
             proc.dropped = True
             await proc.kill()
         await self._tasks.aclose()
-
-
-def _forget(proc: _Process, sent: _Sent) -> None:
-    with contextlib.suppress(ValueError):
-        proc.waiting.remove(sent)
 
 
 async def _exit_status(process: asyncio.subprocess.Process) -> int | str:

@@ -203,6 +203,33 @@ def test_lines_are_pipelined_to_a_busy_process_and_answered_in_order(sp: Simprox
     assert [int(answers[f"/next{i}"][1]["x-in-hand"]) for i in range(3)] == [3, 3, 3]
 
 
+def test_a_pipelined_line_is_timed_from_when_the_process_starts_on_it(sp: Simproxy) -> None:
+    assert set_pool(sp, 1)[0] == 200  # -middleware-timeout 1s; four lines of 0.4 s each on one process
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(lambda i: sp.proxy(f"http://test.example/t{i}?s=0.4")[::2], range(4)))
+    assert answers == [(200, f"/t{i}".encode()) for i in range(4)]  # the last waited 1.6 s, 0.4 s its own
+
+
+def test_a_client_gone_mid_request_leaves_the_replies_behind_it_in_their_places(sp: Simproxy) -> None:
+    assert set_pool(sp, 1)[0] == 200
+    gone = socket.create_connection(("127.0.0.1", sp.proxy_port), timeout=5)
+    gone.sendall(b"GET http://test.example/gone?s=0.5 HTTP/1.1\r\nHost: test.example\r\n\r\n")
+    time.sleep(0.1)  # the process is on it
+    answers: dict[str, tuple[int, dict[str, str], bytes]] = {}
+
+    def ask(path: str) -> None:
+        answers[path] = sp.proxy(f"http://test.example{path}")
+
+    behind = [threading.Thread(target=ask, args=(f"/after{i}",)) for i in range(2)]
+    for thread in behind:
+        thread.start()
+    time.sleep(0.1)  # written behind it
+    gone.close()  # its client leaves before the reply
+    for thread in behind:
+        thread.join(20)
+    assert [answers[f"/after{i}"][::2] for i in range(2)] == [(200, b"/after0"), (200, b"/after1")]
+
+
 def test_a_process_that_died_while_idle_costs_no_request(sp: Simproxy) -> None:
     assert set_pool(sp, 1)[0] == 200
     before = pid_of(sp)
