@@ -12,7 +12,8 @@ an idle lane can help while another is held by a slow call). Each result is hand
 it is ready, but the loop is woken only when no collection is already on its way: results finished
 while the loop is busy ride on the one wake-up, and a slow call never holds a quick one's result.
 Lanes are started as work finds none idle, up to ``size``: a function that blocks (a sleep, a
-socket) holds one lane and the others go on.
+socket) holds one lane and the others go on. Calls handed over with a blocking one, behind it in
+the same turn, are taken by another lane once none has been taken for ``STALL_AFTER``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from typing import Any, TypeAlias
 
 LANES = 8
 """Threads a ``ThreadLanes`` starts at most: calls that block hold one each."""
+STALL_AFTER = 0.005
+"""Seconds calls may wait in the deque with none taken before another lane is woken for them."""
 
 _Call: TypeAlias = tuple[Callable[[Any], Any], Any, "asyncio.Future[Any]"]
 _Settled: TypeAlias = tuple["asyncio.Future[Any]", bool, Any]
@@ -48,6 +51,10 @@ class ThreadLanes:
         self._idle = 0
         self._handover = False
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._started = 0
+        """Calls the lanes have taken from the deque (read by the stall watch)."""
+        self._watch: asyncio.TimerHandle | None = None
+        """The stall watch, armed while calls wait in the deque."""
 
     async def call(self, func: Callable[[Any], Any], arg: Any) -> Any:
         """``func(arg)`` run on a lane: its result, or the exception it raised."""
@@ -62,10 +69,17 @@ class ThreadLanes:
         return await future
 
     def _hand_over(self) -> None:
-        """At the end of the loop's turn: wake one lane for everything queued during it."""
+        """At the end of the loop's turn: wake one lane for everything queued during it, and watch
+        that the calls keep being taken."""
         self._handover = False
         if not self._calls:
             return
+        self._wake_one()
+        if self._watch is None and self._loop is not None:
+            self._watch = self._loop.call_later(STALL_AFTER, self._unstall, self._started)
+
+    def _wake_one(self) -> None:
+        """Wake an idle lane, starting one when none is idle and there is room for it."""
         with self._lock:
             start = self._idle == 0 and len(self._threads) < self.size
             if start:
@@ -75,6 +89,16 @@ class ThreadLanes:
             self._threads.append(thread)
             thread.start()
         self._wake.put(True)
+
+    def _unstall(self, started: int) -> None:
+        """Calls still wait and none was taken since the last look: the lane that took them is held
+        by a call that blocks, so another one takes the rest. Looks again while calls wait."""
+        self._watch = None
+        if not self._calls or self._loop is None:
+            return
+        if self._started == started:
+            self._wake_one()
+        self._watch = self._loop.call_later(STALL_AFTER, self._unstall, self._started)
 
     def _run(self) -> None:
         calls, done, wake, lock = self._calls, self._done, self._wake, self._lock
@@ -86,6 +110,7 @@ class ThreadLanes:
                     func, arg, future = calls.popleft()
                 except IndexError:  # another lane took the last one
                     break
+                self._started += 1  # read by the stall watch only: a count lost between lanes at worst wakes one more
                 try:
                     done.append((future, True, func(arg)))
                 except Exception as exc:  # the function's own error goes to its caller
@@ -122,6 +147,9 @@ class ThreadLanes:
     async def aclose(self) -> None:
         """Stop the lanes once the calls queued before this have run; wait for them briefly (a
         daemon thread stuck in a call that never returns does not hold the process)."""
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
         threads, self._threads = self._threads, []
         for _ in threads:
             self._wake.put(False)

@@ -154,3 +154,28 @@ def test_calls_left_queued_at_close_are_cancelled_not_left_waiting(size: int) ->
         return isinstance(done[0], asyncio.CancelledError) or done[0] == "1"
 
     assert asyncio.run(main())
+
+
+def test_quick_calls_handed_over_with_a_blocking_one_in_the_same_turn_do_not_wait_for_it() -> None:
+    release = threading.Event()
+
+    def slow(_: object) -> str:
+        release.wait(5)
+        return "slow"
+
+    async def main() -> float:
+        lanes = ThreadLanes(size=4)
+        try:
+            held = asyncio.ensure_future(lanes.call(slow, None))  # first in the turn: the lane woken takes it
+            quick = [asyncio.ensure_future(lanes.call(str.upper, s)) for s in ("a", "b")]
+            started = time.monotonic()
+            assert await asyncio.wait_for(asyncio.gather(*quick), 2) == ["A", "B"]
+            took = time.monotonic() - started
+            release.set()
+            assert await held == "slow"
+            return took
+        finally:
+            release.set()
+            await lanes.aclose()
+
+    assert asyncio.run(main()) < 1.0  # another lane took them, not the one held
