@@ -5,10 +5,21 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
 from simproxy.engine.execution.lanes import ThreadLanes
+
+
+def _blocking(release: threading.Event) -> Callable[[object], str]:
+    """A call that blocks its lane until ``release`` is set (at most 5 s), then answers ``slow``."""
+
+    def slow(_: object) -> str:
+        release.wait(5)
+        return "slow"
+
+    return slow
 
 
 def test_calls_run_off_the_loop_and_return_their_results() -> None:
@@ -73,10 +84,7 @@ def test_system_exit_in_a_call_fails_that_call_and_the_lane_goes_on() -> None:
 
 def test_a_blocking_call_holds_one_lane_while_quick_ones_finish() -> None:
     release = threading.Event()
-
-    def slow(_: object) -> str:
-        release.wait(5)
-        return "slow"
+    slow = _blocking(release)
 
     async def main() -> tuple[list[str], float]:
         lanes = ThreadLanes(size=4)
@@ -96,31 +104,6 @@ def test_a_blocking_call_holds_one_lane_while_quick_ones_finish() -> None:
     results, took = asyncio.run(main())
     assert results == ["A", "B", "C", "slow"]
     assert took < 2.0  # not behind the blocked call
-
-
-def test_results_finished_before_a_slow_call_on_the_same_lane_are_not_held_by_it() -> None:
-    release = threading.Event()
-
-    def slow(_: object) -> str:
-        release.wait(5)
-        return "slow"
-
-    async def main() -> float:
-        lanes = ThreadLanes(size=1)  # one lane: the quick call and the slow one share it
-        try:
-            quick = asyncio.ensure_future(lanes.call(str.upper, "a"))  # queued first, in the same turn
-            held = asyncio.ensure_future(lanes.call(slow, None))
-            started = time.monotonic()
-            assert await asyncio.wait_for(quick, 2) == "A"
-            took = time.monotonic() - started
-            release.set()
-            assert await held == "slow"
-            return took
-        finally:
-            release.set()
-            await lanes.aclose()
-
-    assert asyncio.run(main()) < 2.0
 
 
 def test_a_burst_starts_few_lanes_and_aclose_stops_them_all() -> None:
@@ -156,18 +139,26 @@ def test_calls_left_queued_at_close_are_cancelled_not_left_waiting(size: int) ->
     assert asyncio.run(main())
 
 
-def test_quick_calls_handed_over_with_a_blocking_one_in_the_same_turn_do_not_wait_for_it() -> None:
+@pytest.mark.parametrize(
+    ("size", "slow_first"),
+    [
+        (1, False),  # one lane: a result finished before the blocking call is not held by it
+        (4, True),  # quick calls behind a blocking one in the same turn: another lane takes them
+    ],
+)
+def test_quick_calls_handed_over_in_one_turn_with_a_blocking_one_do_not_wait_for_it(
+    size: int, slow_first: bool
+) -> None:
     release = threading.Event()
-
-    def slow(_: object) -> str:
-        release.wait(5)
-        return "slow"
+    slow = _blocking(release)
 
     async def main() -> float:
-        lanes = ThreadLanes(size=4)
+        lanes = ThreadLanes(size=size)
         try:
-            held = asyncio.ensure_future(lanes.call(slow, None))  # first in the turn: the lane woken takes it
+            held = asyncio.ensure_future(lanes.call(slow, None)) if slow_first else None
             quick = [asyncio.ensure_future(lanes.call(str.upper, s)) for s in ("a", "b")]
+            if held is None:
+                held = asyncio.ensure_future(lanes.call(slow, None))
             started = time.monotonic()
             assert await asyncio.wait_for(asyncio.gather(*quick), 2) == ["A", "B"]
             took = time.monotonic() - started
@@ -178,4 +169,4 @@ def test_quick_calls_handed_over_with_a_blocking_one_in_the_same_turn_do_not_wai
             release.set()
             await lanes.aclose()
 
-    assert asyncio.run(main()) < 1.0  # another lane took them, not the one held
+    assert asyncio.run(main()) < 1.0
