@@ -17,9 +17,7 @@ import logging
 import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING
-
-import orjson
+from typing import TYPE_CHECKING, Any
 
 from simproxy.engine.errors import UpstreamError
 from simproxy.engine.execution.scripts import ScriptFiles, run_program
@@ -28,7 +26,7 @@ from simproxy.engine.fleet.config import ActionSpec
 from simproxy.engine.journal.entries import post_serve_action_view, record_entry
 from simproxy.engine.outbound.goerrors import exec_error
 from simproxy.engine.outbound.hooks import HookError, Hooks, hook_name
-from simproxy.engine.outbound.middleware import Exchange, encode_exchange
+from simproxy.engine.outbound.middleware import Exchange, encode_exchange, exchange_document
 from simproxy.engine.outbound.pool import PoolBusy, PoolFailure, PoolKey, ProcessPool
 from simproxy.engine.outbound.upstream import Upstream
 from simproxy.engine.simulation.model import Response
@@ -133,16 +131,18 @@ class ActionRunner:
         response = Response(
             status=wire.status, body=wire.raw_body, headers=wire.headers, post_serve_action=wire.post_serve_action
         )
-        payload = encode_exchange(Exchange(served.request, response), empty_maps=self.hoverfly_payload)
+        exchange = Exchange(served.request, response)
+        hook = "" if self.hoverfly_payload or action.remote else hook_name(action.binary)
+        # a hook is handed a document of its own, as middleware hooks are; the others read JSON text
+        payload = b"" if hook else encode_exchange(exchange, empty_maps=self.hoverfly_payload)
         async with self._slots:
             invoked = datetime.now().astimezone()
             failed = False
-            hook = "" if self.hoverfly_payload or action.remote else hook_name(action.binary)
             if action.remote:
                 correlation, status = await self._remote(action, payload)
             elif hook:
                 correlation, status = "", 0
-                failed = not await self._hook(action, hook, payload)
+                failed = not await self._hook(action, hook, exchange_document(exchange, own=True))
             elif action.pool > 0 and not self.hoverfly_payload:
                 correlation, status = "", 0
                 failed = not await self._pooled(action, payload)
@@ -170,10 +170,10 @@ class ActionRunner:
         finally:
             self._marking = False
 
-    async def _hook(self, action: ActionSpec, name: str, payload: bytes) -> bool:
+    async def _hook(self, action: ActionSpec, name: str, document: dict[str, Any]) -> bool:
         """Call the in-process hook; whether it returned without raising."""
         try:
-            await asyncio.wait_for(self._hooks.call(name, orjson.loads(payload)), ACTION_TIMEOUT)
+            await asyncio.wait_for(self._hooks.call(name, document), ACTION_TIMEOUT)
         except (HookError, TimeoutError) as exc:
             error = str(exc) or f"no answer within {ACTION_TIMEOUT:g}s"
             log.error(f"Error from post serve action {action.name}", extra={"fields": {"error": error}})
