@@ -69,9 +69,6 @@ class Hooks:
         """Each hook, and whether it is a coroutine function (asked once, not per call)."""
         self._lanes = ThreadLanes(name="simproxy-hook")
 
-    def get(self, name: str) -> Callable[[dict[str, Any]], Any]:
-        return self._get(name)[0]
-
     def _get(self, name: str) -> tuple[Callable[[dict[str, Any]], Any], bool]:
         loaded = self._loaded.get(name)
         if loaded is None:
