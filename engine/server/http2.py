@@ -3,8 +3,9 @@
 A connection becomes HTTP/2 in one of three ways (engine/server/protocol.py decides): its first
 bytes are the client preface (h2c with prior knowledge), an HTTP/1.1 request asked ``Upgrade: h2c``
 (answered ``101``, its answer then goes on stream 1), or the client picked ``h2`` by ALPN in an
-intercepted CONNECT tunnel. The h2 library (sans-IO) does the framing, HPACK, the stream states
-and the flow-control windows; simproxy keeps its own loop. Each stream's request becomes the same
+intercepted CONNECT tunnel. ``FrameServer`` (engine/server/http2_frames.py, sans-IO) does the
+framing, the stream states and the flow-control windows, with hpack for HPACK and h2's checks of
+header blocks; simproxy keeps its own loop. Each stream's request becomes the same
 ``RequestDetails`` an HTTP/1.1 request does (``build_request``: ``:authority`` as ``Host``,
 ``:path`` as the target) and is asked of the same dispatcher, so every mode works unchanged; its
 ``Wire`` answer is written as HEADERS and DATA frames (engine/server/http2_wire.py).
@@ -27,35 +28,37 @@ dribble, bandwidth   that stream's DATA paced as over HTTP/1.1; others go on
 Limits: ``MAX_CONCURRENT_STREAMS`` streams at once, header lists of ``ProxyLimits.max_head``
 bytes, frames of 16 KB, ``max_body`` bytes of request bodies over all the streams still arriving
 (more: ``413`` and ``RST_STREAM`` for the stream that went over). A CONTINUATION flood meets
-h2's backlog of 64 frames (``GOAWAY``, ``PROTOCOL_ERROR``); a rapid reset (CVE-2023-44487), more
+the limit of 64 frames to a header block (``GOAWAY``, ``PROTOCOL_ERROR``); a rapid reset (CVE-2023-44487), more
 than ``RESET_BUDGET`` streams reset by the client within ``RESET_WINDOW`` seconds, ``GOAWAY``
 (``ENHANCE_YOUR_CALM``); then the close. A stream opened and reset in one read is never asked of
-the dispatcher. Bytes that break the protocol get ``GOAWAY`` with the error code h2 names for
-them, and the close.
+the dispatcher. Bytes that break the protocol get ``GOAWAY`` with the error code RFC 9113 names
+for them, and the close (a fault of one stream only: ``RST_STREAM`` for it).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Coroutine
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import h2.config
-import h2.connection
-import h2.events
-import h2.exceptions
-import h2.settings
-from h2.errors import ErrorCodes
-
 from simproxy.engine.errors import RequestRejected
 from simproxy.engine.fleet.config import ProxyLimits
 from simproxy.engine.server.connect import checked_answer, proxy_credentials
 from simproxy.engine.server.faults import SLICE_SECONDS, pause, random_data
-from simproxy.engine.server.http2_hpack import InboundHeaders, MemoDecoder, MemoEncoder
+from simproxy.engine.server.http2_frames import (
+    BODY,
+    ENDED,
+    REQUEST,
+    RESET,
+    TERMINATED,
+    Code,
+    FrameError,
+    FrameServer,
+    StreamGone,
+)
 from simproxy.engine.server.http2_wire import Headers, KnownRequests, response_headers, stream_head, trailer_fields
 from simproxy.engine.server.state import ServerState
 from simproxy.engine.simulation.model import Fault, FaultKind
@@ -68,7 +71,7 @@ log = logging.getLogger(__name__)
 PROTOCOL = "HTTP/2.0"
 """The protocol the journal records for a request that came over HTTP/2 (Go's ``Request.Proto``)."""
 MAX_CONCURRENT_STREAMS = 100
-"""Streams a client may have open at once (``SETTINGS_MAX_CONCURRENT_STREAMS``); h2 refuses more."""
+"""Streams a client may have open at once (``SETTINGS_MAX_CONCURRENT_STREAMS``); more are refused."""
 RESET_BUDGET = 200
 """Streams a client may reset within ``RESET_WINDOW`` seconds before the connection is ended."""
 RESET_WINDOW = 10.0
@@ -109,27 +112,7 @@ class Http2Connection:
         self.transport = transport
         self.arrival = replace(arrival, http2=True)
         self.arrival_encoded = self.arrival.encode()
-        limits = state.limits
-        config = h2.config.H2Configuration(
-            client_side=False,
-            header_encoding=None,
-            validate_outbound_headers=False,
-            normalize_outbound_headers=False,
-            validate_inbound_headers=False,  # the same checks run, remembered, in ``send`` (``InboundHeaders``)
-            normalize_inbound_headers=False,
-        )
-        conn = h2.connection.H2Connection(config)
-        conn.local_settings = h2.settings.Settings(
-            client=False,
-            initial_values={
-                h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: MAX_CONCURRENT_STREAMS,
-                h2.settings.SettingCodes.MAX_HEADER_LIST_SIZE: limits.max_head,
-            },
-        )
-        conn.decoder = MemoDecoder(limits.max_head)
-        conn.encoder = MemoEncoder()
-        self.conn = conn
-        self.inbound = InboundHeaders()
+        self.frames = FrameServer(MAX_CONCURRENT_STREAMS, state.limits.max_head)
         self.known = KnownRequests()
         self.streams: dict[int, _Stream] = {}
         self._sending: dict[int, None] = {}
@@ -154,7 +137,7 @@ class Http2Connection:
 
     def start(self, data: bytes) -> None:
         """Prior knowledge, or ALPN: the server's preface, then what the client sent so far."""
-        self.conn.initiate_connection()
+        self.frames.start()
         self._flush()
         if data:
             self.send(data)
@@ -163,8 +146,8 @@ class Http2Connection:
         """``Upgrade: h2c``: the ``101`` is written; ``request`` (or the error that answers it) is
         answered on stream 1, and ``rest`` (the client's preface and frames) read."""
         try:
-            self.conn.initiate_upgrade_connection(settings)
-        except (h2.exceptions.ProtocolError, ValueError) as exc:
+            self.frames.start_upgraded(settings)
+        except ValueError as exc:
             log.debug("bad HTTP2-Settings in an h2c upgrade: %s", exc)
             self.transport.close()
             self.closed = True
@@ -187,35 +170,28 @@ class Http2Connection:
         if self.closed:
             return
         self._since = time.monotonic()
-        conn = self.conn
-        highest = conn.highest_inbound_stream_id
         try:
-            events = conn.receive_data(bytes(data))
-        except h2.exceptions.ProtocolError as exc:  # h2 queued the GOAWAY with the error's code
+            events = self.frames.receive(data if type(data) is bytes else bytes(data))
+        except FrameError as exc:  # its GOAWAY is queued
             log.debug("HTTP/2 protocol error from the client: %s", exc)
             self._end()
             return
-        failed = self.inbound.check(events, highest)  # before any event of the read is acted on
-        if failed is not None:  # as h2 ends it: GOAWAY naming the last stream opened
-            log.debug("HTTP/2 protocol error from the client: %s", failed[0])
-            with contextlib.suppress(h2.exceptions.ProtocolError):
-                conn.close_connection(failed[0].error_code, last_stream_id=failed[1])
-            self._end()
-            return
-        reset = {e.stream_id for e in events if type(e) is h2.events.StreamReset}
+        reset = {e[1] for e in events if e[0] == RESET}
         for event in events:
-            kind = type(event)
-            if kind is h2.events.RequestReceived:
-                self._begin(event)  # type: ignore[arg-type]
-            elif kind is h2.events.DataReceived:
-                self._data(event)  # type: ignore[arg-type]
-            elif kind is h2.events.StreamEnded:
-                sid = event.stream_id  # type: ignore[attr-defined]
-                if sid not in reset:  # opened and reset in one read: never asked of the dispatcher
+            kind = event[0]
+            if kind == REQUEST:
+                sid = event[1]
+                self.streams[sid] = _Stream(event[2])
+                if event[3] and sid not in reset:  # opened and reset in one read: never asked of the dispatcher
                     self._arrived(sid)
-            elif kind is h2.events.StreamReset:
-                self._reset_by_client(event.stream_id)  # type: ignore[attr-defined]
-            elif kind is h2.events.ConnectionTerminated:
+            elif kind == BODY:
+                self._data(event[1], event[2])
+            elif kind == ENDED:
+                if event[1] not in reset:
+                    self._arrived(event[1])
+            elif kind == RESET:
+                self._reset_by_client(event[1])
+            elif kind == TERMINATED:
                 self._end()
                 return
         if not self.closed:
@@ -245,7 +221,7 @@ class Http2Connection:
     def goaway(self) -> None:
         """The server stops: ``GOAWAY`` (``NO_ERROR``), the streams begun are still answered."""
         if not self.closed:
-            self.conn.close_connection(ErrorCodes.NO_ERROR)
+            self.frames.close(Code.NO_ERROR)
             self._flush()
 
     @property
@@ -266,28 +242,20 @@ class Http2Connection:
                 self.close()
                 self.transport.abort()
                 return
-            self.conn.close_connection(ErrorCodes.NO_ERROR)
+            self.frames.close(Code.NO_ERROR)
             self._end()
         elif quiet > limits.read_timeout:
             late = [sid for sid, stream in self.streams.items() if not stream.answered and stream.task is None]
             timeout = plain_error(408, "Request Timeout: the request did not arrive in time\n")
             for sid in late:
                 self._respond(sid, self.streams[sid], timeout, None)
-                self._cancel(sid, ErrorCodes.NO_ERROR)
+                self._cancel(sid, Code.NO_ERROR)
             if late:
                 self._pump()
 
     # -- requests ----------------------------------------------------------------------------------
 
-    def _begin(self, event: h2.events.RequestReceived) -> None:
-        sid = event.stream_id
-        self.streams[sid] = _Stream(event.headers)  # a list of its own (``InboundHeaders.checked``)
-
-    def _data(self, event: h2.events.DataReceived) -> None:
-        sid, data = event.stream_id, event.data or b""
-        if event.flow_controlled_length:
-            with contextlib.suppress(h2.exceptions.ProtocolError):  # a stream closed meanwhile
-                self.conn.acknowledge_received_data(event.flow_controlled_length, sid)
+    def _data(self, sid: int, data: bytes) -> None:
         stream = self.streams.get(sid)
         if stream is None or stream.answered:
             return
@@ -298,7 +266,7 @@ class Http2Connection:
         if stream.size > limit or self._buffered > limit:  # the streams' bodies together: one request's worth
             self._respond(sid, stream, plain_error(413, f"request body larger than {limit} bytes\n"), None)
             self._pump()
-            self._cancel(sid, ErrorCodes.NO_ERROR)  # the answer is complete: the rest is not wanted
+            self._cancel(sid, Code.NO_ERROR)  # the answer is complete: the rest is not wanted
 
     def _arrived(self, sid: int) -> None:
         """A request is whole: build it and ask the dispatcher."""
@@ -376,7 +344,7 @@ class Http2Connection:
             else:  # a timed fault's task stays the stream's: a reset ends it
                 await self._fault(sid, stream, wire, wire.fault, received)
                 stream.task = None
-        except h2.exceptions.ProtocolError:  # the client closed the stream meanwhile
+        except StreamGone:  # the client closed the stream meanwhile
             self._forget(sid)
         if not self.closed:
             self._pump()
@@ -395,22 +363,19 @@ class Http2Connection:
         else:
             headers, body = response_headers(wire, date, stream.head_only)
             self._last = (wire, date, stream.head_only, headers, body)
-        conn = self.conn
+        frames = self.frames
         trailers = trailer_fields(wire) if wire.trailers and not stream.head_only else None
         try:
-            conn.send_headers(sid, headers, end_stream=not body and not trailers)
+            frames.send_headers(sid, headers, not body and not trailers)
             if trailers and not body:
-                conn.send_headers(sid, trailers, end_stream=True)
+                frames.send_headers(sid, trailers, True)
             small = (
-                body
-                and not trailers
-                and not self._sending
-                and len(body) <= min(conn.max_outbound_frame_size, DATA_SLICE)
+                body and not trailers and not self._sending and len(body) <= min(frames.max_outbound_frame, DATA_SLICE)
             )
-            if small and len(body) <= conn.local_flow_control_window(sid):  # the common case: one DATA frame now
-                conn.send_data(sid, body, end_stream=True)
+            if small and len(body) <= frames.window(sid):  # the common case: one DATA frame now
+                frames.send_data(sid, body, True)
                 body = b""
-        except h2.exceptions.ProtocolError:  # the stream was reset meanwhile
+        except StreamGone:  # the stream was reset meanwhile
             self._forget(sid)
             return
         if body:
@@ -421,7 +386,7 @@ class Http2Connection:
 
     def _pump(self) -> None:
         """Send what the windows and the write buffer allow, a slice of each stream in turn."""
-        conn, sending = self.conn, self._sending
+        frames, sending = self.frames, self._sending
         while sending and not self._stopped():
             moved = False
             for sid in list(sending):
@@ -430,18 +395,18 @@ class Http2Connection:
                     sending.pop(sid, None)
                     continue
                 try:
-                    room = min(conn.local_flow_control_window(sid), DATA_SLICE)
-                except h2.exceptions.ProtocolError:  # closed by the client
+                    room = min(frames.window(sid), DATA_SLICE)
+                except StreamGone:  # closed by the client
                     self._forget(sid)
                     continue
                 size = min(room, len(stream.out) - stream.sent)
-                frame = conn.max_outbound_frame_size
+                frame = frames.max_outbound_frame
                 start = stream.sent
                 while start < stream.sent + size:
                     piece = stream.out[start : min(start + frame, stream.sent + size)]
                     start += len(piece)
                     last = stream.end and start == len(stream.out) and not stream.trailers
-                    conn.send_data(sid, piece, end_stream=last)
+                    frames.send_data(sid, piece, last)
                 if size:
                     moved = True
                 stream.sent += size
@@ -449,7 +414,7 @@ class Http2Connection:
                     sending.pop(sid, None)
                     if stream.end:
                         if stream.trailers:
-                            conn.send_headers(sid, stream.trailers, end_stream=True)
+                            frames.send_headers(sid, stream.trailers, True)
                         self._forget(sid)
                     else:
                         stream.out, stream.sent = b"", 0
@@ -474,15 +439,12 @@ class Http2Connection:
             self._since = time.monotonic()
             self.state.note_answered()
 
-    def _cancel(self, sid: int, code: ErrorCodes) -> None:
+    def _cancel(self, sid: int, code: Code) -> None:
         stream = self.streams.get(sid)
         if stream is not None and stream.task is not None:
             stream.task.cancel()
         self._forget(sid)
-        try:
-            self.conn.reset_stream(sid, code)
-        except h2.exceptions.ProtocolError:
-            return
+        self.frames.reset(sid, code)
         self._flush()
 
     def _reset_by_client(self, sid: int) -> None:
@@ -498,7 +460,7 @@ class Http2Connection:
         if len(resets) > RESET_BUDGET:
             if now - resets[0] < RESET_WINDOW:
                 log.info("HTTP/2 client reset %d streams in %.1f s: connection ended", len(resets), now - resets[0])
-                self.conn.close_connection(ErrorCodes.ENHANCE_YOUR_CALM)
+                self.frames.close(Code.ENHANCE_YOUR_CALM)
                 self._end()
                 return
             del resets[: len(resets) - RESET_BUDGET]
@@ -510,10 +472,10 @@ class Http2Connection:
         self.state.dispatcher.served(wire, received)
         kind = fault.kind
         if kind is FaultKind.CONNECTION_RESET:
-            self._cancel(sid, ErrorCodes.INTERNAL_ERROR)
+            self._cancel(sid, Code.INTERNAL_ERROR)
             return
         if kind is FaultKind.EMPTY_RESPONSE:
-            self.conn.close_connection(ErrorCodes.INTERNAL_ERROR)
+            self.frames.close(Code.INTERNAL_ERROR)
             self._end()
             return
         if kind is FaultKind.RANDOM_DATA_THEN_CLOSE:
@@ -525,8 +487,8 @@ class Http2Connection:
         headers, body = response_headers(wire, date, stream.head_only)
         stream.answered = True
         if kind is FaultKind.MALFORMED_CHUNK:
-            self.conn.send_headers(sid, headers)
-            self.conn.close_connection(ErrorCodes.PROTOCOL_ERROR, last_stream_id=sid)
+            self.frames.send_headers(sid, headers, False)
+            self.frames.close(Code.PROTOCOL_ERROR, last_stream=sid)
             self._end()
             return
         if not body:
@@ -534,7 +496,7 @@ class Http2Connection:
                 return
             self._respond(sid, stream, replace(wire, fault=None), None)
             return
-        self.conn.send_headers(sid, headers)
+        self.frames.send_headers(sid, headers, False)
         self._flush()
         if kind is FaultKind.DRIBBLE:
             await self._dribble(sid, stream, body, fault.chunks, fault.duration_ms / 1000)
@@ -576,12 +538,12 @@ class Http2Connection:
     # -- the connection ----------------------------------------------------------------------------
 
     def _flush(self) -> None:
-        data = self.conn.data_to_send()
+        data = self.frames.take()
         if data and not self.transport.is_closing():
             self.transport.write(data)
 
     def _end(self, flush: bool = True) -> None:
-        """The connection ends: what h2 queued (a ``GOAWAY``) written, then the close. On plain TCP
+        """The connection ends: what was queued (a ``GOAWAY``) written, then the close. On plain TCP
         the close waits ``LINGER_SECONDS``, after a FIN, while what the client still sends is read
         and dropped: closing with unread bytes would send an RST, and the client could lose the
         ``GOAWAY`` that tells it why."""

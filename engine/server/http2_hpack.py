@@ -12,7 +12,7 @@ forgets what was remembered. The same holds for the answers' header lists on the
 the same bytes until the table changes (a new ``Date`` each second adds an entry, and forgets).
 
 ``MemoDecoder`` and ``MemoEncoder`` are hpack's ``Decoder`` and ``Encoder`` with that memory;
-``Http2Connection`` (engine/server/http2.py) gives them to its ``h2`` connection. Errors are never
+``FrameServer`` (engine/server/http2_frames.py) decodes and encodes with them. Errors are never
 remembered: a block that fails to decode fails each time, as before.
 """
 
@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import h2.events
 import h2.exceptions
 import h2.utilities
 import hpack
@@ -31,7 +30,7 @@ from simproxy.engine.server.http2_wire import MEMO_BYTES, MEMO_SIZE, small
 _Table = tuple[int, int, int, bool, int]
 
 
-def _table_state(table: Any) -> tuple[_Table, object]:
+def table_state(table: Any) -> tuple[_Table, object]:
     """What a block's meaning depends on: the newest dynamic entry (by identity: the caller holds
     it, so its ``id`` stays its own, and an equal entry added again counts as a change), how many
     entries there are, their size, the table's size limit and whether a size change is pending;
@@ -52,7 +51,7 @@ class MemoDecoder(hpack.Decoder):
         """The table's newest entry when ``_state`` was taken."""
 
     def _now(self) -> tuple[tuple[_Table, int, int], object]:
-        table, newest = _table_state(self.header_table)
+        table, newest = table_state(self.header_table)
         return (table, self.max_header_list_size, self.max_allowed_table_size), newest
 
     def decode(self, data: bytes, raw: bool = False) -> Iterable[hpack.HeaderTuple]:
@@ -98,7 +97,7 @@ class MemoEncoder(hpack.Encoder):
             self._state = None
             return super().encode(headers, huffman)
         key = (tuple(headers), huffman)
-        now, newest = _table_state(self.header_table)
+        now, newest = table_state(self.header_table)
         if now == self._state:
             known = self._memo.get(key)
             if known is not None:
@@ -107,7 +106,7 @@ class MemoEncoder(hpack.Encoder):
             self._memo.clear()
             self._state, self._held = now, newest
         block = super().encode(headers, huffman)
-        after, newest = _table_state(self.header_table)
+        after, newest = table_state(self.header_table)
         if after == now and len(block) <= MEMO_BYTES:
             if len(self._memo) >= MEMO_SIZE:
                 self._memo.clear()
@@ -128,29 +127,13 @@ class InboundHeaders:
     """h2's own checks of a received header block (``normalize_inbound_headers`` then
     ``validate_headers``, as h2 runs them when its configuration asks it to), remembered: a header
     list that passed once passes again, to the same list, without the dozen generator steps per
-    field. ``Http2Connection`` turns h2's checks off and runs these on each request's and each
-    trailer block's fields instead; a list that fails raises h2's ``ProtocolError`` each time."""
+    field. ``FrameServer`` runs these on each request's and each trailer block's fields; a list
+    that fails raises h2's ``ProtocolError`` each time."""
 
     __slots__ = ("_known",)
 
     def __init__(self) -> None:
         self._known: dict[tuple[tuple[bytes, bytes], ...], list[Any]] = {}
-
-    def check(self, events: list[h2.events.Event], highest: int) -> tuple[h2.exceptions.ProtocolError, int] | None:
-        """Check the header blocks of one read's ``events`` in order, each event's ``headers``
-        replaced by what the checks hand over. The first that fails: h2's error, and the stream
-        GOAWAY names as the last processed (as h2 would have: the newest stream opened then, or
-        ``highest``, the newest before the read)."""
-        for event in events:
-            kind = type(event)
-            if kind is h2.events.RequestReceived or kind is h2.events.TrailersReceived:
-                if kind is h2.events.RequestReceived:
-                    highest = event.stream_id  # type: ignore[attr-defined]
-                try:
-                    event.headers = self.checked(event.headers, kind is h2.events.TrailersReceived)  # type: ignore[attr-defined]
-                except h2.exceptions.ProtocolError as exc:
-                    return exc, highest
-        return None
 
     def checked(self, headers: list[Any], trailers: bool) -> list[Any]:
         """``headers`` as h2 would hand them over after its checks (``Cookie`` pieces joined)."""

@@ -88,21 +88,32 @@ class KnownRequests:
     requests from the same bytes share theirs; the dispatcher then knows it again at once).
     ``MEMO_SIZE`` small blocks at most (engine/server/http2_hpack.py), all forgotten when full."""
 
-    __slots__ = ("_known",)
+    __slots__ = ("_known", "_last")
 
     def __init__(self) -> None:
         self._known: dict[tuple[tuple[bytes, bytes], ...], tuple[StreamHead, RequestDetails]] = {}
+        self._last: tuple[Headers | None, tuple[StreamHead, RequestDetails] | None] = (None, None)
+        """The block last looked up or kept, and what it built: the same list again (engine/server/
+        http2_frames.py hands a repeated block's fields over as the same list) is known at once."""
 
     def get(self, block: Headers) -> tuple[StreamHead, RequestDetails] | None:
         """The head and request ``block`` was built into before, if kept."""
-        return self._known.get(tuple(block))
+        last = self._last
+        if block is last[0]:
+            return last[1]
+        found = self._known.get(tuple(block))
+        if found is not None:
+            self._last = (block, found)
+        return found
 
     def keep(self, block: Headers, head: StreamHead, request: RequestDetails) -> None:
         """``request`` (and ``head``) built from ``block``, a request without a body."""
         if small(block):
             if len(self._known) >= MEMO_SIZE:
                 self._known.clear()
-            self._known[tuple(block)] = (head, request)
+            found = (head, request)
+            self._known[tuple(block)] = found
+            self._last = (block, found)
 
 
 def response_headers(wire: Wire, date: bytes, head_only: bool) -> tuple[Headers, bytes]:
