@@ -131,6 +131,7 @@ class FrameServer:
         "_settings_seen",
         "_streams",
         "_unacked",
+        "accepted",
         "ended",
         "highest",
         "max_outbound_frame",
@@ -166,6 +167,9 @@ class FrameServer:
         self.highest = 0
         """The newest stream the client opened."""
         self.ended = False
+        self.accepted = MAX_WINDOW
+        """The newest stream the server still answers: after its ``GOAWAY``, the one it named
+        (the client's newer streams are ignored, as RFC 9113 §6.8 says, for it to retry elsewhere)."""
         """The server said ``GOAWAY`` for an error: nothing more is read."""
         self.send_window = WINDOW
         """The connection's window for what the server sends."""
@@ -346,6 +350,8 @@ class FrameServer:
                 headers, kept = self._decode(block)
                 checked = self._checked(headers, False)
                 self._again = (block, checked) if kept and len(block) <= MEMO_BYTES else None
+            if sid > self.accepted:
+                return
             if len(self._streams) >= self.max_streams:
                 raise FrameError(Code.REFUSED_STREAM, "too many streams at once", sid)
             self._streams[sid] = _Stream(self.stream_window, remote_open=not ended, headers_seen=True)
@@ -539,6 +545,7 @@ class FrameServer:
         """``GOAWAY`` with ``code``, naming ``last_stream`` (the newest the client opened, unless
         told) as the last the server will answer."""
         last = self.highest if last_stream is None else last_stream
+        self.accepted = min(self.accepted, last)
         self._out.append(frame(GOAWAY, 0, 0, _GOAWAY.pack(last, code)))
 
     def take(self) -> bytes:

@@ -98,6 +98,9 @@ class ProxyProtocol(asyncio.Protocol):
         """An HTTP/1.1 request may ask ``Upgrade: h2c`` (not inside TLS, where ALPN says it)."""
         self._http2: Http2Connection | None = None
         """The connection's HTTP/2 side, once it turned to HTTP/2 (then also ``_relay``)."""
+        self._unswitched: list[tuple[bytes, bytes]] | None = None
+        """A request that asked ``Upgrade`` and is not switched: its headers while it is read again
+        as a plain request (``_read_unswitched``), for its body and what follows it."""
 
     # -- asyncio.Protocol ---------------------------------------------------------------------
 
@@ -145,10 +148,12 @@ class ProxyProtocol(asyncio.Protocol):
                 self.parser.feed_data(piece)
             except httptools.HttpParserUpgrade as exc:
                 upgraded = self._upgraded()
+                rest = bytes(piece[exc.args[0] :]) + (bytes(left) if left is not None else b"")
                 if upgraded is not None:  # Upgrade: h2c, switched: the rest of the read is HTTP/2
-                    rest = bytes(piece[exc.args[0] :]) + (bytes(left) if left is not None else b"")
                     if rest:
                         upgraded.send(rest)
+                elif self._unswitched is not None:
+                    self._read_unswitched(rest)
                 return  # CONNECT: answered in on_message_complete; what follows it in the read is dropped
             except httptools.HttpParserError as exc:
                 self._parse_failed(exc)
@@ -259,6 +264,9 @@ class ProxyProtocol(asyncio.Protocol):
 
     def on_headers_complete(self) -> None:
         self._in_head = False
+        if self._unswitched is not None:  # read again: the headers as they came, 100 Continue written
+            self._headers, self._unswitched = self._unswitched, None
+            return
         transport = self.answers.transport
         if transport is None:
             return
@@ -288,7 +296,11 @@ class ProxyProtocol(asyncio.Protocol):
         if method == b"CONNECT":
             self._connecting().connect(self._url.decode("latin-1"), checked, credentials)
             return
-        if self._h2c and checked and parser.should_upgrade() and self._upgrade_h2c(method):
+        if parser.should_upgrade():
+            if self._h2c and checked and self._upgrade_h2c(method):
+                return
+            self._served -= 1  # not switched: read again as a plain request once httptools stops
+            self._reading, self._unswitched = True, self._headers
             return
         # the read, when it held exactly this request (not split over reads, not pipelined with
         # others, no chunked body): the same bytes make the same request, and the journal keeps them
@@ -388,6 +400,26 @@ class ProxyProtocol(asyncio.Protocol):
         transport.write(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n")
         self._turn_to_http2(transport).upgrade(settings, self._build_request(method, None), method == b"HEAD", b"")
         return True
+
+    def _read_unswitched(self, rest: bytes) -> None:
+        """A request asked ``Upgrade`` (a WebSocket, ``h2c`` with a body) and is answered as a plain
+        HTTP/1.1 request, as Hoverfly does. httptools stopped at the end of its head, its body
+        unread: a new parser reads the same head without ``Upgrade`` (the request keeps its
+        headers as they came, ``on_headers_complete``), then its body and what follows it."""
+        parser, headers = self.parser, self._unswitched
+        assert headers is not None
+        method, version = parser.get_method(), parser.get_http_version().encode()
+        lines = [name + b": " + value for name, value in headers if name.lower() != b"upgrade"]
+        head = b"%s %s HTTP/%s\r\n%s\r\n\r\n" % (method, self._url, version, b"\r\n".join(lines))
+        self.parser = httptools.HttpRequestParser(self)
+        self._chunk = None  # these bytes are not the read's
+        try:
+            self.parser.feed_data(head)
+        except httptools.HttpParserError as exc:
+            self._parse_failed(exc)
+            return
+        if rest:
+            self.data_received(rest)
 
     # -- tunnels ----------------------------------------------------------------------------------
 

@@ -103,10 +103,36 @@ def test_curl_upgrade_h2c_is_switched_and_answered_on_stream_one(sp: Simproxy) -
     assert journal(sp)[0]["request"]["protocol"] == "HTTP/2.0"
 
 
-def test_an_upgrade_with_a_body_stays_http1(sp: Simproxy) -> None:
-    put(sp, pair("/h2/post", "posted", method=[{"matcher": "exact", "value": "POST"}]))
+def echoing(path: str, body: str) -> dict[str, Any]:
+    """A POST pair that matches ``body`` only, answering ``got`` and it."""
+    found = pair(path, f"got {body}", method=[{"matcher": "exact", "value": "POST"}])
+    found["request"]["body"] = [{"matcher": "exact", "value": body}]
+    return found
+
+
+def test_an_upgrade_with_a_body_stays_http1_and_its_body_is_read(sp: Simproxy) -> None:
+    put(sp, echoing("/h2/post", "data"))
     body, version = curl("--http2", "-d", "data", f"http://127.0.0.1:{sp.proxy_port}/h2/post")
-    assert (body, version) == ("posted", "1.1")
+    assert (body, version) == ("got data", "1.1")
+    assert journal(sp)[0]["request"]["body"] == "data"
+
+
+def test_an_upgrade_not_taken_is_a_plain_request_and_what_follows_it_is_answered(sp: Simproxy) -> None:
+    put(sp, echoing("/ws/post", "hello"), pair("/after", "after"))
+    upgrade = b"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+    sent = (
+        b"POST /ws/post HTTP/1.1\r\nHost: h\r\n" + upgrade + b"Content-Length: 5\r\n\r\nhello"
+        b"GET /after HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", sp.proxy_port), timeout=10) as sock:
+        sock.sendall(sent)  # both requests in one write
+        got = b""
+        while chunk := sock.recv(65536):
+            got += chunk
+    assert got.count(b"HTTP/1.1 200 OK") == 2
+    assert got.index(b"got hello") < got.index(b"after")
+    (first,) = [e["request"] for e in journal(sp) if e["request"]["path"] == "/ws/post"]
+    assert first["headers"]["Upgrade"] == ["websocket"] and first["body"] == "hello"
 
 
 def test_proxy_port_speaks_h2c_and_alpn_h2_inside_an_intercepted_tunnel(simproxy_factory: Any, tmp_path: Path) -> None:

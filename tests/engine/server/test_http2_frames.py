@@ -198,6 +198,20 @@ def test_a_reset_from_the_client_closes_its_stream() -> None:
         server.send_headers(1, [(b":status", b"200")], end=True)
 
 
+def test_after_the_servers_goaway_newer_streams_are_ignored_and_older_ones_answered() -> None:
+    server, client = _pair()
+    client.send_headers(1, GET, end_stream=True)
+    server.receive(client.data_to_send())
+    server.close(Code.NO_ERROR)
+    client.send_headers(3, GET, end_stream=True)
+    client.send_headers(5, [*GET, (b"x-more", b"1")], end_stream=True)
+    assert server.receive(client.data_to_send()) == []
+    server.send_headers(1, [(b":status", b"200")], end=True)
+    sent = _frames(server.take())
+    assert [(kind, sid) for kind, sid, _ in sent] == [(7, 0), (1, 1)]  # GOAWAY naming 1, then 1's answer
+    assert sent[0][2] == struct.pack(">LL", 1, Code.NO_ERROR)
+
+
 def test_ping_is_answered_and_goaway_is_handed_over() -> None:
     server, client = _pair()
     client.ping(b"12345678")
