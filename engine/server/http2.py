@@ -4,8 +4,8 @@ A connection becomes HTTP/2 in one of three ways (engine/server/protocol.py deci
 bytes are the client preface (h2c with prior knowledge), an HTTP/1.1 request asked ``Upgrade: h2c``
 (answered ``101``, its answer then goes on stream 1), or the client picked ``h2`` by ALPN in an
 intercepted CONNECT tunnel. ``FrameServer`` (engine/server/http2_frames.py, sans-IO) does the
-framing, the stream states and the flow-control windows, with hpack for HPACK and h2's checks of
-header blocks; simproxy keeps its own loop. Each stream's request becomes the same
+framing, the stream states and the flow-control windows, with hpack for HPACK and its own checks
+of header lists (engine/server/http2_fields.py); simproxy keeps its own loop. Each stream's request becomes the same
 ``RequestDetails`` an HTTP/1.1 request does (``build_request``: ``:authority`` as ``Host``,
 ``:path`` as the target) and is asked of the same dispatcher, so every mode works unchanged; its
 ``Wire`` answer is written as HEADERS and DATA frames (engine/server/http2_wire.py).

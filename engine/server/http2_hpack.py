@@ -21,8 +21,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import h2.exceptions
-import h2.utilities
 import hpack
 
 from simproxy.engine.server.http2_wire import MEMO_BYTES, MEMO_SIZE, small
@@ -49,6 +47,8 @@ class MemoDecoder(hpack.Decoder):
         self._state: tuple[_Table, int, int] | None = None
         self._held: object = None
         """The table's newest entry when ``_state`` was taken."""
+        self.kept = True
+        """The last block decoded left the dynamic table as it was."""
 
     def _now(self) -> tuple[tuple[_Table, int, int], object]:
         table, newest = table_state(self.header_table)
@@ -61,12 +61,15 @@ class MemoDecoder(hpack.Decoder):
         if now == self._state:
             known = self._memo.get(key)
             if known is not None:
+                self.kept = True
                 return list(known)
         else:
             self._memo.clear()
             self._state, self._held = now, newest
+        self.kept = False  # till the block decodes without a change of the table
         headers = list(super().decode(key[0], raw))
         after, newest = self._now()
+        self.kept = after == now
         if (
             after == now and len(key[0]) <= MEMO_BYTES and small(headers)
         ):  # only indexed fields, or literals kept out of the table: its meaning is fixed
@@ -115,36 +118,3 @@ class MemoEncoder(hpack.Encoder):
             self._memo.clear()
             self._state, self._held = after, newest
         return block
-
-
-_REQUEST = h2.utilities.HeaderValidationFlags(
-    is_client=False, is_trailer=False, is_response_header=False, is_push_promise=False
-)
-_TRAILERS = _REQUEST._replace(is_trailer=True)
-
-
-class InboundHeaders:
-    """h2's own checks of a received header block (``normalize_inbound_headers`` then
-    ``validate_headers``, as h2 runs them when its configuration asks it to), remembered: a header
-    list that passed once passes again, to the same list, without the dozen generator steps per
-    field. ``FrameServer`` runs these on each request's and each trailer block's fields; a list
-    that fails raises h2's ``ProtocolError`` each time."""
-
-    __slots__ = ("_known",)
-
-    def __init__(self) -> None:
-        self._known: dict[tuple[tuple[bytes, bytes], ...], list[Any]] = {}
-
-    def checked(self, headers: list[Any], trailers: bool) -> list[Any]:
-        """``headers`` as h2 would hand them over after its checks (``Cookie`` pieces joined)."""
-        key = (*headers, trailers) if trailers else tuple(headers)
-        known = self._known.get(key)
-        if known is not None:
-            return list(known)
-        flags = _TRAILERS if trailers else _REQUEST
-        result = list(h2.utilities.validate_headers(h2.utilities.normalize_inbound_headers(headers, flags), flags))
-        if small(headers):
-            if len(self._known) >= MEMO_SIZE:
-                self._known.clear()
-            self._known[key] = list(result)
-        return result
