@@ -28,10 +28,8 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
-import hpack
-
 from simproxy.engine.server.http2_fields import Malformed, request_fields, trailer_fields
-from simproxy.engine.server.http2_hpack import MemoDecoder, MemoEncoder, table_state
+from simproxy.engine.server.http2_hpack import Decoder, HpackError, ListTooLarge, MemoEncoder, table_state
 from simproxy.engine.server.http2_wire import MEMO_BYTES, PREFACE, Headers
 
 
@@ -143,7 +141,7 @@ class FrameServer:
 
     def __init__(self, max_streams: int, max_header_list: int) -> None:
         self.max_streams = max_streams
-        self._decoder = MemoDecoder(max_header_list)
+        self._decoder = Decoder(max_header_list)
         self._encoder = MemoEncoder()
         self._streams: dict[int, _Stream] = {}
         self._buffer = b""
@@ -181,7 +179,7 @@ class FrameServer:
 
     def start(self) -> None:
         """The server's preface: its ``SETTINGS``."""
-        limit = self._decoder.max_header_list_size
+        limit = self._decoder.max_list
         values = ((MAX_CONCURRENT_STREAMS, self.max_streams), (MAX_HEADER_LIST_SIZE, limit))
         self._out.append(frame(SETTINGS, 0, 0, b"".join(_SETTING.pack(k, v) for k, v in values)))
 
@@ -329,10 +327,10 @@ class FrameServer:
         """The fields of ``block``, and whether decoding it left the dynamic table as it was."""
         decoder = self._decoder
         try:
-            headers: Headers = decoder.decode(block, raw=True)  # type: ignore[assignment]
-        except hpack.OversizedHeaderListError as exc:
-            raise FrameError(Code.ENHANCE_YOUR_CALM, f"a header list over the limit: {exc}") from None
-        except (hpack.HPACKError, IndexError, TypeError, UnicodeDecodeError) as exc:
+            headers = decoder.decode(block)
+        except ListTooLarge as exc:
+            raise FrameError(Code.ENHANCE_YOUR_CALM, str(exc)) from None
+        except HpackError as exc:
             raise FrameError(Code.COMPRESSION_ERROR, f"a header block that does not decode: {exc}") from None
         return headers, decoder.kept
 

@@ -1,29 +1,25 @@
-"""HPACK with a memory: the same header block, while the dynamic table has not changed, is not
-decoded (or encoded) again.
+"""HPACK (RFC 7541) for the server side of HTTP/2: ``Decoder`` reads the header blocks a client
+sends, ``MemoEncoder`` writes the answers' blocks.
 
-A client (a browser, a load tester) sends the same request headers on stream after stream; once
-its encoder has put them in the dynamic table, each block is a few indexed fields whose decoding
-depends on nothing but the block's bytes and the table. So a block whose decoding left the table
-as it was decodes to the same list again for as long as the table stays as it is, and is looked up
-instead. A block that changes the table (a literal with incremental indexing, a size update) is
-never remembered, and any change of the table (theirs, or a new ``SETTINGS_HEADER_TABLE_SIZE``)
-forgets what was remembered. The same holds for the answers' header lists on the way out: once
-``:status``, ``content-type`` and the rest are in the encoder's table, the same list encodes to
-the same bytes until the table changes (a new ``Date`` each second adds an entry, and forgets).
+``Decoder`` is simproxy's own, one pass per block: a load tester's new request (a new path, a new
+id in a header) is read without hpack's per-field objects and log calls; it reads every block as
+hpack's ``Decoder`` does, errors included. Its ``kept`` says whether a block left the dynamic table
+as it was: then the same bytes mean the same list until the table changes, and ``FrameServer``
+(engine/server/http2_frames.py) hands a repeated block's list over again without decoding it.
 
-``MemoDecoder`` and ``MemoEncoder`` are hpack's ``Decoder`` and ``Encoder`` with that memory;
-``FrameServer`` (engine/server/http2_frames.py) decodes and encodes with them. Errors are never
-remembered: a block that fails to decode fails each time, as before.
+``MemoEncoder`` is hpack's ``Encoder`` with a memory: once ``:status``, ``content-type`` and the
+rest are in the table, the same list encodes to the same bytes until the table changes (a new
+``Date`` each second adds an entry, and forgets), so it is looked up instead of encoded.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import hpack
+from hpack.huffman_table import decode_huffman
 
-from simproxy.engine.server.http2_wire import MEMO_BYTES, MEMO_SIZE, small
+from simproxy.engine.server.http2_wire import MEMO_BYTES, MEMO_SIZE
 
 _Table = tuple[int, int, int, bool, int]
 
@@ -38,48 +34,149 @@ def table_state(table: Any) -> tuple[_Table, object]:
     return (id(newest), len(entries), table.maxsize, table.resized, table._current_size), newest
 
 
-class MemoDecoder(hpack.Decoder):
-    """hpack's ``Decoder``; a block decoded before, with the table as it was then, is looked up."""
+_STATIC: tuple[tuple[bytes, bytes], ...] = tuple(hpack.table.HeaderTable.STATIC_TABLE)
+"""HPACK's static table (RFC 7541 Appendix A), as hpack holds it: index 1 is ``_STATIC[0]``."""
+_INTEGER_BYTES = 5
+"""The most bytes an integer may take after its prefix (as hpack reads them): more is an error."""
 
-    def __init__(self, max_header_list_size: int) -> None:
-        super().__init__(max_header_list_size=max_header_list_size)
-        self._memo: dict[tuple[bytes, bool], list[Any]] = {}
-        self._state: tuple[_Table, int, int] | None = None
-        self._held: object = None
-        """The table's newest entry when ``_state`` was taken."""
+
+class HpackError(ValueError):
+    """A header block that does not decode (``COMPRESSION_ERROR``)."""
+
+
+class ListTooLarge(HpackError):
+    """A header list over ``SETTINGS_MAX_HEADER_LIST_SIZE`` (``ENHANCE_YOUR_CALM``)."""
+
+
+def _integer(data: bytes, at: int, value: int) -> tuple[int, int]:
+    """An integer whose prefix was all ones (``value``): the bytes that follow from ``at``."""
+    shift = 0
+    for _ in range(_INTEGER_BYTES):
+        if at >= len(data):
+            raise HpackError("a truncated integer")
+        byte = data[at]
+        at += 1
+        value += (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, at
+        shift += 7
+    raise HpackError("an integer of too many bytes")
+
+
+def _string(data: bytes, at: int) -> tuple[bytes, int]:
+    """A string literal at ``at`` (its length, then its bytes, Huffman-coded if said)."""
+    if at >= len(data):
+        raise HpackError("a truncated block")
+    first = data[at]
+    size, at = (first & 0x7F, at + 1) if first & 0x7F != 0x7F else _integer(data, at + 1, 0x7F)
+    text = data[at : at + size]
+    if len(text) != size:
+        raise HpackError("a truncated block")
+    if first & 0x80:
+        try:
+            text = decode_huffman(text)
+        except hpack.HPACKDecodingError as exc:
+            raise HpackError(str(exc)) from None
+    return text, at + size
+
+
+class Decoder:
+    """HPACK's decoding (RFC 7541) of the header blocks a client sends, as hpack's ``Decoder``
+    reads them (``tests/engine/server/test_http2_hpack.py`` holds it to that), in one pass with no
+    object per field but its tuple. ``kept`` says whether the last block left the dynamic table as
+    it was: then the same bytes mean the same list for as long as the table stays so."""
+
+    __slots__ = ("_entries", "_max", "_size", "kept", "max_allowed", "max_list")
+
+    def __init__(self, max_list: int, max_allowed: int = 4096) -> None:
+        self.max_list = max_list
+        """``SETTINGS_MAX_HEADER_LIST_SIZE``: the most a list may hold (names, values, 32 each)."""
+        self.max_allowed = max_allowed
+        """``SETTINGS_HEADER_TABLE_SIZE``: the most the client's encoder may make the table."""
+        self._entries: list[tuple[bytes, bytes]] = []
+        """The dynamic table, the newest entry last."""
+        self._size = 0
+        self._max = max_allowed
         self.kept = True
-        """The last block decoded left the dynamic table as it was."""
 
-    def _now(self) -> tuple[tuple[_Table, int, int], object]:
-        table, newest = table_state(self.header_table)
-        return (table, self.max_header_list_size, self.max_allowed_table_size), newest
+    def decode(self, data: bytes) -> list[tuple[bytes, bytes]]:
+        """The header list of ``data``; a block that does not decode raises ``HpackError``."""
+        fields: list[tuple[bytes, bytes]] = []
+        entries, static = self._entries, _STATIC
+        at, end, total, kept = 0, len(data), 0, True
+        while at < end:
+            byte = data[at]
+            if byte & 0x80:  # an indexed field
+                index, at = (byte & 0x7F, at + 1) if byte & 0x7F != 0x7F else _integer(data, at + 1, 0x7F)
+                field = self._entry(index, static, entries)
+            elif byte & 0x40:  # a literal, added to the table
+                index, at = (byte & 0x3F, at + 1) if byte & 0x3F != 0x3F else _integer(data, at + 1, 0x3F)
+                field, at = self._literal(data, at, index, static, entries)
+                self._add(field)
+                kept = False
+            elif byte & 0x20:  # a size update: only before the fields
+                if fields:
+                    raise HpackError("a table size update after a field")
+                size, at = (byte & 0x1F, at + 1) if byte & 0x1F != 0x1F else _integer(data, at + 1, 0x1F)
+                if size > self.max_allowed:
+                    raise HpackError(f"a table size of {size} (at most {self.max_allowed})")
+                self._resize(size)
+                kept = False
+                continue
+            else:  # a literal, not added (0000) or never to be (0001)
+                index, at = (byte & 0x0F, at + 1) if byte & 0x0F != 0x0F else _integer(data, at + 1, 0x0F)
+                field, at = self._literal(data, at, index, static, entries)
+            fields.append(field)
+            total += len(field[0]) + len(field[1]) + 32
+            if total > self.max_list:
+                raise ListTooLarge(f"a header list over {self.max_list} bytes")
+        self.kept = kept
+        return fields
 
-    def decode(self, data: bytes, raw: bool = False) -> Iterable[hpack.HeaderTuple]:
-        """The header list of ``data``, as ``hpack.Decoder.decode`` gives it."""
-        key = (data if type(data) is bytes else bytes(data), raw)
-        now, newest = self._now()
-        if now == self._state:
-            known = self._memo.get(key)
-            if known is not None:
-                self.kept = True
-                return list(known)
+    @staticmethod
+    def _entry(
+        index: int, static: tuple[tuple[bytes, bytes], ...], entries: list[tuple[bytes, bytes]]
+    ) -> tuple[bytes, bytes]:
+        if 0 < index <= 61:
+            return static[index - 1]
+        if 61 < index <= 61 + len(entries):
+            return entries[61 - index]  # 62 is the newest: the last
+        raise HpackError(f"no table entry {index}")
+
+    def _literal(
+        self,
+        data: bytes,
+        at: int,
+        index: int,
+        static: tuple[tuple[bytes, bytes], ...],
+        entries: list[tuple[bytes, bytes]],
+    ) -> tuple[tuple[bytes, bytes], int]:
+        if index:
+            name = self._entry(index, static, entries)[0]
         else:
-            self._memo.clear()
-            self._state, self._held = now, newest
-        self.kept = False  # till the block decodes without a change of the table
-        headers = list(super().decode(key[0], raw))
-        after, newest = self._now()
-        self.kept = after == now
-        if (
-            after == now and len(key[0]) <= MEMO_BYTES and small(headers)
-        ):  # only indexed fields, or literals kept out of the table: its meaning is fixed
-            if len(self._memo) >= MEMO_SIZE:
-                self._memo.clear()
-            self._memo[key] = list(headers)
-        else:
-            self._memo.clear()
-            self._state, self._held = after, newest
-        return headers
+            name, at = _string(data, at)
+        value, at = _string(data, at)
+        return (name, value), at
+
+    def _add(self, field: tuple[bytes, bytes]) -> None:
+        size = len(field[0]) + len(field[1]) + 32
+        if size > self._max:  # an entry larger than the table empties it (RFC 7541 §4.4)
+            self._entries.clear()
+            self._size = 0
+            return
+        self._entries.append(field)
+        self._size += size
+        self._evict()
+
+    def _resize(self, size: int) -> None:
+        self._max = size
+        self._evict()
+
+    def _evict(self) -> None:
+        entries = self._entries
+        while self._size > self._max:
+            name, value = entries.pop(0)
+            self._size -= len(name) + len(value) + 32
 
 
 class MemoEncoder(hpack.Encoder):
