@@ -10,6 +10,11 @@ reach if it did nothing else, steadier than the rates when other work shares the
 
     python -m benchmarks.h2load                      # 20,000 requests each way, 4 connections
     python -m benchmarks.h2load --requests 5000 --json out.json
+    python -m benchmarks.h2load --workload W2r       # 500 stubs, 2,000 different requests in turn
+
+``--workload W2r`` asks W2r's 500 stubs with 2,000 different requests (``/item/<i>?u=<n>``, h2load's
+``-i``, each connection going through them in turn): each request a header list the connection
+has not sent before, where W1 repeats one.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import json
 import re
 import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from benchmarks.procs import cpu_seconds
@@ -36,8 +43,20 @@ def run_h2load(
     h2load: str, url: str, requests: int, connections: int, streams: int, http1: bool, pid: int | None = None
 ) -> dict[str, Any]:
     """One h2load run: its rate, how many requests succeeded (2xx) of how many sent, and (``pid``:
-    the server's process) the server's CPU microseconds per request."""
-    argv = [h2load, "-n", str(requests), "-c", str(connections), "-m", str(streams), *(["--h1"] if http1 else []), url]
+    the server's process) the server's CPU microseconds per request. ``url`` starting ``@``: the
+    file of URLs to ask in turn."""
+    target = ["-i", url[1:]] if url.startswith("@") else [url]
+    argv = [
+        h2load,
+        "-n",
+        str(requests),
+        "-c",
+        str(connections),
+        "-m",
+        str(streams),
+        *(["--h1"] if http1 else []),
+        *target,
+    ]
     cpu = cpu_seconds([pid]) if pid is not None else 0.0
     out = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=300).stdout
     cpu = cpu_seconds([pid]) - cpu if pid is not None else 0.0
@@ -61,15 +80,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--requests", type=int, default=20_000)
     parser.add_argument("--connections", type=int, default=4)
     parser.add_argument("--json", default="")
+    parser.add_argument("--workload", choices=("W1", "W2r"), default="W1")
     args = parser.parse_args(argv)
     h2load = shutil.which("h2load")
     if h2load is None:
         raise SystemExit("h2load is not on PATH: install Debian's nghttp2-client")
-    workload = as_webserver(workloads()["W1"])
+    workload = as_webserver(workloads()[args.workload])
     server = simproxy_server(1, ["-webserver"], "")
     prepare(server, workload)
+    scratch = tempfile.TemporaryDirectory(prefix="simproxy-h2load-")
     try:
-        url = f"http://127.0.0.1:{server.proxy}{workload.requests[0].path}"
+        base = f"http://127.0.0.1:{server.proxy}"
+        if len(workload.requests) > 1:  # every request a new one: a file of them, asked in turn
+            paths = [workload.requests[n % len(workload.requests)].path.format(n=n) for n in range(2000)]
+            uris = Path(scratch.name) / "uris.txt"
+            uris.write_text("".join(f"{base}{path}\n" for path in paths))
+            url = f"@{uris}"
+        else:
+            url = f"{base}{workload.requests[0].path}"
         pid = server.process.pid if server.process is not None else None
         rows = [
             run_h2load(h2load, url, args.requests, args.connections, 1, http1=True, pid=pid),
@@ -77,6 +105,8 @@ def main(argv: list[str] | None = None) -> None:
         ]
     finally:
         server.stop()
+        scratch.cleanup()
+    print(f"workload {workload.name}: {workload.title}")
     print(f"{'protocol':<10} {'streams/conn':>12} {'requests':>9} {'2xx':>7} {'failed':>7} {'req/s':>9}")
     for row in rows:
         print(
