@@ -59,6 +59,7 @@ from simproxy.engine.server.http2_frames import (
     FrameServer,
     StreamGone,
 )
+from simproxy.engine.server.http2_hpack import encode_block
 from simproxy.engine.server.http2_wire import Headers, KnownRequests, response_headers, stream_head, trailer_fields
 from simproxy.engine.server.state import ServerState
 from simproxy.engine.simulation.model import Fault, FaultKind
@@ -129,9 +130,6 @@ class Http2Connection:
         self._buffered = 0
         """Bytes of request bodies still arriving, over all streams: at most ``max_body`` (as one
         HTTP/1.1 request's), so 100 streams cannot hold 100 bodies' worth."""
-        self._last: tuple[Wire | None, bytes, bool, Headers, bytes] = (None, b"", False, [], b"")
-        """The last answer written (wire, date, HEAD?) and its header list and body: the same
-        answer to the same request again (a load test) is not taken apart again."""
 
     # -- the ways in -----------------------------------------------------------------------------
 
@@ -357,16 +355,11 @@ class Http2Connection:
             self.state.dispatcher.served(wire, received)
         stream.answered = True
         date = self.state.date.kept or self.state.date.value()
-        last = self._last
-        if last[0] is wire and last[1] is date and last[2] == stream.head_only:
-            headers, body = last[3], last[4]  # a simulation's answer, again: its frames' parts are known
-        else:
-            headers, body = response_headers(wire, date, stream.head_only)
-            self._last = (wire, date, stream.head_only, headers, body)
+        block, body = self.state.http2_answers.get(wire, date, stream.head_only, encode_block)
         frames = self.frames
         trailers = trailer_fields(wire) if wire.trailers and not stream.head_only else None
         try:
-            frames.send_headers(sid, headers, not body and not trailers)
+            frames.send_block(sid, block, not body and not trailers)
             if trailers and not body:
                 frames.send_headers(sid, trailers, True)
             small = (

@@ -29,7 +29,7 @@ from enum import IntEnum
 from typing import Any
 
 from simproxy.engine.server.http2_fields import Malformed, request_fields, trailer_fields
-from simproxy.engine.server.http2_hpack import Decoder, HpackError, ListTooLarge, MemoEncoder, table_state
+from simproxy.engine.server.http2_hpack import Decoder, HpackError, ListTooLarge, encode_block
 from simproxy.engine.server.http2_wire import MEMO_BYTES, PREFACE, Headers
 
 
@@ -119,13 +119,12 @@ class FrameServer:
 
     __slots__ = (
         "_again",
-        "_answered",
         "_block",
         "_buffer",
         "_decoder",
-        "_encoder",
         "_out",
         "_preface",
+        "_resize_next",
         "_settings_seen",
         "_streams",
         "_unacked",
@@ -142,7 +141,6 @@ class FrameServer:
     def __init__(self, max_streams: int, max_header_list: int) -> None:
         self.max_streams = max_streams
         self._decoder = Decoder(max_header_list)
-        self._encoder = MemoEncoder()
         self._streams: dict[int, _Stream] = {}
         self._buffer = b""
         self._out: list[bytes] = []
@@ -156,9 +154,9 @@ class FrameServer:
         """The last request's header block and its checked fields, when decoding it left the
         dynamic table as it was: the same bytes again mean the same fields (a load tester's
         requests), handed over as the same list without decoding or checking again."""
-        self._answered: tuple[Headers | None, bytes] = (None, b"")
-        """The last header list sent and its block, when encoding it left the table as it was:
-        the same list (the same object: a repeated answer's) is sent as the same block."""
+        self._resize_next = False
+        """The client set ``SETTINGS_HEADER_TABLE_SIZE``: the next block the server sends starts by
+        sizing its dynamic table to 0 (RFC 7541 §4.2), though ``encode_block`` never fills it."""
         self._unacked = 0
         """Bytes of DATA read and not yet given back to the client's connection window."""
         self.highest = 0
@@ -471,8 +469,7 @@ class FrameServer:
                     raise FrameError(Code.PROTOCOL_ERROR, f"SETTINGS_MAX_FRAME_SIZE of {value}")
                 self.max_outbound_frame = value
             elif key == HEADER_TABLE_SIZE:
-                self._encoder.header_table_size = value
-                self._answered = (None, b"")
+                self._resize_next = True
             elif key == ENABLE_PUSH and value > 1:
                 raise FrameError(Code.PROTOCOL_ERROR, f"SETTINGS_ENABLE_PUSH of {value}")
             # MAX_CONCURRENT_STREAMS, MAX_HEADER_LIST_SIZE and the unknown: nothing to follow
@@ -492,16 +489,16 @@ class FrameServer:
         return min(self.send_window, stream.send_window)
 
     def send_headers(self, sid: int, headers: Headers, end: bool) -> None:
-        """An answer's (or its trailers') header list on ``sid``; ``end``: nothing follows."""
+        """A header list on ``sid`` (trailers, a fault's answer); ``end``: nothing follows."""
+        self.send_block(sid, encode_block(headers), end)
+
+    def send_block(self, sid: int, block: bytes, end: bool) -> None:
+        """An answer's header block (``encode_block``'s) on ``sid``; ``end``: nothing follows."""
         stream = self._streams.get(sid)
         if stream is None or not stream.local_open:
             raise StreamGone(sid)
-        known, block = self._answered
-        if headers is not known:
-            table = self._encoder.header_table
-            before = table_state(table)[0]
-            block = self._encoder.encode(headers)
-            self._answered = (headers, block) if table_state(table)[0] == before else (None, b"")
+        if self._resize_next:
+            block, self._resize_next = b"\x20" + block, False
         limit, out = self.max_outbound_frame, self._out
         flags = END_STREAM if end else 0
         if len(block) <= limit:

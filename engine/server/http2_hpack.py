@@ -1,5 +1,5 @@
 """HPACK (RFC 7541) for the server side of HTTP/2: ``Decoder`` reads the header blocks a client
-sends, ``MemoEncoder`` writes the answers' blocks.
+sends, ``encode_block`` writes the answers'.
 
 ``Decoder`` is simproxy's own, one pass per block: a load tester's new request (a new path, a new
 id in a header) is read without hpack's per-field objects and log calls; it reads every block as
@@ -7,32 +7,20 @@ hpack's ``Decoder`` does, errors included. Its ``kept`` says whether a block lef
 as it was: then the same bytes mean the same list until the table changes, and ``FrameServer``
 (engine/server/http2_frames.py) hands a repeated block's list over again without decoding it.
 
-``MemoEncoder`` is hpack's ``Encoder`` with a memory: once ``:status``, ``content-type`` and the
-rest are in the table, the same list encodes to the same bytes until the table changes (a new
-``Date`` each second adds an entry, and forgets), so it is looked up instead of encoded.
+``encode_block`` never adds to the client's dynamic table: an answer's block means the same on
+every connection, so each answer's is made once per worker (``AnswerBlocks``,
+engine/server/http2_wire.py) and written as it is. What it costs is a few bytes more per answer
+than a table would (``content-type``, ``date`` and the rest spelled out each time), on the wire
+only: no one decodes them here.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 
 import hpack
 from hpack.huffman_table import decode_huffman
-
-from simproxy.engine.server.http2_wire import MEMO_BYTES, MEMO_SIZE
-
-_Table = tuple[int, int, int, bool, int]
-
-
-def table_state(table: Any) -> tuple[_Table, object]:
-    """What a block's meaning depends on: the newest dynamic entry (by identity: the caller holds
-    it, so its ``id`` stays its own, and an equal entry added again counts as a change), how many
-    entries there are, their size, the table's size limit and whether a size change is pending;
-    and that newest entry."""
-    entries = table.dynamic_entries
-    newest = entries[0] if entries else None
-    return (id(newest), len(entries), table.maxsize, table.resized, table._current_size), newest
-
 
 _STATIC: tuple[tuple[bytes, bytes], ...] = tuple(hpack.table.HeaderTable.STATIC_TABLE)
 """HPACK's static table (RFC 7541 Appendix A), as hpack holds it: index 1 is ``_STATIC[0]``."""
@@ -179,39 +167,49 @@ class Decoder:
             self._size -= len(name) + len(value) + 32
 
 
-class MemoEncoder(hpack.Encoder):
-    """hpack's ``Encoder``; a header list of plain ``(bytes, bytes)`` tuples encoded before, with
-    the table as it was then, gives the same bytes without encoding again."""
+_STATIC_FIELDS: Mapping[tuple[bytes, bytes], int] = MappingProxyType(
+    {field: index for index, field in reversed(list(enumerate(_STATIC, 1)))}
+)
+"""A field's index in the static table (the first, when one is there twice)."""
+_STATIC_NAMES: Mapping[bytes, int] = MappingProxyType(
+    {name: index for index, (name, _) in reversed(list(enumerate(_STATIC, 1)))}
+)
+"""A name's first index in the static table."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._memo: dict[tuple[tuple[tuple[bytes, bytes], ...], bool], bytes] = {}
-        self._state: _Table | None = None
-        self._held: object = None
 
-    def encode(self, headers: Any, huffman: bool = True) -> bytes:
-        """The header block of ``headers``, as ``hpack.Encoder.encode`` makes it."""
-        if type(headers) is not list or not all(type(h) is tuple and len(h) == 2 for h in headers):
-            # another form (sensitive fields, a dict): encoded as it is, nothing remembered
-            self._memo.clear()
-            self._state = None
-            return super().encode(headers, huffman)
-        key = (tuple(headers), huffman)
-        now, newest = table_state(self.header_table)
-        if now == self._state:
-            known = self._memo.get(key)
-            if known is not None:
-                return known
+def _prefixed(out: bytearray, value: int, bits: int, flags: int) -> None:
+    """``value`` as an integer of a ``bits``-bit prefix (RFC 7541 §5.1), the byte's other bits ``flags``."""
+    top = (1 << bits) - 1
+    if value < top:
+        out.append(flags | value)
+        return
+    out.append(flags | top)
+    value -= top
+    while value >= 0x80:
+        out.append(0x80 | (value & 0x7F))
+        value >>= 7
+    out.append(value)
+
+
+def encode_block(headers: Iterable[tuple[bytes, bytes]]) -> bytes:
+    """The header block of ``headers``, using the static table only: a field there is its index,
+    any other a literal kept out of the dynamic table (its name indexed when the table has it),
+    its strings as they are (no Huffman). Such a block means the same whatever the peer's table
+    holds, so an answer's block is made once and sent on any connection (``AnswerBlocks``)."""
+    out = bytearray()
+    fields, names = _STATIC_FIELDS, _STATIC_NAMES
+    for name, value in headers:
+        index = fields.get((name, value))
+        if index is not None:
+            out.append(0x80 | index)
+            continue
+        index = names.get(name)
+        if index is None:
+            out.append(0)
+            _prefixed(out, len(name), 7, 0)
+            out += name
         else:
-            self._memo.clear()
-            self._state, self._held = now, newest
-        block = super().encode(headers, huffman)
-        after, newest = table_state(self.header_table)
-        if after == now and len(block) <= MEMO_BYTES:
-            if len(self._memo) >= MEMO_SIZE:
-                self._memo.clear()
-            self._memo[key] = block
-        else:
-            self._memo.clear()
-            self._state, self._held = after, newest
-        return block
+            _prefixed(out, index, 4, 0)
+        _prefixed(out, len(value), 7, 0)
+        out += value
+    return bytes(out)

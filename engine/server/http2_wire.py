@@ -138,6 +138,36 @@ def response_headers(wire: Wire, date: bytes, head_only: bool) -> tuple[Headers,
     return headers, body
 
 
+ANSWERS = 1024
+"""Answers whose HTTP/2 header block a worker keeps (``AnswerBlocks``), all forgotten when full."""
+
+
+class AnswerBlocks:
+    """One worker's answers as HTTP/2 writes them: a simulation's answer (the same ``Wire``) in the
+    same second (the same ``Date``) is the same header block and body on every connection, its
+    block made once (``encode``: engine/server/http2_hpack.py's ``encode_block``, which leaves the
+    peer's dynamic table alone, so the block means the same on any connection). Kept by the wire's
+    identity (held, so the id stays its own), ``ANSWERS`` at most."""
+
+    __slots__ = ("_known",)
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[Wire, bytes, bool, bytes, bytes]] = {}
+
+    def get(self, wire: Wire, date: bytes, head_only: bool, encode: Callable[[Headers], bytes]) -> tuple[bytes, bytes]:
+        """``wire``'s header block (``date`` its ``Date`` unless it has its own) and body; ``head_only``:
+        a HEAD's (no body)."""
+        known = self._known.get(id(wire))
+        if known is not None and known[0] is wire and known[1] is date and known[2] is head_only:
+            return known[3], known[4]
+        headers, body = response_headers(wire, date, head_only)
+        block = encode(headers)
+        if len(self._known) >= ANSWERS:
+            self._known.clear()
+        self._known[id(wire)] = (wire, date, head_only, block, body)
+        return block, body
+
+
 def trailer_fields(wire: Wire) -> Headers:
     """``wire``'s trailer fields as the last HEADERS frame of its stream carries them."""
     return [(name.lower().encode("latin-1"), value.encode()) for name, values in wire.trailers for value in values]

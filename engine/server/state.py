@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from simproxy.engine.execution.tasks import TaskSet
 from simproxy.engine.fleet.config import ProxyLimits
 from simproxy.engine.server.certs import Interception
+from simproxy.engine.server.http2_wire import AnswerBlocks
 from simproxy.engine.wire.parse import RequestMemos
 from simproxy.engine.wire.request import Received, RequestDetails
 from simproxy.engine.wire.response import Wire
@@ -140,3 +141,5 @@ class ServerState:
     """Canonical header names seen by this worker's connections (engine/wire/parse.py)."""
     requests: RequestMemos = field(default_factory=RequestMemos)
     """The requests built from bytes that came before, by way of arriving (engine/wire/parse.py)."""
+    http2_answers: AnswerBlocks = field(default_factory=AnswerBlocks)
+    """The answers' HTTP/2 header blocks, made once (engine/server/http2_wire.py)."""
