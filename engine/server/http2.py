@@ -4,11 +4,11 @@ A connection becomes HTTP/2 in one of three ways (engine/server/protocol.py deci
 bytes are the client preface (h2c with prior knowledge), an HTTP/1.1 request asked ``Upgrade: h2c``
 (answered ``101``, its answer then goes on stream 1), or the client picked ``h2`` by ALPN in an
 intercepted CONNECT tunnel. ``FrameServer`` (engine/server/http2_frames.py, sans-IO) does the
-framing, the stream states and the flow-control windows, with hpack for HPACK and its own checks
-of header lists (engine/server/http2_fields.py); simproxy keeps its own loop. Each stream's request becomes the same
-``RequestDetails`` an HTTP/1.1 request does (``build_request``: ``:authority`` as ``Host``,
-``:path`` as the target) and is asked of the same dispatcher, so every mode works unchanged; its
-``Wire`` answer is written as HEADERS and DATA frames (engine/server/http2_wire.py).
+framing, HPACK, the checks of header lists, the stream states and the flow-control windows;
+simproxy keeps its own loop. Each stream's request becomes the same ``RequestDetails`` an
+HTTP/1.1 request does (``build_request``: ``:authority`` as ``Host``, ``:path`` as the target)
+and is asked of the same dispatcher, so every mode works unchanged; its ``Wire`` answer is
+written as HEADERS and DATA frames (engine/server/http2_wire.py).
 
 Streams are answered concurrently, each as soon as its answer is ready: a delay on one holds no
 other. DATA goes out as the client's windows allow, and no more while the write buffer is above
@@ -28,9 +28,9 @@ dribble, bandwidth   that stream's DATA paced as over HTTP/1.1; others go on
 Limits: ``MAX_CONCURRENT_STREAMS`` streams at once, header lists of ``ProxyLimits.max_head``
 bytes, frames of 16 KB, ``max_body`` bytes of request bodies over all the streams still arriving
 (more: ``413`` and ``RST_STREAM`` for the stream that went over). A CONTINUATION flood meets
-the limit of 64 frames to a header block (``GOAWAY``, ``PROTOCOL_ERROR``); a rapid reset (CVE-2023-44487), more
-than ``RESET_BUDGET`` streams reset by the client within ``RESET_WINDOW`` seconds, ``GOAWAY``
-(``ENHANCE_YOUR_CALM``); then the close. A stream opened and reset in one read is never asked of
+the limit of 64 frames to a header block (``GOAWAY``, ``PROTOCOL_ERROR``); a rapid reset
+(CVE-2023-44487), more than ``RESET_BUDGET`` streams reset by the client within ``RESET_WINDOW``
+seconds, ``GOAWAY`` (``ENHANCE_YOUR_CALM``); then the close. A stream opened and reset in one read is never asked of
 the dispatcher. Bytes that break the protocol get ``GOAWAY`` with the error code RFC 9113 names
 for them, and the close (a fault of one stream only: ``RST_STREAM`` for it).
 """
