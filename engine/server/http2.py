@@ -392,7 +392,8 @@ class Http2Connection:
                 except StreamGone:  # closed by the client
                     self._forget(sid)
                     continue
-                size = min(room, len(stream.out) - stream.sent)
+                # a window may be below zero (the client lowered SETTINGS_INITIAL_WINDOW_SIZE): nothing then
+                size = max(0, min(room, len(stream.out) - stream.sent))
                 frame = frames.max_outbound_frame
                 start = stream.sent
                 while start < stream.sent + size:

@@ -71,6 +71,9 @@ WINDOW = 65_535
 """The windows both sides start with, and the server's for the client's DATA (never raised)."""
 MAX_WINDOW = 2**31 - 1
 CONTINUATION_LIMIT = 64
+RESETS_KEPT = 256
+"""Streams the server reset that are remembered, for the client's frames still on their way to be
+dropped rather than answered ``STREAM_CLOSED`` (RFC 9113 §5.1)."""
 """The most frames one header block may come in: a ``CONTINUATION`` flood ends the connection."""
 
 _HEAD = struct.Struct(">HBBBL")
@@ -111,6 +114,20 @@ class _Stream:
     """The server may still send on it."""
     headers_seen: bool = False
     """A request's header block came (another is its trailers)."""
+    expected: int | None = None
+    """The body's length its ``content-length`` declares (RFC 9113 §8.1.1: DATA must add up to it)."""
+    received: int = 0
+
+
+def _content_length(fields: Headers, sid: int) -> int | None:
+    """What a request's ``content-length`` fields say (all alike), if any."""
+    length = None
+    for name, value in fields:
+        if name == b"content-length":
+            if not value.isdigit() or (length is not None and int(value) != length):
+                raise FrameError(Code.PROTOCOL_ERROR, f"content-length of {value!r}", sid)
+            length = int(value)
+    return length
 
 
 class FrameServer:
@@ -124,6 +141,7 @@ class FrameServer:
         "_decoder",
         "_out",
         "_preface",
+        "_reset_here",
         "_resize_next",
         "_settings_seen",
         "_streams",
@@ -154,6 +172,8 @@ class FrameServer:
         """The last request's header block and its checked fields, when decoding it left the
         dynamic table as it was: the same bytes again mean the same fields (a load tester's
         requests), handed over as the same list without decoding or checking again."""
+        self._reset_here: dict[int, None] = {}
+        """The streams the server reset lately, oldest first (``RESETS_KEPT`` at most)."""
         self._resize_next = False
         """The client set ``SETTINGS_HEADER_TABLE_SIZE``: the next block the server sends starts by
         sizing its dynamic table to 0 (RFC 7541 §4.2), though ``encode_block`` never fills it."""
@@ -234,6 +254,7 @@ class FrameServer:
                         raise
                     if self._streams.pop(exc.stream, None) is not None:
                         events.append((RESET, exc.stream, exc.code))
+                    self._mark_reset(exc.stream)
                     self._out.append(frame(RST_STREAM, 0, exc.stream, _U32.pack(exc.code)))
             self._buffer = buffer[at:] if at < end else b""
         except FrameError as exc:
@@ -351,7 +372,10 @@ class FrameServer:
                 return
             if len(self._streams) >= self.max_streams:
                 raise FrameError(Code.REFUSED_STREAM, "too many streams at once", sid)
-            self._streams[sid] = _Stream(self.stream_window, remote_open=not ended, headers_seen=True)
+            opened = _Stream(self.stream_window, remote_open=not ended, headers_seen=True)
+            if not ended:  # a body follows: its length is held to what content-length says
+                opened.expected = _content_length(checked, sid)
+            self._streams[sid] = opened
             events.append((REQUEST, sid, checked, ended))
             return
         headers, kept = self._decode(block)
@@ -361,6 +385,8 @@ class FrameServer:
         if stream is not None and stream.remote_open:
             if not ended:
                 raise FrameError(Code.PROTOCOL_ERROR, "trailers that do not end the stream")
+            if stream.expected is not None and stream.received != stream.expected:
+                raise FrameError(Code.PROTOCOL_ERROR, "a body of other than its content-length", sid)
             try:
                 trailer_fields(headers)
             except Malformed as exc:
@@ -384,12 +410,16 @@ class FrameServer:
         if stream is None or not stream.remote_open:
             if sid > self.highest:
                 raise FrameError(Code.PROTOCOL_ERROR, f"DATA on idle stream {sid}")
-            if stream is not None:
-                raise FrameError(Code.STREAM_CLOSED, f"DATA on stream {sid}, which the client ended", sid)
-            return  # a stream closed or reset a moment ago: dropped
+            if stream is None and sid in self._reset_here:
+                return  # the server reset it a moment ago: what was on its way is dropped
+            raise FrameError(Code.STREAM_CLOSED, f"DATA on stream {sid}, which the client ended", sid)
         if size > stream.recv_window:
             raise FrameError(Code.FLOW_CONTROL_ERROR, "DATA beyond the stream's window", sid)
         data = self._unpadded(flags, payload)
+        if stream.expected is not None:
+            stream.received += len(data)
+            if stream.received > stream.expected or (flags & END_STREAM and stream.received != stream.expected):
+                raise FrameError(Code.PROTOCOL_ERROR, "a body of other than its content-length", sid)
         if flags & END_STREAM:
             if data:
                 events.append((BODY, sid, data))
@@ -533,6 +563,13 @@ class FrameServer:
         """``RST_STREAM`` for ``sid``, which is then closed both ways (nothing, if it was already)."""
         if self._streams.pop(sid, None) is not None:
             self._out.append(frame(RST_STREAM, 0, sid, _U32.pack(code)))
+            self._mark_reset(sid)
+
+    def _mark_reset(self, sid: int) -> None:
+        held = self._reset_here
+        held[sid] = None
+        if len(held) > RESETS_KEPT:
+            del held[next(iter(held))]
 
     def close(self, code: Code, last_stream: int | None = None) -> None:
         """``GOAWAY`` with ``code``, naming ``last_stream`` (the newest the client opened, unless

@@ -34,6 +34,9 @@ def small(headers: Iterable[tuple[bytes, bytes]]) -> bool:
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 """The client connection preface: the first bytes of an HTTP/2 connection (RFC 9113 §3.4)."""
+PREFACE_LINE = PREFACE[:16]
+"""``PRI * HTTP/2.0``: only an HTTP/2 client sends it, so a preface that goes wrong after it is
+answered as HTTP/2 answers a bad preface (``GOAWAY``, ``PROTOCOL_ERROR``), not as HTTP/1.1."""
 CONNECTION_SPECIFIC = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"upgrade"})
 """Response headers HTTP/2 forbids (RFC 9113 §8.2.2): an answer that declares them loses them."""
 
@@ -192,8 +195,8 @@ class Sniffer:
         if len(seen) < len(PREFACE) and PREFACE.startswith(seen):
             self._seen = bytes(seen)
             return
-        if seen[: len(PREFACE)] == PREFACE:
-            self.to_h2(bytes(seen))
+        if seen[: len(PREFACE)] == PREFACE or seen[: len(PREFACE_LINE)] == PREFACE_LINE:
+            self.to_h2(bytes(seen))  # a preface gone wrong after its request line: HTTP/2's GOAWAY
         else:
             self.to_h1(seen if type(seen) is bytes else bytes(seen))
 

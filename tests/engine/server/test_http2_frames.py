@@ -335,3 +335,39 @@ def test_a_stream_error_resets_that_stream_and_others_go_on(what: str, sent: byt
         h2.events.ResponseReceived,
         h2.events.StreamEnded,
     ]
+
+
+def test_data_on_a_closed_stream_is_stream_closed_unless_the_server_reset_it() -> None:
+    server, client = _pair()
+    client.send_headers(1, GET, end_stream=True)
+    client.send_headers(3, [(b":method", b"POST"), *GET[1:]])
+    server.receive(client.data_to_send())
+    server.send_headers(1, [(b":status", b"200")], end=True)  # stream 1 is closed both ways
+    server.reset(3, Code.NO_ERROR)  # the server ended stream 3 (an answer that needs no more)
+    server.take()
+    assert server.receive(frame(0, 0, 3, b"late")) == []  # on its way before the reset: dropped
+    assert _frames(server.take()) == []
+    assert server.receive(frame(0, 1, 1, b"x")) == []
+    assert _frames(server.take()) == [(3, 1, struct.pack(">L", Code.STREAM_CLOSED))]
+
+
+@pytest.mark.parametrize(("declared", "whole"), [(b"5", True), (b"3", False), (b"9", False)])
+def test_a_body_must_add_up_to_its_content_length(declared: bytes, whole: bool) -> None:
+    server, client = _pair()
+    client.send_headers(1, [(b":method", b"POST"), *GET[1:], (b"content-length", declared)])
+    client.send_data(1, b"he")
+    client.send_data(1, b"llo", end_stream=True)
+    events = server.receive(client.data_to_send())
+    if whole:
+        assert events[1:] == [(BODY, 1, b"he"), (BODY, 1, b"llo"), (ENDED, 1)]
+    else:  # a stream error: RST_STREAM (PROTOCOL_ERROR), the request never whole
+        assert events[-1] == (RESET, 1, Code.PROTOCOL_ERROR) and (ENDED, 1) not in events
+        assert _frames(server.take())[-1] == (3, 1, struct.pack(">L", Code.PROTOCOL_ERROR))
+
+
+def test_a_content_length_that_is_no_number_refuses_the_stream() -> None:
+    server, client = _pair()
+    client.send_headers(1, [(b":method", b"POST"), *GET[1:], (b"content-length", b"five")])
+    client.send_data(1, b"hello", end_stream=True)
+    assert server.receive(client.data_to_send()) == []  # never asked; its DATA dropped
+    assert _frames(server.take())[-1] == (3, 1, struct.pack(">L", Code.PROTOCOL_ERROR))

@@ -59,4 +59,6 @@ def test_the_sniffer_tells_the_preface_from_http1_even_split_over_reads() -> Non
     sniffer.send(PREFACE[5:] + b"frames")
     other = Sniffer(lambda data: seen.append(("h1", data)), lambda data: seen.append(("h2", data)))
     other.send(b"PO")
-    assert seen == [("h2", PREFACE + b"frames"), ("h1", b"PO")]
+    broken = Sniffer(lambda data: seen.append(("h1", data)), lambda data: seen.append(("h2", data)))
+    broken.send(PREFACE[:16] + b"\r\nXX\r\n\r\n")  # HTTP/2's request line, then not its preface
+    assert seen == [("h2", PREFACE + b"frames"), ("h1", b"PO"), ("h2", PREFACE[:16] + b"\r\nXX\r\n\r\n")]
