@@ -63,6 +63,21 @@ class _Transport:
         """Not needed here."""
 
 
+def h2_server(dispatcher: _Dispatcher) -> tuple[Http2Connection, _Transport]:
+    """A webserver's HTTP/2 side over a recording transport, asking ``dispatcher`` (in a running loop)."""
+    state = ServerState(
+        dispatcher,  # type: ignore[arg-type]
+        ProxyLimits(),
+        8500,
+        internal_error=plain_error(500, "x"),
+        max_connections=4,
+        note_answered=lambda: None,
+        http2=True,
+    )
+    transport = _Transport()
+    return Http2Connection(state, transport, Arrival(webserver=True)), transport  # type: ignore[arg-type]
+
+
 def _talk(
     *requests: tuple[list[tuple[bytes, bytes]], list[tuple[bytes, bytes]] | None],
 ) -> tuple[list[h2.events.Event], _Dispatcher, _Transport]:
@@ -70,17 +85,7 @@ def _talk(
 
     async def main() -> tuple[list[h2.events.Event], _Dispatcher, _Transport]:
         dispatcher = _Dispatcher()
-        state = ServerState(
-            dispatcher,  # type: ignore[arg-type]
-            ProxyLimits(),
-            8500,
-            internal_error=plain_error(500, "x"),
-            max_connections=4,
-            note_answered=lambda: None,
-            http2=True,
-        )
-        transport = _Transport()
-        server = Http2Connection(state, transport, Arrival(webserver=True))  # type: ignore[arg-type]
+        server, transport = h2_server(dispatcher)
         config = h2.config.H2Configuration(validate_outbound_headers=False, normalize_outbound_headers=False)
         client = h2.connection.H2Connection(config)
         client.initiate_connection()

@@ -12,12 +12,7 @@ import h2.connection
 import h2.events
 import h2.settings
 
-from simproxy.engine.fleet.config import ProxyLimits
-from simproxy.engine.server.http2 import Http2Connection
-from simproxy.engine.server.state import ServerState
-from simproxy.engine.wire.parse import Arrival
-from simproxy.engine.wire.response import plain_error
-from tests.engine.server.test_http2_checks import _Dispatcher, _Transport
+from tests.engine.server.test_http2_checks import _Dispatcher, h2_server
 
 PATH = "/" + "p" * 33  # the test dispatcher answers with the path: a body of 34 bytes
 
@@ -26,17 +21,7 @@ def _negative_window() -> list[int]:
     """The sizes of the DATA frames the client got: with a window of 3, then of -1, then of 1."""
 
     async def main() -> list[int]:
-        state = ServerState(
-            _Dispatcher(),  # type: ignore[arg-type]
-            ProxyLimits(),
-            8500,
-            internal_error=plain_error(500, "x"),
-            max_connections=4,
-            note_answered=lambda: None,
-            http2=True,
-        )
-        transport = _Transport()
-        server = Http2Connection(state, transport, Arrival(webserver=True))  # type: ignore[arg-type]
+        server, transport = h2_server(_Dispatcher())
         client = h2.connection.H2Connection(h2.config.H2Configuration(header_encoding=None))
         client.local_settings = h2.settings.Settings(
             client=True, initial_values={h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 3}
