@@ -182,10 +182,10 @@ class FrameServer:
         self.highest = 0
         """The newest stream the client opened."""
         self.ended = False
+        """The server said ``GOAWAY`` for an error: nothing more is read."""
         self.accepted = MAX_WINDOW
         """The newest stream the server still answers: after its ``GOAWAY``, the one it named
         (the client's newer streams are ignored, as RFC 9113 §6.8 says, for it to retry elsewhere)."""
-        """The server said ``GOAWAY`` for an error: nothing more is read."""
         self.send_window = WINDOW
         """The connection's window for what the server sends."""
         self.recv_window = WINDOW
