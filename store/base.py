@@ -105,6 +105,23 @@ NO_EFFECTS = WriteEffects()
 
 
 @dataclass(frozen=True, slots=True)
+class StateCopy:
+    """A worker's copy of a state kept in groups (store/redis/eras.py): the era it is of, the
+    era's layout, each group's version, and the values of every key."""
+
+    era: int
+    """The era (0: none was ever started)."""
+    simulation: int | None
+    """The version of the simulation the era's layout is of (None: not known)."""
+    layout: Mapping[str, frozenset[str]]
+    """The era's groups: id -> keys. A key of no group lives in the era's base, which changes only
+    with the era."""
+    versions: Mapping[str, int]
+    """By group id: the version of that group the values are of."""
+    values: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
 class Versions:
     """The generation counter and the generation at which each document was last written (0: never)."""
 

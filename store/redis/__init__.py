@@ -26,6 +26,7 @@ from simproxy.store.redis.batch import RedisBatch
 from simproxy.store.redis.cache import RedisCache
 from simproxy.store.redis.diff import RedisDiffs
 from simproxy.store.redis.documents import RedisDocuments
+from simproxy.store.redis.eras import RedisEras
 from simproxy.store.redis.journal import RedisJournal
 from simproxy.store.redis.keys import Keys, key_prefix
 from simproxy.store.redis.link import SOCKET_TIMEOUT, RedisLink, translate
@@ -72,6 +73,8 @@ class RedisStore:
         self.state_read = state.state_read
         self.state_advance = state.state_advance
         self.state_transition = state.state_transition
+        self.eras = RedisEras(link)
+        """The state in groups of their own slots, and its eras (store/redis/eras.py)."""
         self.cache = cache = RedisCache(link)
         self.cache_put = cache.cache_put
         self.cache_entries = cache.cache_entries

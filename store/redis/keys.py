@@ -45,6 +45,11 @@ class Keys:
     counters: str
     state: str
     state_version: str
+    eras: str
+    """The hash of the state's eras (store/redis/eras.py): the current one and each one's record."""
+    group_prefix: str
+    """The prefix of a state group's keys: ``group_prefix + id`` completes the group's own hash tag
+    (``group_keys``)."""
     cache: tuple[str, str, str]
     """The entries hash, the recency zset and its counter."""
     journal: tuple[str, str, str, str]
@@ -75,6 +80,8 @@ class Keys:
             counters=f"{base}counters",
             state=f"{base}state",
             state_version=f"{base}state:v",
+            eras=f"{base}state:eras",
+            group_prefix=key_prefix(prefix, "s:")[: -len("}:")],
             cache=(f"{base}cache", f"{base}cache:lru", f"{base}cache:seq"),
             journal=(f"{journal}heads", f"{journal}pages", f"{journal}meta", f"{journal}amended"),
             index_prefix=f"{journal}index:",
@@ -86,3 +93,9 @@ class Keys:
             revoked_prefix=f"{base}revoked:",
             channel=f"{base}events",
         )
+
+    def group_keys(self, group: str) -> tuple[str, str]:
+        """The state hash and the meta hash (era, seeded, version) of state group ``group``, in a
+        slot of their own: ``simproxy:{simproxy:s:<id>}:state``."""
+        tagged = f"{self.group_prefix}{group}}}:"
+        return f"{tagged}state", f"{tagged}meta"

@@ -1,0 +1,242 @@
+"""The state in groups, each in a Redis Cluster slot of its own, and the eras that move it between
+layouts (the scripts are store/redis/erascripts.py).
+
+A simulation's state keys fall into groups (engine/matching/stategroups.py): a request reads and
+steps the keys of one group only. Each group is a state hash and a meta hash {e: era, s: seeded,
+v: version} under a hash tag of its own (``Keys.group_keys``), so a step is one script call on one
+slot. What ties the groups together is the era, in the fleet's slot (the eras hash): its layout
+(group id -> keys), and its base, the keys no group holds (a key set by a write of the state that
+no pair names), which change only with the era.
+
+An era ends when another starts: with every import (a new layout) and every write of the whole
+state. It starts as one write of the eras hash, which is all of the change: its overlay (the
+values set), whether the old state carries over, its layout. Then it is drained: every group of
+the old layout is sealed for the new era and hands back its state (a step decided in the old era
+is refused from then on), the new state is worked out (the old base and the sealed groups' states
+when carried, then the overlay), each group of the new layout is seeded with its keys, and the era
+is marked ready with its base. Draining is idempotent (a group already sealed or seeded for the
+era is left as it is), and whoever finds the current era not ready drains it: a drainer that died
+leaves nothing stuck. A new era starts only once the one before is ready.
+
+A step names its group and the era it was decided in, and holds only when the group is seeded in
+that era and still at the version the caller's copy is of. A read of the whole state reads the
+era and every group; it is a state the store was in when every group's version is the same when
+read again (``check``): each group holds one version from its read to its check, and those
+intervals all contain the first check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from typing import TypeVar
+
+from redis.typing import EncodableT
+
+from simproxy.store.base import StateCopy
+from simproxy.store.errors import EraChanged, StoreError
+from simproxy.store.redis import erascripts
+from simproxy.store.redis.link import RedisLink, RedisRole, text, translate
+
+T = TypeVar("T")
+
+ATTEMPTS = 50
+"""Times a read of the state starts again when an era started or a group stepped under it."""
+FAN_OUT = 64
+"""Group calls in flight at once while draining or reading every group."""
+
+NO_ERA = StateCopy(0, None, {}, {}, {})
+
+
+def _values(flat: Sequence[bytes | str]) -> dict[str, str]:
+    return {text(flat[i]): text(flat[i + 1]) for i in range(0, len(flat), 2)}
+
+
+def _layout(raw: str) -> dict[str, frozenset[str]]:
+    return {gid: frozenset(keys) for gid, keys in json.loads(raw or "{}").items()}
+
+
+def _raw(value: str) -> bytes:
+    return value.encode("utf-8", "surrogateescape")
+
+
+def layout_json(layout: Mapping[str, Iterable[str]]) -> str:
+    """A layout as the eras hash keeps it."""
+    return json.dumps({gid: sorted(keys) for gid, keys in sorted(layout.items())})
+
+
+async def _each(calls: Iterable[Awaitable[T]]) -> list[T]:
+    """The calls' results in order, ``FAN_OUT`` at a time."""
+    pending = list(calls)
+    out: list[T] = []
+    for at in range(0, len(pending), FAN_OUT):
+        out += await asyncio.gather(*pending[at : at + FAN_OUT])
+    return out
+
+
+class _Era:
+    """What ``ERA_READ`` gives of an era."""
+
+    __slots__ = ("base", "carry", "era", "layout", "overlay", "prev_base", "prev_layout", "ready", "sim")
+
+    def __init__(self, reply: Sequence[bytes | str]) -> None:
+        f = [text(part) for part in reply]
+        self.era = int(f[0])
+        self.ready = f[1] == "1"
+        self.layout = _layout(f[2])
+        self.overlay: dict[str, str] = json.loads(f[3] or "{}")
+        self.carry = f[4] == "1"
+        self.sim = int(f[5]) if f[5] else None
+        self.prev_layout = _layout(f[7])
+        self.prev_base: dict[str, str] = json.loads(f[8] or "{}")
+        self.base: dict[str, str] = json.loads(f[9] or "{}")
+
+
+class RedisEras(RedisRole):
+    def __init__(self, link: RedisLink) -> None:
+        super().__init__(link)
+        self._eras = link.keys.eras
+        self._group_keys = link.keys.group_keys
+        register = self._client.register_script
+        self._start = register(erascripts.ERA_START)
+        self._read = register(erascripts.ERA_READ)
+        self._ready = register(erascripts.ERA_READY)
+        self._seal = register(erascripts.GROUP_SEAL)
+        self._seed = register(erascripts.GROUP_SEED)
+        self._group_read = register(erascripts.GROUP_READ)
+        self._advance = register(erascripts.GROUP_ADVANCE)
+        self._drop = register(erascripts.GROUP_DROP)
+
+    @translate
+    async def begin(
+        self,
+        layout: Mapping[str, Iterable[str]] | None,
+        overlay: Mapping[str, str],
+        carry: bool,
+        simulation: int | None = None,
+    ) -> int:
+        """Start a new era and drain it: its state is the old one (``carry``) or nothing, with
+        ``overlay`` set over it, kept in ``layout``'s groups (None: the current era's layout);
+        ``simulation``: the version of the simulation that layout is of (None: the current era's).
+        Returns the new era once it is ready."""
+        args = [
+            "" if layout is None else layout_json(layout),
+            json.dumps(dict(overlay)),
+            "1" if carry else "",
+            "" if simulation is None else str(simulation),
+        ]
+        for _ in range(ATTEMPTS):
+            started, era = await self._start(keys=[self._eras], args=args)
+            await self._drain(text(era))
+            if started:
+                return int(era)
+        raise StoreError("the state's eras kept changing")
+
+    @translate
+    async def drain(self, era: int) -> None:
+        """Finish draining ``era`` if it is not ready yet."""
+        await self._drain(str(era))
+
+    async def _drain(self, era: str) -> None:
+        reply = await self._read(keys=[self._eras], args=[era])
+        if not reply:
+            return
+        record = _Era(reply)
+        if not record.ready and reply[2]:  # not ready, and its record is there (a later era forgets it)
+            await self._finish(record)
+
+    async def _finish(self, record: _Era) -> None:
+        """Drain the era of ``record``, as read before it was ready."""
+        era = str(record.era)
+        sealed = await _each(self._seal(keys=self._group_keys(gid), args=[era]) for gid in record.prev_layout)
+        values: dict[str, str] = {}
+        if record.carry:
+            values.update(record.prev_base)
+            for flat in sealed:
+                values.update(_values(flat))
+        values.update(record.overlay)
+        held: dict[str, str] = {}
+        seeds = []
+        for gid, keys in record.layout.items():
+            args: list[EncodableT] = [era]
+            for key in sorted(keys):
+                if key in values:
+                    held[key] = values[key]
+                    args += [_raw(key), _raw(values[key])]
+            seeds.append(self._seed(keys=self._group_keys(gid), args=args))
+        await _each(seeds)
+        base = {key: value for key, value in values.items() if key not in held}
+        await self._ready(keys=[self._eras], args=[era, json.dumps(base)])
+        gone = [gid for gid in record.prev_layout if gid not in record.layout]
+        await _each(self._drop(keys=self._group_keys(gid), args=[era]) for gid in gone)
+
+    @translate
+    async def copy(self) -> StateCopy:
+        """The era, its layout, every group's version and the whole state, as of one era; draining
+        the era first when it is not ready. ``NO_ERA`` when no era was ever started."""
+        for _ in range(ATTEMPTS):
+            reply = await self._read(keys=[self._eras], args=[""])
+            if not reply:
+                return NO_ERA
+            record = _Era(reply)
+            if not record.ready:
+                await self._drain(str(record.era))
+                continue
+            gids = list(record.layout)
+            groups = await _each(self._group_read(keys=self._group_keys(gid)) for gid in gids)
+            era = str(record.era)
+            if any(text(g[0]) != era or text(g[1]) != "1" for g in groups):
+                continue  # sealed for a later era meanwhile: read that one
+            values = dict(record.base)
+            for group in groups:
+                values.update(_values(group[3]))
+            versions = {gid: int(g[2]) for gid, g in zip(gids, groups, strict=True)}
+            return StateCopy(record.era, record.sim, record.layout, versions, values)
+        raise StoreError("the state's eras kept changing")
+
+    @translate
+    async def check(self, copy: StateCopy) -> bool:
+        """True when the era and every group are still as ``copy`` has them: the state is then the
+        copy's values, now as when the copy was read."""
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.hget(self._eras, "current")
+            for gid in copy.versions:
+                pipe.hmget(self._group_keys(gid)[1], ["e", "s", "v"])
+            replies = await pipe.execute()
+        era = str(copy.era)
+        if text(replies[0] or b"0") != era:
+            return False
+        for version, meta in zip(copy.versions.values(), replies[1:], strict=True):
+            e, seeded, v = (text(part or b"") for part in meta)
+            if e != era or seeded != "1" or v != str(version):
+                return False
+        return True
+
+    @translate
+    async def view(self) -> dict[str, str]:
+        """The whole state, as it was at one moment (``copy`` confirmed by ``check``)."""
+        for _ in range(ATTEMPTS):
+            copy = await self.copy()
+            if await self.check(copy):
+                return dict(copy.values)
+        raise StoreError("the state kept changing while it was read")
+
+    @translate
+    async def advance(
+        self, era: int, group: str, version: int, sets: Mapping[str, str], removes: Sequence[str]
+    ) -> tuple[int, dict[str, str] | None]:
+        """For a caller holding a copy of ``group`` at ``version`` in ``era``: when the group is
+        still there, set ``sets``, delete ``removes`` (keys of that group) and return (its version
+        now, None); otherwise change nothing and return (its version, its state). ``EraChanged``
+        when the group is not seeded in ``era`` (a later era started)."""
+        args: list[EncodableT] = [str(era), str(version), str(len(sets))]
+        for key, value in sets.items():
+            args += [_raw(key), _raw(value)]
+        args += [_raw(key) for key in removes]
+        reply = await self._advance(keys=self._group_keys(group), args=args)
+        if reply == -1:
+            raise EraChanged("the state's era ended since this step was decided")
+        if reply[0]:
+            return int(reply[1]), None
+        return int(reply[1]), _values(reply[2])

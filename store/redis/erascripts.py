@@ -1,0 +1,126 @@
+"""The Lua scripts of the state's eras and groups (store/redis/eras.py): each runs as one atomic
+step on the server, on the keys of ONE slot: the eras hash in the fleet's slot, or one group's
+state and meta hashes in the group's own slot.
+
+The eras hash holds ``current`` (the current era's number) and, per era ``E``, the fields
+``E:prev`` (the era before, "" for none), ``E:layout`` (JSON {group id: [keys]}), ``E:overlay``
+(JSON {key: value} set over the carried state), ``E:carry`` ("1": the new state starts from the
+old one, "": from nothing), ``E:sim`` (the simulation version the layout is of), ``E:ready`` ("1"
+once drained) and ``E:base`` (JSON of the keys no group of the layout holds, once ready). A
+group's meta hash holds ``e`` (the era it belongs to), ``s`` ("1": seeded in that era, "0": sealed
+for it, not seeded yet) and ``v`` (its version, bumped by every change of its state).
+"""
+
+from __future__ import annotations
+
+# KEYS: the eras hash. ARGV: the layout ("" = the current era's), the overlay, "1" to carry the
+# state (else ""), the simulation version ("" = the current era's). Starts a new era when the
+# current one is ready: {1, the new era}; else {0, the current era}, nothing changed (it must be
+# drained first). With no era yet, numbers start from the server clock in microseconds, so an era
+# number is not used twice even by a Redis that restarted empty. Era numbers are written with
+# '%.0f': Lua would print a number of 16 digits in exponent form.
+ERA_START = """
+local cur = redis.call('HGET', KEYS[1], 'current')
+local layout, sim = ARGV[1], ARGV[4]
+if cur then
+  local rec = redis.call('HMGET', KEYS[1], cur .. ':ready', cur .. ':layout', cur .. ':sim')
+  if rec[1] ~= '1' then return {0, cur} end
+  if layout == '' then layout = rec[2] or '{}' end
+  if sim == '' then sim = rec[3] or '' end
+else
+  local t = redis.call('TIME')
+  redis.call('HSET', KEYS[1], 'current', t[1] .. string.rep('0', 6 - #t[2]) .. t[2])
+  if layout == '' then layout = '{}' end
+end
+local new = string.format('%.0f', redis.call('HINCRBY', KEYS[1], 'current', 1))
+redis.call('HSET', KEYS[1], new .. ':prev', cur or '', new .. ':layout', layout, new .. ':overlay', ARGV[2],
+  new .. ':carry', ARGV[3], new .. ':sim', sim)
+return {1, new}
+"""
+
+# KEYS: the eras hash. ARGV: an era ("" = the current one). Returns {} when there is no era, else
+# {era, ready, layout, overlay, carry, sim, prev, the previous era's layout, its base, base}, each
+# "" when missing.
+ERA_READ = """
+local e = ARGV[1]
+if e == '' then e = redis.call('HGET', KEYS[1], 'current') end
+if not e then return {} end
+local r = redis.call('HMGET', KEYS[1], e .. ':ready', e .. ':layout', e .. ':overlay', e .. ':carry',
+  e .. ':sim', e .. ':prev', e .. ':base')
+local prev = r[6] or ''
+local p = {false, false}
+if prev ~= '' then p = redis.call('HMGET', KEYS[1], prev .. ':layout', prev .. ':base') end
+return {e, r[1] or '', r[2] or '', r[3] or '', r[4] or '', r[5] or '', prev, p[1] or '', p[2] or '', r[7] or ''}
+"""
+
+# KEYS: the eras hash. ARGV: the era, its base. Marks the era ready with its base and forgets the
+# era before it (no one drains from it again): 1, or 0 when it was ready already (or is gone).
+ERA_READY = """
+local e = ARGV[1]
+local r = redis.call('HMGET', KEYS[1], e .. ':ready', e .. ':layout', e .. ':prev')
+if r[1] == '1' or not r[2] then return 0 end
+redis.call('HSET', KEYS[1], e .. ':ready', '1', e .. ':base', ARGV[2])
+local prev = r[3] or ''
+if prev ~= '' then
+  redis.call('HDEL', KEYS[1], prev .. ':prev', prev .. ':layout', prev .. ':overlay', prev .. ':carry',
+    prev .. ':sim', prev .. ':ready', prev .. ':base')
+end
+return 1
+"""
+
+# KEYS: a group's state hash and meta hash. ARGV: an era. Seals the group for that era when it
+# belongs to an older one (no step of an older era holds on it from now on) and returns its state
+# as HGETALL gives it.
+GROUP_SEAL = """
+if tonumber(redis.call('HGET', KEYS[2], 'e') or '0') < tonumber(ARGV[1]) then
+  redis.call('HSET', KEYS[2], 'e', ARGV[1], 's', '0')
+end
+return redis.call('HGETALL', KEYS[1])
+"""
+
+# KEYS: a group's state hash and meta hash. ARGV: an era, then (key, value) pairs. Makes the pairs
+# the group's state in that era, unless it was seeded in that era already or belongs to a later
+# one (another drainer was first): 1 when seeded, else 0.
+GROUP_SEED = """
+local m = redis.call('HMGET', KEYS[2], 'e', 's')
+local e, era = tonumber(m[1] or '0'), tonumber(ARGV[1])
+if e > era or (e == era and m[2] == '1') then return 0 end
+redis.call('DEL', KEYS[1])
+for i = 2, #ARGV, 500 do redis.call('HSET', KEYS[1], unpack(ARGV, i, math.min(i + 499, #ARGV))) end
+redis.call('HSET', KEYS[2], 'e', ARGV[1], 's', '1')
+redis.call('HINCRBY', KEYS[2], 'v', 1)
+return 1
+"""
+
+# KEYS: a group's state hash and meta hash. Returns {era, seeded, version, the state as HGETALL
+# gives it}.
+GROUP_READ = """
+local m = redis.call('HMGET', KEYS[2], 'e', 's', 'v')
+return {m[1] or '', m[2] or '', tonumber(m[3] or '0'), redis.call('HGETALL', KEYS[1])}
+"""
+
+# KEYS: a group's state hash and meta hash. ARGV: an era, the version the caller's copy of the group
+# is of, m, m (key, value) pairs to set, then the keys to remove. Returns -1 when the group is not
+# seeded in that era (the era changed: nothing done), {0, version, the group's state as HGETALL
+# gives it} when the group is at another version, else {1, version now}. Three calls in Redis for a
+# step that sets keys.
+GROUP_ADVANCE = """
+local m = redis.call('HMGET', KEYS[2], 'e', 's', 'v')
+if m[1] ~= ARGV[1] or m[2] ~= '1' then return -1 end
+local v = m[3] or '0'
+if v ~= ARGV[2] then return {0, tonumber(v), redis.call('HGETALL', KEYS[1])} end
+local n = tonumber(ARGV[3])
+if n > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 4, 3 + 2 * n)) end
+if #ARGV > 3 + 2 * n then redis.call('HDEL', KEYS[1], unpack(ARGV, 4 + 2 * n, #ARGV)) end
+if #ARGV == 3 then return {1, tonumber(v)} end
+return {1, redis.call('HINCRBY', KEYS[2], 'v', 1)}
+"""
+
+# KEYS: a group's state hash and meta hash. ARGV: an era. Deletes a group sealed for that era and
+# not seeded in it (a group of the era before that the era's layout has no more): 1, else 0.
+GROUP_DROP = """
+local m = redis.call('HMGET', KEYS[2], 'e', 's')
+if m[1] ~= ARGV[1] or m[2] == '1' then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2])
+return 1
+"""

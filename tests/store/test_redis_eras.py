@@ -1,0 +1,164 @@
+"""The Redis store's state in groups and eras (store/redis/eras.py): a layout change keeps every
+value, a step decided in an ended era changes nothing, a drainer that died leaves nothing stuck,
+and every group lives under a hash tag of its own."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis.asyncio as aioredis
+from redis.crc import key_slot
+
+from simproxy.store import EraChanged, RedisStore
+from simproxy.store.redis import erascripts
+from simproxy.store.redis.eras import _Era, layout_json
+from tests.store.conftest import Backend, Run
+
+FLIP = {"flip": frozenset({"side"})}
+SEQUENCES = {"one": frozenset({"sequence:1"}), "two": frozenset({"sequence:2"})}
+
+
+def test_no_era_reads_as_an_empty_state(redis_store: RedisStore, run: Run) -> None:
+    async def body() -> None:
+        copy = await redis_store.eras.copy()
+        assert (copy.era, dict(copy.values), dict(copy.versions)) == (0, {}, {})
+        assert await redis_store.eras.view() == {}
+
+    run(body())
+
+
+def test_an_era_keeps_its_groups_in_slots_of_their_own_and_the_rest_in_its_base(
+    redis_store: RedisStore, redis_client: aioredis.Redis, run: Run
+) -> None:
+    async def body() -> None:
+        era = await redis_store.eras.begin(SEQUENCES, {"sequence:1": "1", "sequence:2": "4", "loose": "x"}, False)
+        copy = await redis_store.eras.copy()
+        assert copy.era == era and copy.layout == SEQUENCES
+        assert dict(copy.values) == {"sequence:1": "1", "sequence:2": "4", "loose": "x"}
+        keys = redis_store.link.keys
+        one, two = keys.group_keys("one")[0], keys.group_keys("two")[0]
+        assert await redis_client.hgetall(one) == {b"sequence:1": b"1"}
+        assert await redis_client.hgetall(two) == {b"sequence:2": b"4"}
+        assert len({key_slot(one.encode()), key_slot(two.encode()), key_slot(keys.eras.encode())}) == 3
+        assert key_slot(keys.group_keys("one")[1].encode()) == key_slot(one.encode())
+
+    run(body())
+
+
+def test_a_step_holds_only_on_its_group_s_version(redis_store: RedisStore, run: Run) -> None:
+    async def body() -> None:
+        eras = redis_store.eras
+        era = await eras.begin(SEQUENCES, {"sequence:1": "1", "sequence:2": "1"}, False)
+        copy = await eras.copy()
+        v1, v2 = copy.versions["one"], copy.versions["two"]
+        now, refused = await eras.advance(era, "one", v1, {"sequence:1": "2"}, ())
+        assert refused is None and now > v1
+        assert not await eras.check(copy)  # group one moved on
+        assert await eras.advance(era, "one", v1, {"sequence:1": "9"}, ()) == (now, {"sequence:1": "2"})
+        assert (await eras.advance(era, "two", v2, {}, ["sequence:2"]))[1] is None  # another group, its own version
+        assert await eras.view() == {"sequence:1": "2"}
+        assert await eras.check(await eras.copy())
+
+    run(body())
+
+
+def test_an_import_that_changes_the_layout_carries_every_value(
+    redis_store: RedisStore, redis_client: aioredis.Redis, run: Run
+) -> None:
+    async def body() -> None:
+        eras = redis_store.eras
+        first = await eras.begin({"both": {"side", "sequence:1"}}, {"side": "a", "sequence:1": "1"}, False)
+        copy = await eras.copy()
+        await eras.advance(first, "both", copy.versions["both"], {"side": "b", "sequence:1": "3"}, ())
+        layout = {"flip": frozenset({"side"}), "one": frozenset({"sequence:1"}), "new": frozenset({"sequence:2"})}
+        second = await eras.begin(layout, {"sequence:2": "1"}, True, simulation=7)
+        assert second > first
+        copy = await eras.copy()
+        assert (copy.era, copy.simulation, copy.layout) == (second, 7, layout)
+        assert dict(copy.values) == {"side": "b", "sequence:1": "3", "sequence:2": "1"}
+        with pytest.raises(EraChanged):  # decided in the first era: its group is sealed
+            await eras.advance(first, "both", 1, {"side": "a"}, ())
+        assert not await redis_client.exists(*redis_store.link.keys.group_keys("both"))  # gone with its era
+        assert await eras.view() == {"side": "b", "sequence:1": "3", "sequence:2": "1"}
+
+    run(body())
+
+
+def test_a_write_of_the_whole_state_replaces_it_in_the_same_layout(redis_store: RedisStore, run: Run) -> None:
+    async def body() -> None:
+        eras = redis_store.eras
+        await eras.begin(SEQUENCES, {"sequence:1": "5", "sequence:2": "5"}, False, simulation=3)
+        await eras.begin(None, {"sequence:2": "1", "other": "o"}, False)  # PUT
+        copy = await eras.copy()
+        assert (copy.simulation, copy.layout, dict(copy.values)) == (3, SEQUENCES, {"sequence:2": "1", "other": "o"})
+        await eras.begin(None, {"sequence:1": "2"}, True)  # PATCH
+        assert await eras.view() == {"sequence:1": "2", "sequence:2": "1", "other": "o"}
+        await eras.begin(None, {}, False)  # DELETE
+        assert await eras.view() == {}
+
+    run(body())
+
+
+def test_an_era_whose_starter_died_is_drained_by_whoever_reads_next(redis_backend: Backend, run: Run) -> None:
+    async def body() -> None:
+        a, b = (redis_backend.open() for _ in range(2))
+        assert isinstance(a, RedisStore) and isinstance(b, RedisStore)
+        await a.eras.begin(FLIP, {"side": "a"}, False)
+        start = a.link.client.register_script(erascripts.ERA_START)
+        # an importer that started an era and died before draining it
+        started, era = await start(
+            keys=[a.link.keys.eras], args=['{"flip": ["side"], "x": ["seq"]}', '{"seq": "1"}', "1", ""]
+        )
+        assert started == 1
+        copies = await asyncio.gather(*(h.eras.copy() for h in (a, b) for _ in range(3)))
+        assert {c.era for c in copies} == {int(era)}
+        assert all(dict(c.values) == {"side": "a", "seq": "1"} for c in copies)
+        assert await b.eras.begin(None, {"side": "b"}, True) > int(era)  # a new era starts after it
+        assert await a.eras.view() == {"side": "b", "seq": "1"}
+
+    run(body())
+
+
+def test_a_late_drainer_leaves_the_steps_taken_since_the_era_was_ready(redis_store: RedisStore, run: Run) -> None:
+    async def body() -> None:
+        eras = redis_store.eras
+        await eras.begin(FLIP, {"side": "a"}, False)
+        keys = [redis_store.link.keys.eras]
+        start = redis_store.link.client.register_script(erascripts.ERA_START)
+        read = redis_store.link.client.register_script(erascripts.ERA_READ)
+        _, era = await start(keys=keys, args=[layout_json(SEQUENCES), '{"sequence:1": "1"}', "1", ""])
+        late = _Era(await read(keys=keys, args=[era]))  # a drainer reads the era, then stalls
+        copy = await eras.copy()  # another one drains it
+        await eras.advance(copy.era, "one", copy.versions["one"], {"sequence:1": "2"}, ())
+        await eras._finish(late)
+        assert await eras.view() == {"side": "a", "sequence:1": "2"}
+
+    run(body())
+
+
+def test_concurrent_steps_of_one_group_let_exactly_one_win(redis_backend: Backend, run: Run) -> None:
+    async def body() -> None:
+        handles = [redis_backend.open() for _ in range(4)]
+        stores = [h for h in handles if isinstance(h, RedisStore)]
+        era = await stores[0].eras.begin(SEQUENCES, {"sequence:1": "1", "sequence:2": "1"}, False)
+        version = (await stores[0].eras.copy()).versions["one"]
+        results = await asyncio.gather(
+            *(s.eras.advance(era, "one", version, {"sequence:1": "2"}, ()) for s in stores for _ in range(5))
+        )
+        assert sorted(r[1] is None for r in results) == [False] * 19 + [True]
+        assert await stores[3].eras.view() == {"sequence:1": "2", "sequence:2": "1"}
+
+    run(body())
+
+
+def test_era_numbers_keep_growing_when_redis_lost_them(
+    redis_store: RedisStore, redis_client: aioredis.Redis, run: Run
+) -> None:
+    async def body() -> None:
+        first = await redis_store.eras.begin(FLIP, {"side": "a"}, False)
+        await redis_client.delete(redis_store.link.keys.eras)  # as after a restart with nothing kept
+        assert (await redis_store.eras.copy()).era == 0
+        assert await redis_store.eras.begin(FLIP, {"side": "b"}, False) > first
+
+    run(body())
