@@ -74,6 +74,16 @@ class StateLayout:
             return self.groups[0]
         return StateGroup(group_id((key,)), frozenset((key,)))
 
+    def group_at(self, index: int) -> str | None:
+        """The id of the group a hit on the pair at ``index`` reads and steps (None: no state)."""
+        of_pair = self.of_pair
+        group = of_pair[index] if index < len(of_pair) else None
+        return None if group is None else group.id
+
+    def mapping(self) -> dict[str, frozenset[str]]:
+        """The groups as a store keeps them: id -> keys."""
+        return {group.id: group.keys for group in self.groups}
+
     def split(self, keys: Iterable[str]) -> dict[str, list[str]]:
         """``keys`` by the id of the group each is kept in, in the order given."""
         out: dict[str, list[str]] = {}

@@ -1,12 +1,20 @@
 """``SharedState`` in process: a dict and its version, held here, so ``HeldState`` too: a request
-reads and steps it without an await, and nothing else runs in between."""
+reads and steps it without an await, and nothing else runs in between.
+
+The eras and groups of the shared store (store/redis/eras.py) are kept as numbers only: one dict
+holds every key, each group's version is the dict's version, and the era moves with every write of
+the simulation and of the whole state, so a worker's copy behaves as it does on Redis."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 
-from simproxy.store.errors import SimulationChanged
+from simproxy.store.base import StateCopy
+from simproxy.store.errors import EraChanged, SimulationChanged
+
+WHOLE = ""
+"""The version a copy holds of the whole dict, beside its groups' (``state_check`` compares it)."""
 
 
 class MemoryState:
@@ -16,6 +24,10 @@ class MemoryState:
         self.simulation = 0
         """The version of the stored simulation (0: none yet), set by the documents with every write
         of it: a step decided on another one is refused (``SimulationChanged``)."""
+        self._era = 0
+        self._era_simulation: int | None = None
+        self._fit = False
+        self._layout: Mapping[str, frozenset[str]] = {}
 
     def held_state(self) -> MemoryState:
         return self
@@ -24,21 +36,25 @@ class MemoryState:
         return MappingProxyType(self._values)
 
     def step_now(self, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None) -> None:
-        self._check(simulation)
+        if simulation is not None and self.simulation != simulation:
+            raise SimulationChanged("the simulation was replaced since this step was decided")
         if sets or removes:
             self._values.update(sets)
             for key in removes:
                 self._values.pop(key, None)
             self._version += 1
 
-    def set_now(self, values: Iterable[tuple[str, str]]) -> None:
-        """Set the given keys (an import's ``WriteEffects``, applied with its document)."""
+    def simulation_written(self, version: int, values: Iterable[tuple[str, str]]) -> None:
+        """A write of the simulation (version ``version``): a new era, in the old layout until a
+        worker brings the new one, with ``values`` set (an import's ``WriteEffects``)."""
+        self.simulation = version
+        self._era += 1
+        self._era_simulation, self._fit = version, False
+        self._set(values)
+
+    def _set(self, values: Iterable[tuple[str, str]]) -> None:
         self._values.update(values)
         self._version += 1
-
-    def _check(self, simulation: int | None) -> None:
-        if simulation is not None and self.simulation != simulation:
-            raise SimulationChanged("the simulation was replaced since this step was decided")
 
     async def state_get(self) -> dict[str, str]:
         return dict(self._values)
@@ -46,32 +62,33 @@ class MemoryState:
     async def state_replace(self, values: Mapping[str, str]) -> None:
         self._values = dict(values)
         self._version += 1
+        self._era += 1
 
     async def state_update(self, values: Mapping[str, str]) -> None:
-        self.set_now(values.items())
+        self._set(values.items())
+        self._era += 1
 
-    async def state_read(self) -> tuple[int, dict[str, str]]:
-        return self._version, dict(self._values)
+    async def state_copy(self) -> StateCopy:
+        versions = dict.fromkeys((WHOLE, *self._layout), self._version)
+        return StateCopy(self._era, self._era_simulation, self._fit, self._layout, versions, dict(self._values))
+
+    async def state_fit(self, layout: Mapping[str, frozenset[str]], simulation: int) -> None:
+        current = self._era_simulation
+        if current is None or current < simulation or (current == simulation and not self._fit):
+            self._era += 1
+            self._era_simulation, self._fit, self._layout = simulation, True, dict(layout)
 
     async def state_advance(
-        self, version: int, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None
+        self, era: int, group: str, version: int, sets: Mapping[str, str], removes: Sequence[str]
     ) -> tuple[int, dict[str, str] | None]:
-        self._check(simulation)
+        # no await in here: one step of the event loop, so atomic within the process
+        if era != self._era:
+            raise EraChanged("the state's era ended since this step was decided")
         if version != self._version:
-            return self._version, dict(self._values)
+            keys = self._layout.get(group, frozenset())
+            return self._version, {key: value for key, value in self._values.items() if key in keys}
         self.step_now(sets, removes)
         return self._version, None
 
-    async def state_transition(
-        self,
-        requires: Mapping[str, str],
-        sets: Mapping[str, str],
-        removes: Sequence[str],
-        simulation: int | None = None,
-    ) -> bool:
-        # no await in here: one step of the event loop, so atomic within the process
-        self._check(simulation)
-        if any(self._values.get(key) != value for key, value in requires.items()):
-            return False
-        self.step_now(sets, removes)
-        return True
+    async def state_check(self, copy: StateCopy) -> bool:
+        return copy.era == self._era and all(v == self._version for v in copy.versions.values())

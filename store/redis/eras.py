@@ -46,7 +46,7 @@ ATTEMPTS = 50
 FAN_OUT = 64
 """Group calls in flight at once while draining or reading every group."""
 
-NO_ERA = StateCopy(0, None, {}, {}, {})
+NO_ERA = StateCopy(0, None, False, {}, {}, {})
 
 
 def _values(flat: Sequence[bytes | str]) -> dict[str, str]:
@@ -78,7 +78,20 @@ async def _each(calls: Iterable[Awaitable[T]]) -> list[T]:
 class _Era:
     """What ``ERA_READ`` gives of an era."""
 
-    __slots__ = ("base", "carry", "era", "layout", "overlay", "prev_base", "prev_layout", "ready", "sim")
+    __slots__ = (
+        "base",
+        "carry",
+        "era",
+        "fit",
+        "layout",
+        "overlay",
+        "prev",
+        "prev_base",
+        "prev_layout",
+        "prev_ready",
+        "ready",
+        "sim",
+    )
 
     def __init__(self, reply: Sequence[bytes | str]) -> None:
         f = [text(part) for part in reply]
@@ -88,9 +101,12 @@ class _Era:
         self.overlay: dict[str, str] = json.loads(f[3] or "{}")
         self.carry = f[4] == "1"
         self.sim = int(f[5]) if f[5] else None
+        self.prev = f[6]
         self.prev_layout = _layout(f[7])
         self.prev_base: dict[str, str] = json.loads(f[8] or "{}")
         self.base: dict[str, str] = json.loads(f[9] or "{}")
+        self.fit = f[10] == "1"
+        self.prev_ready = f[11] == "1"
 
 
 class RedisEras(RedisRole):
@@ -115,36 +131,49 @@ class RedisEras(RedisRole):
         overlay: Mapping[str, str],
         carry: bool,
         simulation: int | None = None,
+        *,
+        fitting: bool = False,
     ) -> int:
         """Start a new era and drain it: its state is the old one (``carry``) or nothing, with
-        ``overlay`` set over it, kept in ``layout``'s groups (None: the current era's layout);
-        ``simulation``: the version of the simulation that layout is of (None: the current era's).
-        Returns the new era once it is ready."""
+        ``overlay`` set over it, kept in ``layout``'s groups (None: the current era's layout, of
+        the current era's simulation). ``fitting``: ``layout`` is that of simulation ``simulation``,
+        and the era starts only when the current one is of an older simulation, of none, or of that
+        one in another layout (``state_fit``). Returns the new era once it is ready (0 when
+        ``fitting`` found nothing to do)."""
+        fit = fitting and layout is not None
         args = [
             "" if layout is None else layout_json(layout),
             json.dumps(dict(overlay)),
             "1" if carry else "",
             "" if simulation is None else str(simulation),
+            "1" if fit else "",
+            "1" if fitting else "",
         ]
-        for _ in range(ATTEMPTS):
-            started, era = await self._start(keys=[self._eras], args=args)
-            await self._drain(text(era))
-            if started:
-                return int(era)
-        raise StoreError("the state's eras kept changing")
+        started, era = await self._start(keys=[self._eras], args=args)
+        await self._drain(text(era))
+        return int(era) if started else 0
 
     @translate
     async def drain(self, era: int) -> None:
         """Finish draining ``era`` if it is not ready yet."""
         await self._drain(str(era))
 
+    @translate
+    async def drain_current(self) -> None:
+        """Finish draining the current era if it is not ready yet."""
+        await self._drain("")
+
     async def _drain(self, era: str) -> None:
         reply = await self._read(keys=[self._eras], args=[era])
         if not reply:
             return
         record = _Era(reply)
-        if not record.ready and reply[2]:  # not ready, and its record is there (a later era forgets it)
-            await self._finish(record)
+        if record.ready or not reply[2]:  # ready, or its record is gone (a later era forgot it)
+            return
+        if record.prev and not record.prev_ready:  # drained in order: this one carries from it
+            await self._drain(record.prev)
+            record = _Era(await self._read(keys=[self._eras], args=[str(record.era)]))
+        await self._finish(record)
 
     async def _finish(self, record: _Era) -> None:
         """Drain the era of ``record``, as read before it was ready."""
@@ -192,7 +221,7 @@ class RedisEras(RedisRole):
             for group in groups:
                 values.update(_values(group[3]))
             versions = {gid: int(g[2]) for gid, g in zip(gids, groups, strict=True)}
-            return StateCopy(record.era, record.sim, record.layout, versions, values)
+            return StateCopy(record.era, record.sim, record.fit, record.layout, versions, values)
         raise StoreError("the state's eras kept changing")
 
     @translate

@@ -5,7 +5,8 @@ state and meta hashes in the group's own slot.
 The eras hash holds ``current`` (the current era's number) and, per era ``E``, the fields
 ``E:prev`` (the era before, "" for none), ``E:layout`` (JSON {group id: [keys]}), ``E:overlay``
 (JSON {key: value} set over the carried state), ``E:carry`` ("1": the new state starts from the
-old one, "": from nothing), ``E:sim`` (the simulation version the layout is of), ``E:ready`` ("1"
+old one, "": from nothing), ``E:sim`` (the version of the simulation stored when the era started), ``E:fit`` ("1": the
+layout is that simulation's), ``E:ready`` ("1"
 once drained) and ``E:base`` (JSON of the keys no group of the layout holds, once ready). A
 group's meta hash holds ``e`` (the era it belongs to), ``s`` ("1": seeded in that era, "0": sealed
 for it, not seeded yet) and ``v`` (its version, bumped by every change of its state).
@@ -13,44 +14,67 @@ for it, not seeded yet) and ``v`` (its version, bumped by every change of its st
 
 from __future__ import annotations
 
-# KEYS: the eras hash. ARGV: the layout ("" = the current era's), the overlay, "1" to carry the
-# state (else ""), the simulation version ("" = the current era's). Starts a new era when the
-# current one is ready: {1, the new era}; else {0, the current era}, nothing changed (it must be
-# drained first). With no era yet, numbers start from the server clock in microseconds, so an era
-# number is not used twice even by a Redis that restarted empty. Era numbers are written with
-# '%.0f': Lua would print a number of 16 digits in exponent form.
-ERA_START = """
-local cur = redis.call('HGET', KEYS[1], 'current')
-local layout, sim = ARGV[1], ARGV[4]
-if cur then
-  local rec = redis.call('HMGET', KEYS[1], cur .. ':ready', cur .. ':layout', cur .. ':sim')
-  if rec[1] ~= '1' then return {0, cur} end
-  if layout == '' then layout = rec[2] or '{}' end
-  if sim == '' then sim = rec[3] or '' end
-else
-  local t = redis.call('TIME')
-  redis.call('HSET', KEYS[1], 'current', t[1] .. string.rep('0', 6 - #t[2]) .. t[2])
-  if layout == '' then layout = '{}' end
+# ``start_era(eras, layout, overlay, carry, sim, fit)`` starts a new era and returns its number:
+# its layout ("" = the current era's), overlay, carry ("1" or ""), the simulation version it is of
+# ("" = the current era's) and fit ("1": the layout is that simulation's; "" with neither a layout
+# nor a simulation given: as the current era's). With no era yet, numbers start from the server
+# clock in microseconds, so an era number is not used twice even by a Redis that restarted empty.
+# Era numbers are written with '%.0f': Lua would print a number of 16 digits in exponent form.
+START_ERA = """
+local function start_era(eras, layout, overlay, carry, sim, fit)
+  local cur = redis.call('HGET', eras, 'current')
+  if cur then
+    local rec = redis.call('HMGET', eras, cur .. ':layout', cur .. ':sim', cur .. ':fit')
+    if layout == '' and sim == '' and fit == '' then fit = rec[3] or '' end
+    if layout == '' then layout = rec[1] or '{}' end
+    if sim == '' then sim = rec[2] or '' end
+  else
+    local t = redis.call('TIME')
+    redis.call('HSET', eras, 'current', t[1] .. string.rep('0', 6 - #t[2]) .. t[2])
+    if layout == '' then layout = '{}' end
+  end
+  local new = string.format('%.0f', redis.call('HINCRBY', eras, 'current', 1))
+  redis.call('HSET', eras, new .. ':prev', cur or '', new .. ':layout', layout, new .. ':overlay', overlay,
+    new .. ':carry', carry, new .. ':sim', sim, new .. ':fit', fit)
+  return new
 end
-local new = string.format('%.0f', redis.call('HINCRBY', KEYS[1], 'current', 1))
-redis.call('HSET', KEYS[1], new .. ':prev', cur or '', new .. ':layout', layout, new .. ':overlay', ARGV[2],
-  new .. ':carry', ARGV[3], new .. ':sim', sim)
-return {1, new}
 """
 
+# KEYS: the eras hash. ARGV: layout, overlay, carry, sim, fit (see START_ERA), then "1" to start
+# only when the current era is of an older simulation than ``sim``, of none, or of that one in a
+# layout not its own (a worker bringing the layout of the simulation it serves). Returns {1, the
+# new era}, or {0, the current era} when it was not started.
+ERA_START = (
+    START_ERA
+    + """
+if ARGV[6] == '1' then
+  local cur = redis.call('HGET', KEYS[1], 'current')
+  if cur then
+    local rec = redis.call('HMGET', KEYS[1], cur .. ':sim', cur .. ':fit')
+    local sim = rec[1] or ''
+    if sim ~= '' and (tonumber(sim) > tonumber(ARGV[4]) or (sim == ARGV[4] and rec[2] == '1')) then
+      return {0, cur}
+    end
+  end
+end
+return {1, start_era(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])}
+"""
+)
+
 # KEYS: the eras hash. ARGV: an era ("" = the current one). Returns {} when there is no era, else
-# {era, ready, layout, overlay, carry, sim, prev, the previous era's layout, its base, base}, each
-# "" when missing.
+# {era, ready, layout, overlay, carry, sim, prev, the previous era's layout, its base, base, fit,
+# whether the previous era is ready}, each "" when missing.
 ERA_READ = """
 local e = ARGV[1]
 if e == '' then e = redis.call('HGET', KEYS[1], 'current') end
 if not e then return {} end
 local r = redis.call('HMGET', KEYS[1], e .. ':ready', e .. ':layout', e .. ':overlay', e .. ':carry',
-  e .. ':sim', e .. ':prev', e .. ':base')
+  e .. ':sim', e .. ':prev', e .. ':base', e .. ':fit')
 local prev = r[6] or ''
-local p = {false, false}
-if prev ~= '' then p = redis.call('HMGET', KEYS[1], prev .. ':layout', prev .. ':base') end
-return {e, r[1] or '', r[2] or '', r[3] or '', r[4] or '', r[5] or '', prev, p[1] or '', p[2] or '', r[7] or ''}
+local p = {false, false, false}
+if prev ~= '' then p = redis.call('HMGET', KEYS[1], prev .. ':layout', prev .. ':base', prev .. ':ready') end
+return {e, r[1] or '', r[2] or '', r[3] or '', r[4] or '', r[5] or '', prev, p[1] or '', p[2] or '', r[7] or '',
+  r[8] or '', p[3] or ''}
 """
 
 # KEYS: the eras hash. ARGV: the era, its base. Marks the era ready with its base and forgets the

@@ -1,7 +1,7 @@
 """A fleet on a Redis Cluster of three primaries: two instances of two workers share the simulation,
 the state (stepped exactly once, in order), the journal and the counters, with the fleet's keys on
-every primary: the state and the documents in the fleet's slot, the journal and the logs in slots
-of their own (store/redis/keys.py)."""
+every primary: the documents and the state's eras in the fleet's slot, the journal and the logs in
+slots of their own, and the state in groups, each in a slot of its own (store/redis/keys.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from redis.crc import key_slot
 
+from simproxy.engine.matching.stategroups import group_id
 from tests.integration.conftest import Simproxy, pair, sequence_pairs, simulation
 from tests.integration.rediscluster import LocalCluster
 
@@ -22,10 +23,10 @@ PREFIX = "spread:"
 """A prefix whose fleet, journal and logs tags hash to slots of three different primaries."""
 
 
-def _flip() -> list[dict[str, Any]]:
+def _flip(path: str = "/flip", key: str = "side") -> list[dict[str, Any]]:
     return [
-        {"request": {"path": [{"matcher": "exact", "value": "/flip"}], "requiresState": {"side": side}},
-         "response": {"status": 200, "body": side, "transitionsState": {"side": other}}}
+        {"request": {"path": [{"matcher": "exact", "value": path}], "requiresState": {key: side}},
+         "response": {"status": 200, "body": side, "transitionsState": {key: other}}}
         for side, other in (("a", "b"), ("b", "a"))
     ]  # fmt: skip
 
@@ -72,7 +73,73 @@ def test_a_fleet_on_a_three_primary_cluster_shares_state_and_journal(simproxy_fa
                     owners[key.decode()] = i
             finally:
                 client.close()
-        state_home = owners[f"{PREFIX}{{spread}}:state"]
+        state_home = owners[f"{PREFIX}{{spread}}:state:eras"]  # the state's eras, in the fleet's slot
         journal_home = owners[f"{PREFIX}{{spread:journal}}:pages"]
         assert state_home != journal_home
         assert len(set(owners.values())) >= 2
+
+
+def _group_state(key_names: list[str]) -> str:
+    """The Redis key of the state group of ``key_names`` (store/redis/keys.py)."""
+    return f"{PREFIX}{{spread:s:{group_id(key_names)}}}:state"
+
+
+def _owners(cluster: LocalCluster) -> dict[str, int]:
+    owners = {}
+    for i in range(3):
+        client = cluster.client(i)
+        try:
+            for key in client.keys(f"{PREFIX}*"):
+                owners[key.decode()] = i
+        finally:
+            client.close()
+    return owners
+
+
+def test_state_machines_in_groups_on_different_primaries_step_once_through_a_fleet(
+    simproxy_factory: Any, tmp_path: Path
+) -> None:
+    with LocalCluster(tmp_path) as cluster:
+        fleet = cluster.node_of(key_slot(f"{PREFIX}{{spread}}:x".encode()))
+        # two keys whose groups live on two primaries other than the fleet's
+        home = {
+            name: cluster.node_of(key_slot(_group_state([name]).encode())) for name in map("door-{}".format, range(40))
+        }
+        one = next(name for name, node in home.items() if node != fleet)
+        two = next(name for name, node in home.items() if node not in (fleet, home[one]))
+
+        flags = ("-workers", "2", "-redis-url", cluster.url, "-redis-prefix", PREFIX)
+        a: Simproxy = simproxy_factory(*flags)
+        b: Simproxy = simproxy_factory(*flags)
+        doc = simulation(*_flip("/one", one), *_flip("/two", two))
+        assert a.admin_json("PUT", "/api/v2/simulation", doc)[0] == 200
+        assert b.admin_json("PUT", "/api/v2/state", {"state": {one: "a", two: "b"}})[0] == 200
+
+        ones = [(a, b)[i % 2].proxy("http://svc.test/one")[2] for i in range(10)]
+        twos = [(b, a)[i % 2].proxy("http://svc.test/two")[2] for i in range(10)]
+        assert (ones, twos) == ([b"a", b"b"] * 5, [b"b", b"a"] * 5)  # each machine steps on its own
+        with ThreadPoolExecutor(max_workers=16) as pool:
+            paths = [("/one", "/two")[i % 4 // 2] for i in range(80)]
+            flips = Counter(
+                pool.map(lambda i: (paths[i], (a, b)[i % 2].proxy(f"http://svc.test{paths[i]}")[2]), range(80))
+            )
+        assert flips == Counter({("/one", b"a"): 20, ("/one", b"b"): 20, ("/two", b"a"): 20, ("/two", b"b"): 20})
+        assert a.admin_json("GET", "/api/v2/state")[1] == {"state": {one: "a", two: "b"}}  # 50 flips each: back
+
+        owners = _owners(cluster)
+        groups = (_group_state([one]), _group_state([two]))
+        assert [owners[group] for group in groups] == [home[one], home[two]]  # where the cluster puts them
+        assert len({fleet, home[one], home[two]}) == 3
+        assert a.proxy("http://svc.test/one")[2] == b"a" and b.proxy("http://svc.test/two")[2] == b"b"
+
+        # an import that joins the two machines in one group: every value is carried into it
+        both = {"request": {"path": [{"matcher": "exact", "value": "/both"}], "requiresState": {one: "b", two: "a"}},
+                "response": {"status": 200, "body": "both", "transitionsState": {one: "a", two: "b"}}}  # fmt: skip
+        assert b.admin_json("PUT", "/api/v2/simulation", simulation(both, *sequence_pairs(3)))[0] == 200
+        assert a.admin_json("GET", "/api/v2/state")[1] == {"state": {one: "b", two: "a", "sequence:1": "1"}}
+        assert [(a, b)[i % 2].proxy("http://svc.test/both")[0] for i in range(2)] == [200, 502]  # stepped once
+        assert [b.proxy("http://svc.test/next")[2] for _ in range(3)] == [b"step 1", b"step 2", b"step 3"]
+        assert b.admin_json("GET", "/api/v2/state")[1] == {"state": {one: "a", two: "b", "sequence:1": "3"}}
+        owners = _owners(cluster)
+        joined = _group_state([one, two])
+        assert joined in owners and not any(group in owners for group in groups)  # the old groups are gone

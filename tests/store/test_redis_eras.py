@@ -108,7 +108,7 @@ def test_an_era_whose_starter_died_is_drained_by_whoever_reads_next(redis_backen
         start = a.link.client.register_script(erascripts.ERA_START)
         # an importer that started an era and died before draining it
         started, era = await start(
-            keys=[a.link.keys.eras], args=['{"flip": ["side"], "x": ["seq"]}', '{"seq": "1"}', "1", ""]
+            keys=[a.link.keys.eras], args=['{"flip": ["side"], "x": ["seq"]}', '{"seq": "1"}', "1", "", "", ""]
         )
         assert started == 1
         copies = await asyncio.gather(*(h.eras.copy() for h in (a, b) for _ in range(3)))
@@ -127,7 +127,7 @@ def test_a_late_drainer_leaves_the_steps_taken_since_the_era_was_ready(redis_sto
         keys = [redis_store.link.keys.eras]
         start = redis_store.link.client.register_script(erascripts.ERA_START)
         read = redis_store.link.client.register_script(erascripts.ERA_READ)
-        _, era = await start(keys=keys, args=[layout_json(SEQUENCES), '{"sequence:1": "1"}', "1", ""])
+        _, era = await start(keys=keys, args=[layout_json(SEQUENCES), '{"sequence:1": "1"}', "1", "", "", ""])
         late = _Era(await read(keys=keys, args=[era]))  # a drainer reads the era, then stalls
         copy = await eras.copy()  # another one drains it
         await eras.advance(copy.era, "one", copy.versions["one"], {"sequence:1": "2"}, ())

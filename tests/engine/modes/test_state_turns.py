@@ -15,7 +15,10 @@ from typing import Any
 from simproxy.engine.wire.response import Wire
 from tests.engine.modes.conftest import World, pair, request
 
-STATE_CALLS = ("state_read", "state_get", "state_advance", "state_transition")
+STATE_CALLS = ("state_copy", "state_fit", "state_get", "state_advance", "state_check")
+FIRST = Counter({"state_copy": 2, "state_fit": 1, "state_advance": 1})
+"""A worker's first stateful request on a simulation: it reads the state, brings the simulation's
+layout of the state's groups (``state_fit``), reads the state again in it, then steps it."""
 
 
 def _requiring(state: dict[str, str], path: str, body: str, **response: Any) -> dict[str, Any]:
@@ -51,15 +54,15 @@ def test_requests_waiting_for_their_turn_share_one_step_in_the_order_they_came(w
     async def scenario(w: World) -> None:
         await w.store.state_replace({"side": "a"})
         calls = _counted(w)
-        first = await w.answer(request("/flip"))  # reads the state once, then steps it
+        first = await w.answer(request("/flip"))  # reads the state, then steps it
         assert first.raw_body == b"a"
-        assert calls == Counter({"state_read": 1, "state_advance": 1})
+        assert calls == FIRST
         handed = [w.dispatcher.handle(request("/flip")) for _ in range(6)]
         assert not any(isinstance(one, Wire) for one in handed)
         bodies = [wire.raw_body for wire in await asyncio.gather(*handed)]
         # the first waits for the store alone; the five that came meanwhile share the next round trip
         assert bodies == [b"b", b"a", b"b", b"a", b"b", b"a"]
-        assert calls == Counter({"state_read": 1, "state_advance": 3})
+        assert calls == FIRST + Counter({"state_advance": 2})
         assert await w.store.state_get() == {"side": "b"}
 
     world(scenario, *FLIP)
@@ -83,9 +86,9 @@ def test_a_step_refused_because_another_worker_moved_the_state_is_decided_again(
         await w.store.state_replace({"side": "a"})
         calls = _counted(w)
         assert (await w.answer(request("/flip"))).raw_body == b"a"  # this worker's copy: side b
-        await w.store.state_update({"side": "a"})  # another worker flipped it back meanwhile
+        w.store.state.step_now({"side": "a"}, ())  # another worker flipped it back meanwhile
         assert (await w.answer(request("/flip"))).raw_body == b"a"  # not b: decided again on a
-        assert calls == Counter({"state_read": 1, "state_advance": 3})
+        assert calls == FIRST + Counter({"state_advance": 2})  # the refused step brought the state back
         assert await w.store.state_get() == {"side": "b"}
 
     world(scenario, *FLIP)
