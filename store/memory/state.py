@@ -2,8 +2,9 @@
 reads and steps it without an await, and nothing else runs in between.
 
 The eras and groups of the shared store (store/redis/eras.py) are kept as numbers only: one dict
-holds every key, each group's version is the dict's version, and the era moves with every write of
-the simulation and of the whole state, so a worker's copy behaves as it does on Redis."""
+holds every key, each group of the era's layout has a version, moved by every change of one of its
+keys (the keys of no group share the version ``WHOLE``), and the era moves with every write of the
+simulation and of the whole state, so a worker's copy behaves as it does on Redis."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from simproxy.store.base import StateCopy
 from simproxy.store.errors import EraChanged, SimulationChanged
 
 WHOLE = ""
-"""The version a copy holds of the whole dict, beside its groups' (``state_check`` compares it)."""
+"""The group the keys of no group of the layout count as (``state_check`` compares its version)."""
 
 
 class MemoryState:
@@ -28,6 +29,9 @@ class MemoryState:
         self._era_simulation: int | None = None
         self._fit = False
         self._layout: Mapping[str, frozenset[str]] = {}
+        self._group_of: dict[str, str] = {}
+        self._versions: dict[str, int] = {}
+        """By group id: the value of ``_version`` when a key of that group last changed."""
 
     def held_state(self) -> MemoryState:
         return self
@@ -42,7 +46,13 @@ class MemoryState:
             self._values.update(sets)
             for key in removes:
                 self._values.pop(key, None)
-            self._version += 1
+            self._moved((*sets, *removes))
+
+    def _moved(self, keys: Iterable[str]) -> None:
+        self._version += 1
+        group_of = self._group_of
+        for key in keys:
+            self._versions[group_of.get(key, WHOLE)] = self._version
 
     def simulation_written(self, version: int, values: Iterable[tuple[str, str]]) -> None:
         """A write of the simulation (version ``version``): a new era, in the old layout until a
@@ -53,15 +63,16 @@ class MemoryState:
         self._set(values)
 
     def _set(self, values: Iterable[tuple[str, str]]) -> None:
-        self._values.update(values)
-        self._version += 1
+        given = dict(values)
+        self._values.update(given)
+        self._moved(given)
 
     async def state_get(self) -> dict[str, str]:
         return dict(self._values)
 
     async def state_replace(self, values: Mapping[str, str]) -> None:
+        self._moved((*self._values, *values))
         self._values = dict(values)
-        self._version += 1
         self._era += 1
 
     async def state_update(self, values: Mapping[str, str]) -> None:
@@ -69,7 +80,7 @@ class MemoryState:
         self._era += 1
 
     async def state_copy(self) -> StateCopy:
-        versions = dict.fromkeys((WHOLE, *self._layout), self._version)
+        versions = {group: self._versions.get(group, 0) for group in (WHOLE, *self._layout)}
         return StateCopy(self._era, self._era_simulation, self._fit, self._layout, versions, dict(self._values))
 
     async def state_fit(self, layout: Mapping[str, frozenset[str]], simulation: int) -> None:
@@ -77,6 +88,9 @@ class MemoryState:
         if current is None or current < simulation or (current == simulation and not self._fit):
             self._era += 1
             self._era_simulation, self._fit, self._layout = simulation, True, dict(layout)
+            self._group_of = {key: group for group, keys in layout.items() for key in keys}
+            self._versions = {}
+            self._moved(self._values)
 
     async def state_advance(
         self, era: int, group: str, version: int, sets: Mapping[str, str], removes: Sequence[str]
@@ -84,11 +98,13 @@ class MemoryState:
         # no await in here: one step of the event loop, so atomic within the process
         if era != self._era:
             raise EraChanged("the state's era ended since this step was decided")
-        if version != self._version:
+        current = self._versions.get(group, 0)
+        if version != current:
             keys = self._layout.get(group, frozenset())
-            return self._version, {key: value for key, value in self._values.items() if key in keys}
+            return current, {key: value for key, value in self._values.items() if key in keys}
         self.step_now(sets, removes)
-        return self._version, None
+        return self._versions.get(group, 0), None
 
     async def state_check(self, copy: StateCopy) -> bool:
-        return copy.era == self._era and all(v == self._version for v in copy.versions.values())
+        versions = self._versions
+        return copy.era == self._era and all(versions.get(g, 0) == v for g, v in copy.versions.items())

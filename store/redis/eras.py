@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 from redis.typing import EncodableT
@@ -66,12 +66,12 @@ def layout_json(layout: Mapping[str, Iterable[str]]) -> str:
     return json.dumps({gid: sorted(keys) for gid, keys in sorted(layout.items())})
 
 
-async def _each(calls: Iterable[Awaitable[T]]) -> list[T]:
-    """The calls' results in order, ``FAN_OUT`` at a time."""
-    pending = list(calls)
+async def _each(call: Callable[[str], Awaitable[T]], groups: Iterable[str]) -> list[T]:
+    """``call`` of each group, in order, ``FAN_OUT`` at a time."""
+    pending = list(groups)
     out: list[T] = []
     for at in range(0, len(pending), FAN_OUT):
-        out += await asyncio.gather(*pending[at : at + FAN_OUT])
+        out += await asyncio.gather(*(call(gid) for gid in pending[at : at + FAN_OUT]))
     return out
 
 
@@ -178,7 +178,7 @@ class RedisEras(RedisRole):
     async def _finish(self, record: _Era) -> None:
         """Drain the era of ``record``, as read before it was ready."""
         era = str(record.era)
-        sealed = await _each(self._seal(keys=self._group_keys(gid), args=[era]) for gid in record.prev_layout)
+        sealed = await _each(lambda gid: self._seal(keys=self._group_keys(gid), args=[era]), record.prev_layout)
         values: dict[str, str] = {}
         if record.carry:
             values.update(record.prev_base)
@@ -186,19 +186,19 @@ class RedisEras(RedisRole):
                 values.update(_values(flat))
         values.update(record.overlay)
         held: dict[str, str] = {}
-        seeds = []
+        seeds: dict[str, list[EncodableT]] = {}
         for gid, keys in record.layout.items():
             args: list[EncodableT] = [era]
+            seeds[gid] = args
             for key in sorted(keys):
                 if key in values:
                     held[key] = values[key]
                     args += [_raw(key), _raw(values[key])]
-            seeds.append(self._seed(keys=self._group_keys(gid), args=args))
-        await _each(seeds)
+        await _each(lambda gid: self._seed(keys=self._group_keys(gid), args=seeds[gid]), seeds)
         base = {key: value for key, value in values.items() if key not in held}
         await self._ready(keys=[self._eras], args=[era, json.dumps(base)])
         gone = [gid for gid in record.prev_layout if gid not in record.layout]
-        await _each(self._drop(keys=self._group_keys(gid), args=[era]) for gid in gone)
+        await _each(lambda gid: self._drop(keys=self._group_keys(gid), args=[era]), gone)
 
     @translate
     async def copy(self) -> StateCopy:
@@ -213,7 +213,7 @@ class RedisEras(RedisRole):
                 await self._drain(str(record.era))
                 continue
             gids = list(record.layout)
-            groups = await _each(self._group_read(keys=self._group_keys(gid)) for gid in gids)
+            groups = await _each(lambda gid: self._group_read(keys=self._group_keys(gid)), gids)
             era = str(record.era)
             if any(text(g[0]) != era or text(g[1]) != "1" for g in groups):
                 continue  # sealed for a later era meanwhile: read that one

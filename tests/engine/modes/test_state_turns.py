@@ -12,6 +12,7 @@ import asyncio
 from collections import Counter
 from typing import Any
 
+from simproxy.engine.matching.stategroups import group_id
 from simproxy.engine.wire.response import Wire
 from tests.engine.modes.conftest import World, pair, request
 
@@ -108,3 +109,28 @@ def test_a_request_gone_before_its_turn_steps_nothing(world: Any) -> None:
         assert (await w.answer(request("/flip"))).raw_body == b"b"
 
     world(scenario, *FLIP)
+
+
+def test_a_hit_steps_its_own_group_and_a_miss_checks_them_all(world: Any) -> None:
+    async def scenario(w: World) -> None:
+        await w.store.state_replace({"side": "a", "door": "shut"})
+        calls = _counted(w)
+        stepped: list[tuple[str, dict[str, str]]] = []
+        advance = w.store.state.state_advance
+
+        async def recorded(era: int, group: str, version: int, sets: Any, removes: Any) -> Any:
+            stepped.append((group, dict(sets)))
+            return await advance(era, group, version, sets, removes)
+
+        w.store.state.state_advance = recorded  # type: ignore[method-assign]
+        assert (await w.answer(request("/flip"))).raw_body == b"a"
+        assert (await w.answer(request("/door"))).raw_body == b"opened"
+        assert stepped == [(group_id(["side"]), {"side": "b"}), (group_id(["door"]), {"door": "open"})]
+        assert calls == FIRST + Counter({"state_advance": 1})
+        assert (await w.answer(request("/door"))).status == 502  # a miss: the door is open
+        assert calls == FIRST + Counter({"state_advance": 1, "state_check": 1})  # every group still as copied
+        assert len(stepped) == 2
+        assert await w.store.state_get() == {"side": "b", "door": "open"}
+
+    door = _requiring({"door": "shut"}, "/door", "opened", transitionsState={"door": "open"})
+    world(scenario, *FLIP, door)
