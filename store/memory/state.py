@@ -76,8 +76,9 @@ class MemoryState:
         self._era += 1
 
     async def state_update(self, values: Mapping[str, str]) -> None:
-        self._set(values.items())
-        self._era += 1
+        if values:
+            self._set(values.items())
+            self._era += 1
 
     async def state_copy(self) -> StateCopy:
         versions = {group: self._versions.get(group, 0) for group in (WHOLE, *self._layout)}

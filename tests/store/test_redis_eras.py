@@ -162,3 +162,17 @@ def test_era_numbers_keep_growing_when_redis_lost_them(
         assert await redis_store.eras.begin(FLIP, {"side": "b"}, False) > first
 
     run(body())
+
+
+def test_a_group_redis_lost_is_seeded_again_with_what_is_left(
+    redis_store: RedisStore, redis_client: aioredis.Redis, run: Run
+) -> None:
+    async def body() -> None:
+        era = await redis_store.eras.begin(SEQUENCES, {"sequence:1": "4", "sequence:2": "7"}, False)
+        await redis_client.delete(*redis_store.link.keys.group_keys("two"))  # evicted, or deleted by hand
+        copy = await redis_store.eras.copy()
+        assert copy.era > era and dict(copy.values) == {"sequence:1": "4"}
+        _, held = await redis_store.eras.advance(copy.era, "two", copy.versions["two"], {"sequence:2": "1"}, ())
+        assert held is None and await redis_store.eras.view() == {"sequence:1": "4", "sequence:2": "1"}
+
+    run(body())
