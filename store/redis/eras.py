@@ -8,15 +8,20 @@ slot. What ties the groups together is the era, in the fleet's slot (the eras ha
 (group id -> keys), and its base, the keys no group holds (a key set by a write of the state that
 no pair names), which change only with the era.
 
-An era ends when another starts: with every import (a new layout) and every write of the whole
-state. It starts as one write of the eras hash, which is all of the change: its overlay (the
-values set), whether the old state carries over, its layout. Then it is drained: every group of
-the old layout is sealed for the new era and hands back its state (a step decided in the old era
-is refused from then on), the new state is worked out (the old base and the sealed groups' states
-when carried, then the overlay), each group of the new layout is seeded with its keys, and the era
-is marked ready with its base. Draining is idempotent (a group already sealed or seeded for the
-era is left as it is), and whoever finds the current era not ready drains it: a drainer that died
-leaves nothing stuck. A new era starts only once the one before is ready.
+An era ends when another starts: with every write of the simulation (started in the document's
+own write script, in the old layout: store/redis/documents.py), with the first step of a worker
+on a new simulation (it brings that simulation's layout, ``begin(..., fitting=True)``), and with
+every write of the whole state. It starts as one write of the eras hash, which is all of the
+change: its overlay (the values set), whether the old state carries over, its layout. Then it is
+drained: every group of the old layout is sealed for the new era and hands back its state (a step
+decided in the old era is refused from then on), the new state is worked out (the old base and the
+sealed groups' states when carried, then the overlay), each group of the new layout is seeded with
+its keys, and the era is marked ready with its base. Draining is idempotent (a group already
+sealed or seeded for the era is left as it is), and whoever finds the current era not ready
+drains it: a drainer that died leaves nothing stuck. An era may start while the one before is
+still draining; it is drained after that one, since it carries from it. A group of a ready era
+that Redis lost (Redis restarted empty loses the eras too, and the state reads empty, as before)
+is seeded again, by a new era, with what is left.
 
 A step names its group and the era it was decided in, and holds only when the group is seeded in
 that era and still at the version the caller's copy is of. A read of the whole state reads the
@@ -173,6 +178,8 @@ class RedisEras(RedisRole):
         if record.prev and not record.prev_ready:  # drained in order: this one carries from it
             await self._drain(record.prev)
             record = _Era(await self._read(keys=[self._eras], args=[str(record.era)]))
+            if record.ready:
+                return
         await self._finish(record)
 
     async def _finish(self, record: _Era) -> None:
