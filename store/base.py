@@ -275,9 +275,10 @@ class SharedState(Protocol):
         state). ``EraChanged``, nothing changed, when ``era`` has ended. A copy of the same call that
         reaches the store again after it was applied finds the version moved on and changes nothing."""
 
-    async def state_check(self, copy: StateCopy) -> bool:
-        """Whether the era and every group of ``copy`` are still at the copy's versions: then the
-        copy's values were the whole state at one moment (a miss decided on them holds)."""
+    async def state_moved(self, copy: StateCopy, skip: str | None = None) -> frozenset[str] | None:
+        """The groups of ``copy`` (but ``skip``) no longer at the copy's versions; None when its era
+        ended. None moved: the copy's values were the whole state at one moment (a miss decided on
+        them holds). A group that moved is read again with an ``state_advance`` that steps nothing."""
 
 
 class CacheStore(Protocol):

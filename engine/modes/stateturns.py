@@ -11,8 +11,8 @@ state, on which the requests of that group are decided again. So a request costs
 trip, and the requests that came while one was in flight share the next one (a group commit): the
 store sees the steps one after the other, as if each request had stepped on its own, and across
 workers and pods exactly one of two steps decided on the same version holds. A miss holds when
-every group is still at the copy's versions (``state_check``): it then saw the whole state as it
-was at one moment.
+every group is still at the copy's versions (``state_moved``): it then saw the whole state as it
+was at one moment; the groups that moved are read again and the miss decided again.
 
 The copy is of an era whose layout is that of the simulation decided on: the first worker that
 steps on a new simulation brings its layout (``state_fit``). An era that ended (an import, a write
@@ -183,6 +183,10 @@ class StateTurns(Generic[T]):
         reads = any(w.reads for w in turn)
         if self._seen is not None and self._of != simulation:
             self._seen = None
+        last: str | None = None
+        """The one group read again after the last check of a miss: the others held still across
+        its read, so the next check leaves it out (a group stepped without pause elsewhere does not
+        keep a miss from being answered)."""
         for _ in range(ATTEMPTS):
             if self._seen is None and reads:
                 self._seen = await self._read(simulation, layout)
@@ -217,10 +221,15 @@ class StateTurns(Generic[T]):
                 raise partial.failure from None
             done = [(w, d) for w, d in decided if d.group in held or not _needs(d)]
             if misses and len(held) == len(steps):
-                if await self._state.state_check(self._seen.frozen()):
-                    done += [(w, d) for w, d in decided if d.group is None and d.reads]
-                else:
+                moved = await self._state.state_moved(self._seen.frozen(), None if steps else last)
+                last = None
+                if moved is None:  # another era: read it all again
                     self._seen = None
+                elif not moved:
+                    done += [(w, d) for w, d in decided if d.group is None and d.reads]
+                else:  # read the groups that moved again; one read alone is left out of the next check
+                    await self._refresh(moved)
+                    last = next(iter(moved)) if len(moved) == 1 else None
             self._finish(done)
             turn = [w for w, _ in decided if not w.outcome.done()]
             if not turn:
@@ -276,6 +285,24 @@ class StateTurns(Generic[T]):
                 raise _Partial(held, failure)
             raise failure
         return held
+
+    async def _refresh(self, groups: frozenset[str]) -> None:
+        """Read ``groups`` into the copy again: a step of nothing at the copy's version is refused
+        with the group's state. An era that ended drops the copy."""
+        seen = self._seen
+        assert seen is not None
+        names = list(groups)
+        replies = await asyncio.gather(
+            *(self._state.state_advance(seen.era, g, seen.versions.get(g, 0), {}, ()) for g in names),
+            return_exceptions=True,
+        )
+        for group, reply in zip(names, replies, strict=True):
+            if isinstance(reply, EraChanged):
+                self._seen = None
+            elif isinstance(reply, BaseException):
+                raise reply
+            elif reply[1] is not None:
+                seen.refreshed(group, reply[0], reply[1])
 
     @staticmethod
     def _finish(done: Sequence[tuple[_Waiting[T], Decision[T]]]) -> None:

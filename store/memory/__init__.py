@@ -45,7 +45,7 @@ class MemoryStore:
         self.state_copy = state.state_copy
         self.state_fit = state.state_fit
         self.state_advance = state.state_advance
-        self.state_check = state.state_check
+        self.state_moved = state.state_moved
         self.documents = documents = MemoryDocuments(cache, state)
         self.read_versions = documents.read_versions
         self.read_document = documents.read_document

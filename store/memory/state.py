@@ -15,7 +15,7 @@ from simproxy.store.base import StateCopy
 from simproxy.store.errors import EraChanged, SimulationChanged
 
 WHOLE = ""
-"""The group the keys of no group of the layout count as (``state_check`` compares its version)."""
+"""The group the keys of no group of the layout count as (``state_moved`` compares its version)."""
 
 
 class MemoryState:
@@ -106,6 +106,8 @@ class MemoryState:
         self.step_now(sets, removes)
         return self._versions.get(group, 0), None
 
-    async def state_check(self, copy: StateCopy) -> bool:
+    async def state_moved(self, copy: StateCopy, skip: str | None = None) -> frozenset[str] | None:
         versions = self._versions
-        return copy.era == self._era and all(versions.get(g, 0) == v for g, v in copy.versions.items())
+        if copy.era != self._era or versions.get(WHOLE, 0) != copy.versions.get(WHOLE, 0):
+            return None  # a new era, or a key of no group changed: read it all again
+        return frozenset(g for g, v in copy.versions.items() if g != skip and versions.get(g, 0) != v)

@@ -72,7 +72,7 @@ class RedisStore:
         self.state_copy = state.state_copy
         self.state_fit = state.state_fit
         self.state_advance = state.state_advance
-        self.state_check = state.state_check
+        self.state_moved = state.state_moved
         self.eras = state
         """The state in groups of their own slots, and its eras (store/redis/eras.py)."""
         self.cache = cache = RedisCache(link)

@@ -238,27 +238,58 @@ class RedisEras(RedisRole):
     async def check(self, copy: StateCopy) -> bool:
         """True when the era and every group are still as ``copy`` has them: the state is then the
         copy's values, now as when the copy was read."""
+        return await self._moved(copy.era, copy.versions) == set()
+
+    @translate
+    async def moved(self, copy: StateCopy, skip: str | None = None) -> frozenset[str] | None:
+        """The groups of ``copy`` (but ``skip``) that moved since; None when its era ended."""
+        moved = await self._moved(copy.era, copy.versions, skip)
+        return None if moved is None else frozenset(moved)
+
+    async def _moved(self, era: int, versions: Mapping[str, int], skip: str | None = None) -> set[str] | None:
+        """The groups (but ``skip``) no longer at ``versions`` in ``era``; None when the era ended."""
+        gids = [gid for gid in versions if gid != skip]
         async with self._client.pipeline(transaction=False) as pipe:
             pipe.hget(self._eras, "current")
-            for gid in copy.versions:
+            for gid in gids:
                 pipe.hmget(self._group_keys(gid)[1], ["e", "s", "v"])
             replies = await pipe.execute()
-        era = str(copy.era)
-        if text(replies[0] or b"0") != era:
-            return False
-        for version, meta in zip(copy.versions.values(), replies[1:], strict=True):
+        current = str(era)
+        if text(replies[0] or b"0") != current:
+            return None
+        moved = set()
+        for gid, meta in zip(gids, replies[1:], strict=True):
             e, seeded, v = (text(part or b"") for part in meta)
-            if e != era or seeded != "1" or v != str(version):
-                return False
-        return True
+            if e != current or seeded != "1" or v != str(versions[gid]):
+                moved.add(gid)
+        return moved
 
     @translate
     async def view(self) -> dict[str, str]:
-        """The whole state, as it was at one moment (``copy`` confirmed by ``check``)."""
+        """The whole state, as it was at one moment: ``copy``, then the groups that moved since read
+        again until a check finds none moved. A group read again alone is left out of the next
+        check: the others held still from before its read to after it, so the values are the
+        state at its read (one group stepped without pause does not keep the read from ending)."""
         for _ in range(ATTEMPTS):
             copy = await self.copy()
-            if await self.check(copy):
-                return dict(copy.values)
+            values, versions, era = dict(copy.values), dict(copy.versions), copy.era
+            last: str | None = None
+            for _ in range(ATTEMPTS):
+                moved = await self._moved(era, versions, last)
+                if moved is None:
+                    break  # another era: read it
+                if not moved:
+                    return values
+                groups = list(moved)
+                again = await _each(lambda gid: self._group_read(keys=self._group_keys(gid)), groups)
+                if any(text(g[0]) != str(era) or text(g[1]) != "1" for g in again):
+                    break
+                for gid, group in zip(groups, again, strict=True):
+                    keys = copy.layout[gid]
+                    values = {key: value for key, value in values.items() if key not in keys}
+                    values.update(_values(group[3]))
+                    versions[gid] = int(group[2])
+                last = groups[0] if len(groups) == 1 else None
         raise StoreError("the state kept changing while it was read")
 
     @translate

@@ -45,5 +45,5 @@ class RedisState(RedisEras):
     ) -> tuple[int, dict[str, str] | None]:
         return await self.advance(era, group, version, sets, removes)
 
-    async def state_check(self, copy: StateCopy) -> bool:
-        return await self.check(copy)
+    async def state_moved(self, copy: StateCopy, skip: str | None = None) -> frozenset[str] | None:
+        return await self.moved(copy, skip)

@@ -140,12 +140,13 @@ def test_a_copy_checks_out_only_while_no_group_moved(backend, run) -> None:
         await _fitted(mine, SEQUENCES)
         await mine.state_replace({"sequence:1": "1", "sequence:2": "1"})
         copy = await mine.state_copy()
-        assert await other.state_check(copy)
+        assert await other.state_moved(copy) == set()
         moved = await other.state_copy()
         await other.state_advance(moved.era, "two", moved.versions["two"], {"sequence:2": "2"}, ())
-        assert not await mine.state_check(copy)  # a miss decided on it would not hold
-        assert await mine.state_check(await mine.state_copy())
+        assert await mine.state_moved(copy) == {"two"}  # a miss decided on it would not hold
+        assert await mine.state_moved(copy, skip="two") == set()
+        assert await mine.state_moved(await mine.state_copy()) == set()
         await other.state_update({"x": "y"})
-        assert not await mine.state_check(copy)
+        assert await mine.state_moved(copy) is None  # another era
 
     run(body())

@@ -176,3 +176,32 @@ def test_a_group_redis_lost_is_seeded_again_with_what_is_left(
         assert held is None and await redis_store.eras.view() == {"sequence:1": "4", "sequence:2": "1"}
 
     run(body())
+
+
+def test_a_read_of_the_whole_state_ends_while_one_group_is_stepped_without_pause(
+    redis_backend: Backend, run: Run
+) -> None:
+    async def body() -> None:
+        reader, *steppers = [redis_backend.open() for _ in range(5)]
+        assert isinstance(reader, RedisStore)
+        await reader.eras.begin(SEQUENCES, {"sequence:1": "0", "sequence:2": "7"}, False)
+        stop = asyncio.Event()
+
+        async def step(store: RedisStore) -> None:
+            copy = await store.eras.copy()
+            version, value = copy.versions["one"], int(copy.values["sequence:1"])
+            while not stop.is_set():
+                now, current = await store.eras.advance(copy.era, "one", version, {"sequence:1": str(value + 1)}, ())
+                version, value = (now, value + 1) if current is None else (now, int(current["sequence:1"]))
+
+        running = [asyncio.ensure_future(step(s)) for s in steppers if isinstance(s, RedisStore)]
+        try:
+            seen = [await reader.eras.view() for _ in range(30)]
+        finally:
+            stop.set()
+            await asyncio.gather(*running)
+        assert all(state["sequence:2"] == "7" for state in seen)
+        counts = [int(state["sequence:1"]) for state in seen]
+        assert counts == sorted(counts) and counts[-1] > counts[0]  # read while it moved, in order
+
+    run(body())

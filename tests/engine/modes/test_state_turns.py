@@ -16,7 +16,7 @@ from simproxy.engine.matching.stategroups import group_id
 from simproxy.engine.wire.response import Wire
 from tests.engine.modes.conftest import World, pair, request
 
-STATE_CALLS = ("state_copy", "state_fit", "state_get", "state_advance", "state_check")
+STATE_CALLS = ("state_copy", "state_fit", "state_get", "state_advance", "state_moved")
 FIRST = Counter({"state_copy": 2, "state_fit": 1, "state_advance": 1})
 """A worker's first stateful request on a simulation: it reads the state, brings the simulation's
 layout of the state's groups (``state_fit``), reads the state again in it, then steps it."""
@@ -128,9 +128,24 @@ def test_a_hit_steps_its_own_group_and_a_miss_checks_them_all(world: Any) -> Non
         assert stepped == [(group_id(["side"]), {"side": "b"}), (group_id(["door"]), {"door": "open"})]
         assert calls == FIRST + Counter({"state_advance": 1})
         assert (await w.answer(request("/door"))).status == 502  # a miss: the door is open
-        assert calls == FIRST + Counter({"state_advance": 1, "state_check": 1})  # every group still as copied
+        assert calls == FIRST + Counter({"state_advance": 1, "state_moved": 1})  # no group moved since copied
         assert len(stepped) == 2
         assert await w.store.state_get() == {"side": "b", "door": "open"}
+
+    door = _requiring({"door": "shut"}, "/door", "opened", transitionsState={"door": "open"})
+    world(scenario, *FLIP, door)
+
+
+def test_a_miss_after_another_worker_stepped_a_group_reads_that_group_alone_again(world: Any) -> None:
+    async def scenario(w: World) -> None:
+        await w.store.state_replace({"side": "a", "door": "shut"})
+        calls = _counted(w)
+        assert (await w.answer(request("/flip"))).raw_body == b"a"
+        w.store.state.step_now({"door": "open"}, ())  # another worker opened the door meanwhile
+        missed = await w.answer(request("/nope"))
+        assert missed.status == 502 and b'"door": "open"' in missed.raw_body  # the state as it is now
+        # the miss found the door's group moved, read it alone again (a step of nothing), and held
+        assert calls == FIRST + Counter({"state_moved": 2, "state_advance": 1})
 
     door = _requiring({"door": "shut"}, "/door", "opened", transitionsState={"door": "open"})
     world(scenario, *FLIP, door)
