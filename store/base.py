@@ -101,7 +101,8 @@ class WriteEffects:
 
     clear_cache: bool = False
     state: tuple[tuple[str, str], ...] = ()
-    """State values set (the state's version bumped) with the document."""
+    """State values set with a write of the simulation, over the state carried into the era of the
+    state that the write starts (store/redis/eras.py)."""
 
 
 NO_EFFECTS = WriteEffects()
