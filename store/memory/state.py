@@ -46,13 +46,18 @@ class MemoryState:
             self._values.update(sets)
             for key in removes:
                 self._values.pop(key, None)
-            self._moved((*sets, *removes))
+            self._moved(sets, removes)
 
-    def _moved(self, keys: Iterable[str]) -> None:
-        self._version += 1
-        group_of = self._group_of
+    def _moved(self, keys: Iterable[str], more: Iterable[str] = ()) -> None:
+        self._version = version = self._version + 1
+        group_of, versions = self._group_of, self._versions
+        if not group_of:  # no layout brought (the request path steps here without groups)
+            versions[WHOLE] = version
+            return
         for key in keys:
-            self._versions[group_of.get(key, WHOLE)] = self._version
+            versions[group_of.get(key, WHOLE)] = version
+        for key in more:
+            versions[group_of.get(key, WHOLE)] = version
 
     def simulation_written(self, version: int, values: Iterable[tuple[str, str]]) -> None:
         """A write of the simulation (version ``version``): a new era, in the old layout until a
@@ -71,7 +76,7 @@ class MemoryState:
         return dict(self._values)
 
     async def state_replace(self, values: Mapping[str, str]) -> None:
-        self._moved((*self._values, *values))
+        self._moved(self._values, values)
         self._values = dict(values)
         self._era += 1
 
