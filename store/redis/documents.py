@@ -19,7 +19,7 @@ from redis.typing import EncodableT
 from simproxy.store.base import DOCUMENTS, NO_EFFECTS, Versions, WriteEffects
 from simproxy.store.errors import StoreError, StoreUnavailable
 from simproxy.store.redis import scripts
-from simproxy.store.redis.eras import RedisEras
+from simproxy.store.redis.eras import RedisEras, encodable
 from simproxy.store.redis.link import RedisLink, RedisRole, translate
 from simproxy.store.redis.once import LOST, WRITE_OUTCOME_KEEP_MS, take_lease, write_lease, write_outcome
 
@@ -62,6 +62,7 @@ class RedisDocuments(RedisRole):
     async def write_document(
         self, name: str, body: bytes, expected_version: int | None = None, effects: WriteEffects = NO_EFFECTS
     ) -> int | None:
+        encodable(effects.state)
         marker = self._writes + secrets.token_hex(8)
         expected = "" if expected_version is None else str(expected_version)
         lease = write_lease(len(body))
@@ -93,10 +94,11 @@ class RedisDocuments(RedisRole):
     async def _drain_state(self) -> None:
         """Drain the era of the state the write started, before the write is answered: a step
         decided on the old simulation is refused from then on. Whoever reads the state next drains
-        it when this fails (store/redis/eras.py): the write was applied all the same."""
+        it when this fails (store/redis/eras.py): the write was applied all the same, so no
+        failure of the drain, whatever it is, fails the write's answer."""
         try:
             await self._eras.drain_current()
-        except StoreError:
+        except Exception:  # the write holds: a reader drains the era, or says why it cannot
             return
 
     @translate

@@ -63,7 +63,34 @@ def _layout(raw: str) -> dict[str, frozenset[str]]:
 
 
 def _raw(value: str) -> bytes:
+    """A key or value as sent to Redis: a str read from Redis goes back as the bytes it was read
+    from. ``UnicodeEncodeError`` for a lone surrogate no UTF-8 carries (a JSON ``"\\ud800"``)."""
     return value.encode("utf-8", "surrogateescape")
+
+
+def _seedable(value: str) -> bytes:
+    """``_raw``, but a lone surrogate becomes U+FFFD, as Go's JSON decoder makes it: a value an
+    era already holds always drains (``encodable`` keeps such values out of new eras)."""
+    try:
+        return _raw(value)
+    except UnicodeEncodeError:
+        return "".join(c if _raw_char(c) else "\ufffd" for c in value).encode("utf-8", "surrogateescape")
+
+
+def _raw_char(char: str) -> bool:
+    try:
+        _raw(char)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def encodable(values: Mapping[str, str] | Iterable[tuple[str, str]]) -> None:
+    """Raise ``UnicodeEncodeError`` when a key or value cannot be sent to Redis, before anything
+    is: a write of the state (or a document's) with such a value changes nothing."""
+    for key, value in values.items() if isinstance(values, Mapping) else values:
+        _raw(key)
+        _raw(value)
 
 
 def layout_json(layout: Mapping[str, Iterable[str]]) -> str:
@@ -145,6 +172,7 @@ class RedisEras(RedisRole):
         and the era starts only when the current one is of an older simulation, of none, or of that
         one in another layout (``state_fit``). Returns the new era once it is ready (0 when
         ``fitting`` found nothing to do)."""
+        encodable(overlay)
         fit = fitting and layout is not None
         args = [
             "" if layout is None else layout_json(layout),
@@ -200,7 +228,7 @@ class RedisEras(RedisRole):
             for key in sorted(keys):
                 if key in values:
                     held[key] = values[key]
-                    args += [_raw(key), _raw(values[key])]
+                    args += [_seedable(key), _seedable(values[key])]
         await _each(lambda gid: self._seed(keys=self._group_keys(gid), args=seeds[gid]), seeds)
         base = {key: value for key, value in values.items() if key not in held}
         await self._ready(keys=[self._eras], args=[era, json.dumps(base)])

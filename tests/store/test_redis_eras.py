@@ -205,3 +205,23 @@ def test_a_read_of_the_whole_state_ends_while_one_group_is_stepped_without_pause
         assert counts == sorted(counts) and counts[-1] > counts[0]  # read while it moved, in order
 
     run(body())
+
+
+def test_a_value_redis_cannot_hold_changes_nothing_and_leaves_the_state_working(
+    redis_store: RedisStore, run: Run
+) -> None:
+    async def body() -> None:
+        eras = redis_store.eras
+        era = await eras.begin(FLIP, {"side": "a"}, False, simulation=1)
+        with pytest.raises(UnicodeEncodeError):  # a lone surrogate, as a JSON "\ud800" decodes
+            await eras.begin(None, {"side": "x\ud800"}, False)
+        copy = await eras.copy()
+        assert (copy.era, dict(copy.values)) == (era, {"side": "a"})  # no era started
+        await eras.begin(None, {"side": "b"}, True)
+        assert await eras.view() == {"side": "b"}
+        # an era that already holds such a value (started by an older version) drains all the same
+        start = redis_store.link.client.register_script(erascripts.ERA_START)
+        await start(keys=[redis_store.link.keys.eras], args=["", '{"side": "y\\ud800"}', "1", "", "", ""])
+        assert await eras.view() == {"side": "y\ufffd"}
+
+    run(body())
