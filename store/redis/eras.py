@@ -182,6 +182,7 @@ class RedisEras(RedisRole):
             "1" if fit else "",
             "1" if fitting else "",
         ]
+        await self._drain("")  # the era before first: chains of eras not ready stay short
         started, era = await self._start(keys=[self._eras], args=args)
         await self._drain(text(era))
         return int(era) if started else 0
@@ -197,18 +198,28 @@ class RedisEras(RedisRole):
         await self._drain("")
 
     async def _drain(self, era: str) -> None:
-        reply = await self._read(keys=[self._eras], args=[era])
-        if not reply:
-            return
-        record = _Era(reply)
-        if record.ready or not reply[2]:  # ready, or its record is gone (a later era forgot it)
-            return
-        if record.prev and not record.prev_ready:  # drained in order: this one carries from it
-            await self._drain(record.prev)
-            record = _Era(await self._read(keys=[self._eras], args=[str(record.era)]))
-            if record.ready:
-                return
-        await self._finish(record)
+        """Drain ``era`` ("" = the current one) and, first, every era before it not ready yet,
+        oldest first (each carries from the one before): the chain is walked in a loop, however
+        long it grew."""
+        chain: list[int] = []
+        at = era
+        while True:
+            reply = await self._read(keys=[self._eras], args=[at])
+            if not reply:
+                break
+            record = _Era(reply)
+            if record.ready or not reply[2]:  # ready, or its record is gone (a later era forgot it)
+                break
+            chain.append(record.era)
+            if not record.prev or record.prev_ready:
+                break
+            at = record.prev
+        for number in reversed(chain):  # read again: the one before became ready meanwhile
+            reply = await self._read(keys=[self._eras], args=[str(number)])
+            if reply and reply[2]:
+                record = _Era(reply)
+                if not record.ready:
+                    await self._finish(record)
 
     async def _finish(self, record: _Era) -> None:
         """Drain the era of ``record``, as read before it was ready."""

@@ -5,6 +5,7 @@ and every group lives under a hash tag of its own."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 import redis.asyncio as aioredis
@@ -223,5 +224,21 @@ def test_a_value_redis_cannot_hold_changes_nothing_and_leaves_the_state_working(
         start = redis_store.link.client.register_script(erascripts.ERA_START)
         await start(keys=[redis_store.link.keys.eras], args=["", '{"side": "y\\ud800"}', "1", "", "", ""])
         assert await eras.view() == {"side": "y\ufffd"}
+
+    run(body())
+
+
+def test_a_long_chain_of_eras_nobody_drained_is_drained_oldest_first(redis_store: RedisStore, run: Run) -> None:
+    async def body() -> None:
+        eras = redis_store.eras
+        await eras.begin(SEQUENCES, {"sequence:1": "0"}, False)
+        start = redis_store.link.client.register_script(erascripts.ERA_START)
+        for i in range(1, 1201):  # importers that each started an era and died before draining it
+            await start(
+                keys=[redis_store.link.keys.eras], args=["", json.dumps({f"k{i % 7}": str(i)}), "1", "", "", ""]
+            )
+        assert await eras.view() == {"sequence:1": "0"} | {f"k{i}": str(1200 - (1200 - i) % 7) for i in range(7)}
+        await eras.begin(None, {"sequence:2": "5"}, True)
+        assert (await eras.view())["sequence:2"] == "5"
 
     run(body())
