@@ -386,6 +386,8 @@ class Simulator:
             return wire or self._wire(pair), response
 
         group = sim.state_layout.group_at(pair.index)
+        # a pair of no group shares no request with a pair naming a key: its hit depends on no state
+        reads = reads and group is not None
         return Decision(dict(transitions or ()), response.removes_state or (), finish, reads=reads, group=group)
 
     def _held(self, snap: Snapshot) -> HeldState | None:

@@ -82,6 +82,24 @@ def test_a_request_that_depends_on_no_state_and_steps_nothing_makes_no_state_cal
     world(scenario, pair("/hello", "hi"), *FLIP)
 
 
+def test_a_hit_on_a_pair_no_state_key_can_concern_makes_no_state_call_even_when_not_cacheable(
+    world: Any,
+) -> None:
+    async def scenario(w: World) -> None:
+        await w.store.state_replace({"side": "a", "door": "shut"})
+        calls = _counted(w)
+        assert (await w.answer(request("/flip"))).raw_body == b"a"
+        before = calls.copy()
+        for _ in range(3):  # matched on a header: the match cache does not keep it
+            assert (await w.answer(request("/hello", headers={"X-Who": ["me"]}))).raw_body == b"hi"
+        assert calls == before
+
+    hello = pair("/hello", "hi")
+    hello["request"]["headers"] = {"X-Who": [{"matcher": "exact", "value": "me"}]}
+    door = _requiring({"door": "shut"}, "/door", "opened", transitionsState={"door": "open"})
+    world(scenario, hello, *FLIP, door)
+
+
 def test_a_step_refused_because_another_worker_moved_the_state_is_decided_again(world: Any) -> None:
     async def scenario(w: World) -> None:
         await w.store.state_replace({"side": "a"})
