@@ -77,17 +77,20 @@ return {e, r[1] or '', r[2] or '', r[3] or '', r[4] or '', r[5] or '', prev, p[1
   r[8] or '', p[3] or ''}
 """
 
-# KEYS: the eras hash. ARGV: the era, its base. Marks the era ready with its base and forgets the
-# era before it (no one drains from it again): 1, or 0 when it was ready already (or is gone).
+# KEYS: the eras hash. ARGV: the era, its base. Marks the era ready with its base, drops its
+# overlay (carried into its groups and base by now) and forgets every field of the era before it
+# (no one drains from it again): 1, or 0 when it was ready already (or is gone). So the hash holds
+# the fields of two eras at most, however many were started.
 ERA_READY = """
 local e = ARGV[1]
 local r = redis.call('HMGET', KEYS[1], e .. ':ready', e .. ':layout', e .. ':prev')
 if r[1] == '1' or not r[2] then return 0 end
 redis.call('HSET', KEYS[1], e .. ':ready', '1', e .. ':base', ARGV[2])
+redis.call('HDEL', KEYS[1], e .. ':overlay')
 local prev = r[3] or ''
 if prev ~= '' then
   redis.call('HDEL', KEYS[1], prev .. ':prev', prev .. ':layout', prev .. ':overlay', prev .. ':carry',
-    prev .. ':sim', prev .. ':ready', prev .. ':base')
+    prev .. ':sim', prev .. ':fit', prev .. ':ready', prev .. ':base')
 end
 return 1
 """

@@ -242,3 +242,19 @@ def test_a_long_chain_of_eras_nobody_drained_is_drained_oldest_first(redis_store
         assert (await eras.view())["sequence:2"] == "5"
 
     run(body())
+
+
+def test_the_eras_hash_stays_small_however_many_eras_were_started(
+    redis_store: RedisStore, redis_client: aioredis.Redis, run: Run
+) -> None:
+    async def body() -> None:
+        eras = redis_store.eras
+        await eras.begin(FLIP, {"side": "a"}, False, simulation=1)
+        for i in range(300):  # writes of the state, and a worker bringing a layout now and then
+            await eras.begin(None, {"side": str(i), "loose": "x" * 100}, i % 2 == 0)
+            if i % 50 == 0:
+                await eras.begin(FLIP if i % 100 else SEQUENCES, {}, True, i + 2, fitting=True)
+        assert await eras.view() == {"side": "299", "loose": "x" * 100}
+        assert await redis_client.hlen(redis_store.link.keys.eras) <= 9  # one era's fields, and current
+
+    run(body())
