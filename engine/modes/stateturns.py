@@ -25,14 +25,15 @@ own. A turn whose requests read no state and step nothing does not touch the sto
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from simproxy.engine.matching.stategroups import StateLayout
 from simproxy.store import EraChanged, SharedState, SimulationChanged, StateCopy, StoreError, StoreUnavailable
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 ATTEMPTS = 50
 """Times a turn's requests are decided again when another worker changed the state first."""
@@ -260,12 +261,11 @@ class StateTurns(Generic[T]):
         assert seen is not None
         groups = list(steps)
         sent[0] = True
-        replies = await asyncio.gather(
-            *(
+        replies = await _settled_all(
+            [
                 self._state.state_advance(seen.era, g, seen.versions.get(g, 0), steps[g][0], sorted(steps[g][1]))
                 for g in groups
-            ),
-            return_exceptions=True,
+            ]
         )
         sent[0] = False
         held: set[str] = set()
@@ -292,9 +292,8 @@ class StateTurns(Generic[T]):
         seen = self._seen
         assert seen is not None
         names = list(groups)
-        replies = await asyncio.gather(
-            *(self._state.state_advance(seen.era, g, seen.versions.get(g, 0), {}, ()) for g in names),
-            return_exceptions=True,
+        replies = await _settled_all(
+            [self._state.state_advance(seen.era, g, seen.versions.get(g, 0), {}, ()) for g in names]
         )
         for group, reply in zip(names, replies, strict=True):
             if isinstance(reply, EraChanged):
@@ -313,6 +312,24 @@ class StateTurns(Generic[T]):
                 waiting.outcome.set_result(decision.finish())
             except Exception as exc:  # that request's failure, not its neighbours'
                 waiting.outcome.set_exception(exc)
+
+
+async def _settled(call: Awaitable[R]) -> R | Exception:
+    try:
+        return await call
+    except Exception as exc:  # the caller sorts the replies from the failures
+        return exc
+
+
+async def _settled_all(calls: list[Coroutine[Any, Any, R]]) -> list[R | Exception]:
+    """Each call's reply or failure, every call run to its end: one call is awaited in the
+    caller's own task, several each in a task of a group the caller waits for (cancelling the
+    caller cancels them all, and waits for them)."""
+    if len(calls) == 1:
+        return [await _settled(calls[0])]
+    async with asyncio.TaskGroup() as group:
+        running = [group.create_task(_settled(call)) for call in calls]
+    return [task.result() for task in running]
 
 
 def _needs(decision: Decision[T]) -> bool:

@@ -99,12 +99,27 @@ def layout_json(layout: Mapping[str, Iterable[str]]) -> str:
 
 
 async def _each(call: Callable[[str], Awaitable[T]], groups: Iterable[str]) -> list[T]:
-    """``call`` of each group, in order, ``FAN_OUT`` at a time."""
+    """``call`` of each group, in order, ``FAN_OUT`` at a time (one group: awaited right here).
+    When one fails, the others of its batch are cancelled and awaited before its error is raised:
+    no call is left running behind the caller."""
     pending = list(groups)
     out: list[T] = []
     for at in range(0, len(pending), FAN_OUT):
-        out += await asyncio.gather(*(call(gid) for gid in pending[at : at + FAN_OUT]))
+        batch = pending[at : at + FAN_OUT]
+        if len(batch) == 1:
+            out.append(await call(batch[0]))
+            continue
+        try:
+            async with asyncio.TaskGroup() as tasks:
+                running = [tasks.create_task(_awaited(call, gid)) for gid in batch]
+        except ExceptionGroup as failed:
+            raise failed.exceptions[0] from None
+        out += [task.result() for task in running]
     return out
+
+
+async def _awaited(call: Callable[[str], Awaitable[T]], gid: str) -> T:
+    return await call(gid)
 
 
 class _Era:

@@ -13,7 +13,7 @@ from redis.crc import key_slot
 
 from simproxy.store import EraChanged, RedisStore
 from simproxy.store.redis import erascripts
-from simproxy.store.redis.eras import _Era, layout_json
+from simproxy.store.redis.eras import _each, _Era, layout_json
 from tests.store.conftest import Backend, Run
 
 FLIP = {"flip": frozenset({"side"})}
@@ -256,5 +256,25 @@ def test_the_eras_hash_stays_small_however_many_eras_were_started(
                 await eras.begin(FLIP if i % 100 else SEQUENCES, {}, True, i + 2, fitting=True)
         assert await eras.view() == {"side": "299", "loose": "x" * 100}
         assert await redis_client.hlen(redis_store.link.keys.eras) <= 9  # one era's fields, and current
+
+    run(body())
+
+
+def test_a_group_call_that_fails_leaves_none_of_the_others_running(run: Run) -> None:
+    async def body() -> None:
+        finished: list[str] = []
+
+        async def call(gid: str) -> str:
+            try:
+                if gid == "bad":
+                    raise ConnectionError("lost")
+                await asyncio.sleep(0.2)
+                return gid
+            finally:
+                finished.append(gid)
+
+        with pytest.raises(ConnectionError):
+            await _each(call, ["slow", "bad", "other"])
+        assert sorted(finished) == ["bad", "other", "slow"]  # cancelled and awaited, not left behind
 
     run(body())

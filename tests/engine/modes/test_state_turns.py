@@ -100,6 +100,29 @@ def test_a_hit_on_a_pair_no_state_key_can_concern_makes_no_state_call_even_when_
     world(scenario, hello, *FLIP, door)
 
 
+def test_a_step_of_one_group_goes_to_the_store_from_the_request_s_own_task(world: Any) -> None:
+    async def scenario(w: World) -> None:
+        await w.store.state_replace({"side": "a"})
+        _counted(w)
+        advance = w.store.state.state_advance
+        callers: list[asyncio.Task[Any] | None] = []
+
+        async def recorded(*args: Any) -> Any:
+            callers.append(asyncio.current_task())
+            return await advance(*args)
+
+        w.store.state.state_advance = recorded  # type: ignore[method-assign]
+
+        async def one() -> tuple[bytes, asyncio.Task[Any] | None]:
+            return (await w.answer(request("/flip"))).raw_body, asyncio.current_task()
+
+        assert [(await one())[0] for _ in range(2)] == [b"a", b"b"]
+        body, task = await asyncio.create_task(one())
+        assert body == b"a" and callers[-1] is task  # no task of its own per turn
+
+    world(scenario, *FLIP)
+
+
 def test_a_step_refused_because_another_worker_moved_the_state_is_decided_again(world: Any) -> None:
     async def scenario(w: World) -> None:
         await w.store.state_replace({"side": "a"})
