@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
@@ -353,8 +354,10 @@ class RedisEras(RedisRole):
         """For a caller holding a copy of ``group`` at ``version`` in ``era``: when the group is
         still there, set ``sets``, delete ``removes`` (keys of that group) and return (its version
         now, None); otherwise change nothing and return (its version, its state). ``EraChanged``
-        when the group is not seeded in ``era`` (a later era started)."""
-        args: list[EncodableT] = [str(era), str(version), str(len(sets))]
+        when the group is not seeded in ``era`` (a later era started). The step carries an id of
+        its own: the same call sent again by the client (a Cluster client does, when a node was
+        slow to answer) answers as applied and is not taken twice."""
+        args: list[EncodableT] = [str(era), str(version), secrets.token_hex(8), str(len(sets))]
         for key, value in sets.items():
             args += [_raw(key), _raw(value)]
         args += [_raw(key) for key in removes]

@@ -9,7 +9,8 @@ old one, "": from nothing), ``E:sim`` (the version of the simulation stored when
 layout is that simulation's), ``E:ready`` ("1"
 once drained) and ``E:base`` (JSON of the keys no group of the layout holds, once ready). A
 group's meta hash holds ``e`` (the era it belongs to), ``s`` ("1": seeded in that era, "0": sealed
-for it, not seeded yet) and ``v`` (its version, bumped by every change of its state).
+for it, not seeded yet), ``v`` (its version, bumped by every change of its state), and ``i`` and
+``w``: the id of the last step that changed it and the version that step made.
 """
 
 from __future__ import annotations
@@ -127,20 +128,26 @@ return {m[1] or '', m[2] or '', tonumber(m[3] or '0'), redis.call('HGETALL', KEY
 """
 
 # KEYS: a group's state hash and meta hash. ARGV: an era, the version the caller's copy of the group
-# is of, m, m (key, value) pairs to set, then the keys to remove. Returns -1 when the group is not
-# seeded in that era (the era changed: nothing done), {0, version, the group's state as HGETALL
-# gives it} when the group is at another version, else {1, version now}. Three calls in Redis for a
-# step that sets keys.
+# is of, the step's id ("" for none), m, m (key, value) pairs to set, then the keys to remove.
+# Returns {1, the version it made} when the group's last step was this one (the same call sent
+# again, as a Cluster client does when a node was slow to answer: it is not taken twice); -1 when
+# the group is not seeded in that era (the era changed: nothing done); {0, version, the group's
+# state as HGETALL gives it} when the group is at another version; else {1, version now}. The meta
+# hash keeps the id of the last step that changed the group (``i``) and the version it made
+# (``w``). Three calls in Redis for a step that sets keys.
 GROUP_ADVANCE = """
-local m = redis.call('HMGET', KEYS[2], 'e', 's', 'v')
+local m = redis.call('HMGET', KEYS[2], 'e', 's', 'v', 'i', 'w')
+if ARGV[3] ~= '' and m[4] == ARGV[3] then return {1, tonumber(m[5])} end
 if m[1] ~= ARGV[1] or m[2] ~= '1' then return -1 end
 local v = m[3] or '0'
 if v ~= ARGV[2] then return {0, tonumber(v), redis.call('HGETALL', KEYS[1])} end
-local n = tonumber(ARGV[3])
-if n > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 4, 3 + 2 * n)) end
-if #ARGV > 3 + 2 * n then redis.call('HDEL', KEYS[1], unpack(ARGV, 4 + 2 * n, #ARGV)) end
-if #ARGV == 3 then return {1, tonumber(v)} end
-return {1, redis.call('HINCRBY', KEYS[2], 'v', 1)}
+local n = tonumber(ARGV[4])
+if n > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 5, 4 + 2 * n)) end
+if #ARGV > 4 + 2 * n then redis.call('HDEL', KEYS[1], unpack(ARGV, 5 + 2 * n, #ARGV)) end
+if #ARGV == 4 then return {1, tonumber(v)} end
+local now = tonumber(v) + 1
+redis.call('HSET', KEYS[2], 'v', now, 'i', ARGV[3], 'w', now)
+return {1, now}
 """
 
 # KEYS: a group's state hash and meta hash. ARGV: an era. Deletes a group sealed for that era and

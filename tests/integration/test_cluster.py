@@ -5,15 +5,20 @@ slots of their own, and the state in groups, each in a slot of its own (store/re
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
 from redis.crc import key_slot
 
-from simproxy.engine.matching.stategroups import group_id
+from simproxy.engine.matching.stategroups import StateGroup, StateLayout, group_id
+from simproxy.engine.modes.stateturns import Decision, StateTurns
+from simproxy.store import RedisStore
 from tests.integration.conftest import Simproxy, pair, sequence_pairs, simulation
 from tests.integration.rediscluster import LocalCluster
 
@@ -143,3 +148,39 @@ def test_state_machines_in_groups_on_different_primaries_step_once_through_a_fle
         owners = _owners(cluster)
         joined = _group_state([one, two])
         assert joined in owners and not any(group in owners for group in groups)  # the old groups are gone
+
+
+def test_a_step_sent_again_while_its_primary_paused_is_taken_once(tmp_path: Path) -> None:
+    """redis-py's cluster client sends a command again when its node does not answer in time: the
+    first copy is applied when the node goes on, and the copy sent again answers as applied."""
+
+    async def scenario(cluster: LocalCluster) -> tuple[list[int], str, dict[str, str]]:
+        store = RedisStore.from_cluster_url(cluster.url, prefix="paused:")
+        try:
+            state_key, _ = store.link.keys.group_keys(group.id)
+            await store.state_replace({"seq": "1"})
+            turns: StateTurns[str] = StateTurns(store)
+            decided: list[int] = []
+
+            async def decide(state: Mapping[str, str]) -> Decision[str]:
+                n = int(state["seq"])
+                decided.append(n)
+                return Decision({"seq": str(n + 1)}, (), lambda: f"step {n}", group=group.id)
+
+            assert await turns.take(decide, 1, True, layout) == "step 1"
+            node = cluster.node_of(key_slot(state_key.encode()))
+            cluster.pause(node)
+            try:
+                stepping = asyncio.ensure_future(turns.take(decide, 1, True, layout))
+                await asyncio.sleep(1.5)  # longer than a command waits: the client sends it again
+            finally:
+                cluster.resume(node)
+            return decided, await stepping, await store.state_get()
+        finally:
+            await store.aclose()
+
+    group = StateGroup(group_id(["seq"]), frozenset({"seq"}))
+    layout = StateLayout((group,), (group,), False, MappingProxyType({"seq": group}))
+    with LocalCluster(tmp_path) as cluster:
+        decided, answer, state = asyncio.run(scenario(cluster))
+    assert (decided, answer, state) == ([1, 2], "step 2", {"seq": "3"})

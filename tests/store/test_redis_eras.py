@@ -278,3 +278,20 @@ def test_a_group_call_that_fails_leaves_none_of_the_others_running(run: Run) -> 
         assert sorted(finished) == ["bad", "other", "slow"]  # cancelled and awaited, not left behind
 
     run(body())
+
+
+def test_a_step_sent_again_answers_as_applied_and_is_taken_once(redis_store: RedisStore, run: Run) -> None:
+    async def body() -> None:
+        eras = redis_store.eras
+        era = await eras.begin(SEQUENCES, {"sequence:1": "1"}, False)
+        version = (await eras.copy()).versions["one"]
+        advance = redis_store.link.client.register_script(erascripts.GROUP_ADVANCE)
+        keys = redis_store.link.keys.group_keys("one")
+        args = [str(era), str(version), "step-1", "1", "sequence:1", "2"]
+        first, again = await advance(keys=keys, args=args), await advance(keys=keys, args=args)
+        assert first == again == [1, version + 1]  # the second copy, as a client's retry sends it
+        assert await eras.view() == {"sequence:1": "2"}
+        other = [str(era), str(version), "step-2", "1", "sequence:1", "9"]  # another step on the old version
+        assert (await advance(keys=keys, args=other))[:2] == [0, version + 1]
+
+    run(body())
