@@ -36,8 +36,10 @@ import asyncio
 import json
 import secrets
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
+from redis.asyncio.cluster import RedisCluster
 from redis.typing import EncodableT
 
 from simproxy.store.base import StateCopy
@@ -123,6 +125,15 @@ async def _awaited(call: Callable[[str], Awaitable[T]], gid: str) -> T:
     return await call(gid)
 
 
+@dataclass(frozen=True, slots=True)
+class _Known:
+    """The last ready era this handle read: its layout and base change only with the era."""
+
+    era: int
+    layout: Mapping[str, frozenset[str]]
+    base: Mapping[str, str]
+
+
 class _Era:
     """What ``ERA_READ`` gives of an era."""
 
@@ -171,6 +182,10 @@ class RedisEras(RedisRole):
         self._group_read = register(erascripts.GROUP_READ)
         self._advance = register(erascripts.GROUP_ADVANCE)
         self._drop = register(erascripts.GROUP_DROP)
+        self._single = not isinstance(link.client, RedisCluster)
+        """One Redis (not a Cluster): a transaction may read the eras hash and every group at once."""
+        self._known: _Known | None = None
+        """The last ready era read (``copy``), whose layout a read of the whole state reads in."""
 
     @translate
     async def begin(
@@ -286,6 +301,7 @@ class RedisEras(RedisRole):
             for group in groups:
                 values.update(_values(group[3]))
             versions = {gid: int(g[2]) for gid, g in zip(gids, groups, strict=True)}
+            self._known = _Known(record.era, record.layout, record.base)
             return StateCopy(record.era, record.sim, record.fit, record.layout, versions, values)
         raise StoreError("the state's eras kept changing")
 
@@ -321,10 +337,21 @@ class RedisEras(RedisRole):
 
     @translate
     async def view(self) -> dict[str, str]:
-        """The whole state, as it was at one moment: ``copy``, then the groups that moved since read
-        again until a check finds none moved. A group read again alone is left out of the next
-        check: the others held still from before its read to after it, so the values are the
-        state at its read (one group stepped without pause does not keep the read from ending)."""
+        """The whole state, as it was at one moment. On one Redis: one transaction reads the
+        current era's number and every group of the last era read (``_at_once``), which is the
+        state at that moment when the era is still current; the era is read again (``copy``) only
+        when it changed. On a Cluster: ``copy``, then the groups that moved since read again until
+        a check finds none moved. A group read again alone is left out of the next check: the
+        others held still from before its read to after it, so the values are the state at its
+        read (one group stepped without pause does not keep the read from ending)."""
+        if self._single:
+            for _ in range(ATTEMPTS):
+                values = await self._at_once()
+                if values is not None:
+                    return values
+                if (await self.copy()).era == 0:
+                    return {}
+            raise StoreError("the state's eras kept changing")
         for _ in range(ATTEMPTS):
             copy = await self.copy()
             values, versions, era = dict(copy.values), dict(copy.versions), copy.era
@@ -346,6 +373,32 @@ class RedisEras(RedisRole):
                     versions[gid] = int(group[2])
                 last = groups[0] if len(groups) == 1 else None
         raise StoreError("the state kept changing while it was read")
+
+    async def _at_once(self) -> dict[str, str] | None:
+        """The whole state read in one transaction (one Redis only), in the layout of the last era
+        read; None when that era is no longer current, or a group of it is not seeded in it (read
+        the era again: ``copy`` drains it, or seeds again a group Redis lost)."""
+        known = self._known
+        if known is None:
+            return None
+        gids = list(known.layout)
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.hget(self._eras, "current")
+            for gid in gids:
+                state, meta = self._group_keys(gid)
+                pipe.hgetall(state)
+                pipe.hmget(meta, ["e", "s"])
+            replies = await pipe.execute()
+        era = str(known.era)
+        if text(replies[0] or b"") != era:
+            return None
+        values = dict(known.base)
+        for at in range(len(gids)):
+            e, seeded = (text(part or b"") for part in replies[2 + 2 * at])
+            if e != era or seeded != "1":
+                return None
+            values.update({text(key): text(value) for key, value in replies[1 + 2 * at].items()})
+        return values
 
     @translate
     async def advance(

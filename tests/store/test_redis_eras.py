@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
+from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
@@ -293,5 +295,60 @@ def test_a_step_sent_again_answers_as_applied_and_is_taken_once(redis_store: Red
         assert await eras.view() == {"sequence:1": "2"}
         other = [str(era), str(version), "step-2", "1", "sequence:1", "9"]  # another step on the old version
         assert (await advance(keys=keys, args=other))[:2] == [0, version + 1]
+
+    run(body())
+
+
+def _calls(stats: dict[str, Any]) -> Counter[str]:
+    return Counter({name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()})
+
+
+def test_a_read_of_the_whole_state_on_one_redis_is_one_transaction_once_its_era_is_known(
+    redis_store: RedisStore, redis_client: aioredis.Redis, run: Run
+) -> None:
+    async def body() -> None:
+        eras = redis_store.eras
+        await eras.begin(SEQUENCES, {"sequence:1": "1", "sequence:2": "2", "loose": "x"}, False)
+        assert await eras.view() == {"sequence:1": "1", "sequence:2": "2", "loose": "x"}  # learns the era
+        before = _calls(await redis_client.info("commandstats"))
+        for _ in range(10):
+            assert await eras.view() == {"sequence:1": "1", "sequence:2": "2", "loose": "x"}
+        spent = _calls(await redis_client.info("commandstats")) - before
+        spent.pop("info", None)
+        # per read: MULTI, the era's number, each group's state and meta, EXEC; no script, no retry
+        assert spent == Counter({"multi": 10, "exec": 10, "hget": 10, "hgetall": 20, "hmget": 20})
+        await eras.begin(None, {"sequence:1": "7"}, True)  # another era: read it, then as before
+        assert await eras.view() == {"sequence:1": "7", "sequence:2": "2", "loose": "x"}
+
+    run(body())
+
+
+def test_a_read_of_the_whole_state_on_one_redis_ends_while_two_groups_are_stepped_without_pause(
+    redis_backend: Backend, run: Run
+) -> None:
+    async def body() -> None:
+        reader, *steppers = [redis_backend.open() for _ in range(3)]
+        assert isinstance(reader, RedisStore)
+        await reader.eras.begin(SEQUENCES, {"sequence:1": "0", "sequence:2": "0"}, False)
+        stop = asyncio.Event()
+
+        async def step(store: RedisStore, gid: str, key: str) -> None:
+            copy = await store.eras.copy()
+            version, value = copy.versions[gid], 0
+            while not stop.is_set():
+                version, _ = await store.eras.advance(copy.era, gid, version, {key: str(value + 1)}, ())
+                value += 1
+
+        stores = [s for s in steppers if isinstance(s, RedisStore)]
+        async with asyncio.TaskGroup() as group:
+            for store, (gid, key) in zip(stores, [("one", "sequence:1"), ("two", "sequence:2")], strict=True):
+                group.create_task(step(store, gid, key))
+            try:
+                await asyncio.sleep(0.05)
+                seen = [await reader.eras.view() for _ in range(20)]
+            finally:
+                stop.set()
+        assert all(set(one) == {"sequence:1", "sequence:2"} for one in seen)
+        assert int(seen[-1]["sequence:1"]) > int(seen[0]["sequence:1"])  # the steps went on meanwhile
 
     run(body())
