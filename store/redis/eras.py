@@ -51,6 +51,8 @@ T = TypeVar("T")
 
 ATTEMPTS = 50
 """Times a read of the state starts again when an era started or a group stepped under it."""
+ROUNDS = 8
+"""Checks a read of the whole state on a Cluster makes for a moment no group moved (``view``)."""
 FAN_OUT = 64
 """Group calls in flight at once while draining or reading every group."""
 
@@ -343,7 +345,10 @@ class RedisEras(RedisRole):
         when it changed. On a Cluster: ``copy``, then the groups that moved since read again until
         a check finds none moved. A group read again alone is left out of the next check: the
         others held still from before its read to after it, so the values are the state at its
-        read (one group stepped without pause does not keep the read from ending)."""
+        read (one group stepped without pause does not keep the read from ending). When groups
+        still moved after ``ROUNDS`` checks (several stepped without pause), the answer has each
+        group as it was at its last read, every read within the one era: a read of the state is
+        bounded, and no request reads two groups, so none could tell such a state apart."""
         if self._single:
             for _ in range(ATTEMPTS):
                 values = await self._at_once()
@@ -356,7 +361,7 @@ class RedisEras(RedisRole):
             copy = await self.copy()
             values, versions, era = dict(copy.values), dict(copy.versions), copy.era
             last: str | None = None
-            for _ in range(ATTEMPTS):
+            for _ in range(ROUNDS):
                 moved = await self._moved(era, versions, last)
                 if moved is None:
                     break  # another era: read it
@@ -372,7 +377,9 @@ class RedisEras(RedisRole):
                     values.update(_values(group[3]))
                     versions[gid] = int(group[2])
                 last = groups[0] if len(groups) == 1 else None
-        raise StoreError("the state kept changing while it was read")
+            else:  # groups kept stepping: each as at its own last read, all within the era
+                return values
+        raise StoreError("the state's eras kept changing while it was read")
 
     async def _at_once(self) -> dict[str, str] | None:
         """The whole state read in one transaction (one Redis only), in the layout of the last era

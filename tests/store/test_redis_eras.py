@@ -323,12 +323,14 @@ def test_a_read_of_the_whole_state_on_one_redis_is_one_transaction_once_its_era_
     run(body())
 
 
-def test_a_read_of_the_whole_state_on_one_redis_ends_while_two_groups_are_stepped_without_pause(
-    redis_backend: Backend, run: Run
+@pytest.mark.parametrize("cluster", [False, True], ids=["one-redis", "cluster-protocol"])
+def test_a_read_of_the_whole_state_ends_while_two_groups_are_stepped_without_pause(
+    redis_backend: Backend, run: Run, cluster: bool
 ) -> None:
     async def body() -> None:
         reader, *steppers = [redis_backend.open() for _ in range(3)]
         assert isinstance(reader, RedisStore)
+        reader.eras._single = not cluster  # the read a Cluster client makes, against one Redis
         await reader.eras.begin(SEQUENCES, {"sequence:1": "0", "sequence:2": "0"}, False)
         stop = asyncio.Event()
 
