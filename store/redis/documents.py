@@ -8,6 +8,7 @@ taken under a lease, so that a write whose reply is lost is looked up rather tha
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 from collections.abc import AsyncIterator
@@ -22,6 +23,11 @@ from simproxy.store.redis import scripts
 from simproxy.store.redis.eras import RedisEras, encodable
 from simproxy.store.redis.link import RedisLink, RedisRole, translate
 from simproxy.store.redis.once import LOST, WRITE_OUTCOME_KEEP_MS, take_lease, write_lease, write_outcome
+
+DRAIN_TRIES = 4
+"""Times a write of the simulation tries to drain the era of the state it started."""
+DRAIN_WAIT = 0.05
+"""Seconds before the second try, doubled before each one after (0.35 s in all)."""
 
 
 class RedisDocuments(RedisRole):
@@ -93,12 +99,18 @@ class RedisDocuments(RedisRole):
 
     async def _drain_state(self) -> None:
         """Drain the era of the state the write started, before the write is answered: a step
-        decided on the old simulation is refused from then on. Whoever reads the state next drains
-        it when this fails (store/redis/eras.py): the write was applied all the same, so no
-        failure of the drain, whatever it is, fails the write's answer."""
-        try:
-            await self._eras.drain_current()
-        except Exception:  # the write holds: a reader drains the era, or says why it cannot
+        decided on the old simulation is refused from then on. A drain that fails is tried again
+        (``DRAIN_TRIES``, a short wait between), since until the era is drained such a step still
+        holds on a group not sealed yet. When it keeps failing, whoever reads the state next drains
+        it (store/redis/eras.py): the write was applied all the same, so no failure of the drain,
+        whatever it is, fails the write's answer."""
+        for attempt in range(DRAIN_TRIES):
+            if attempt:
+                await asyncio.sleep(DRAIN_WAIT * 2 ** (attempt - 1))
+            try:
+                await self._eras.drain_current()
+            except Exception:  # the write holds: tried again, or left to the next reader
+                continue
             return
 
     @translate

@@ -13,7 +13,7 @@ import pytest
 import redis.asyncio as aioredis
 from redis.crc import key_slot
 
-from simproxy.store import EraChanged, RedisStore
+from simproxy.store import EraChanged, RedisStore, StoreUnavailable
 from simproxy.store.redis import erascripts
 from simproxy.store.redis.eras import _each, _Era, layout_json
 from tests.store.conftest import Backend, Run
@@ -352,5 +352,29 @@ def test_a_read_of_the_whole_state_ends_while_two_groups_are_stepped_without_pau
                 stop.set()
         assert all(set(one) == {"sequence:1", "sequence:2"} for one in seen)
         assert int(seen[-1]["sequence:1"]) > int(seen[0]["sequence:1"])  # the steps went on meanwhile
+
+    run(body())
+
+
+def test_an_import_whose_drain_failed_once_still_seals_the_old_simulation_s_groups(
+    redis_store: RedisStore, run: Run
+) -> None:
+    async def body() -> None:
+        eras = redis_store.eras
+        await redis_store.write_document("simulation", b"old")
+        await eras.begin(FLIP, {"side": "a"}, False)  # the state in the old simulation's layout
+        old = await eras.copy()
+        drain, failures = eras.drain_current, [StoreUnavailable("a node did not answer in time")]
+
+        async def flaky() -> None:
+            if failures:
+                raise failures.pop()
+            await drain()
+
+        eras.drain_current = flaky  # type: ignore[method-assign]
+        assert await redis_store.write_document("simulation", b"new") is not None
+        with pytest.raises(EraChanged):  # a step decided on the old simulation, after the import answered
+            await eras.advance(old.era, "flip", old.versions["flip"], {"side": "b"}, ())
+        assert await eras.view() == {"side": "a"}
 
     run(body())
