@@ -295,8 +295,10 @@ class RedisEras(RedisRole):
             groups = await _each(lambda gid: self._group_read(keys=self._group_keys(gid)), gids)
             era = str(record.era)
             if any(text(g[0]) != era or text(g[1]) != "1" for g in groups):
-                if any(int(text(g[0]) or 0) < record.era for g in groups):
-                    # a group of a ready era is never behind it unless Redis lost it: carry what is left
+                behind = any(int(text(g[0]) or 0) < record.era for g in groups)
+                if behind and text(await self._client.hget(self._eras, "current") or b"") == era:
+                    # a group of the current ready era is never behind it unless Redis lost it (a
+                    # later era may have dropped it meanwhile: then read that one): carry what is left
                     await self.begin(None, {}, True)
                 continue  # sealed for a later era meanwhile: read that one
             values = dict(record.base)

@@ -378,3 +378,24 @@ def test_an_import_whose_drain_failed_once_still_seals_the_old_simulation_s_grou
         assert await eras.view() == {"side": "a"}
 
     run(body())
+
+
+def test_a_group_a_later_era_dropped_during_a_read_starts_no_era_of_its_own(redis_backend: Backend, run: Run) -> None:
+    async def body() -> None:
+        reader, writer = redis_backend.open(), redis_backend.open()
+        assert isinstance(reader, RedisStore) and isinstance(writer, RedisStore)
+        first = await reader.eras.begin(SEQUENCES, {"sequence:1": "1", "sequence:2": "2"}, False)
+        read, raced = reader.eras._read, []
+
+        async def racing(**kwargs: Any) -> Any:
+            reply = await read(**kwargs)
+            if not raced:  # between the era's read and its groups': an import drops group "two"
+                raced.append(await writer.eras.begin({"one": frozenset({"sequence:1"})}, {}, True))
+            return reply
+
+        reader.eras._read = racing  # type: ignore[method-assign]
+        copy = await reader.eras.copy()
+        assert raced[0] > first and copy.era == raced[0]  # that era, not one more started over it
+        assert dict(copy.values) == {"sequence:1": "1", "sequence:2": "2"}
+
+    run(body())
