@@ -171,7 +171,7 @@ class StateTurns(Generic[T]):
             copy = await self._state.state_copy()
             if copy.simulation is not None and copy.simulation > simulation:
                 return _Copy(copy, True)
-            if copy.fit and copy.simulation == simulation:
+            if copy.fit and copy.simulation == simulation and copy.layout == layout.mapping():
                 return _Copy(copy, False)
             if not fitted:
                 await self._state.state_fit(layout.mapping(), simulation)

@@ -91,7 +91,11 @@ class MemoryState:
 
     async def state_fit(self, layout: Mapping[str, frozenset[str]], simulation: int) -> None:
         current = self._era_simulation
-        if current is None or current < simulation or (current == simulation and not self._fit):
+        if (
+            current is None
+            or current < simulation
+            or (current == simulation and not (self._fit and self._layout == dict(layout)))
+        ):
             self._era += 1
             self._era_simulation, self._fit, self._layout = simulation, True, dict(layout)
             self._group_of = {key: group for group, keys in layout.items() for key in keys}

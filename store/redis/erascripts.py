@@ -43,17 +43,19 @@ end
 
 # KEYS: the eras hash. ARGV: layout, overlay, carry, sim, fit (see START_ERA), then "1" to start
 # only when the current era is of an older simulation than ``sim``, of none, or of that one in a
-# layout not its own (a worker bringing the layout of the simulation it serves). Returns {1, the
-# new era}, or {0, the current era} when it was not started.
+# layout that is not its own or not this one (a worker bringing the layout of the simulation it
+# serves; two versions of simproxy that group a simulation's keys differently each bring theirs).
+# Returns {1, the new era}, or {0, the current era} when it was not started.
 ERA_START = (
     START_ERA
     + """
 if ARGV[6] == '1' then
   local cur = redis.call('HGET', KEYS[1], 'current')
   if cur then
-    local rec = redis.call('HMGET', KEYS[1], cur .. ':sim', cur .. ':fit')
+    local rec = redis.call('HMGET', KEYS[1], cur .. ':sim', cur .. ':fit', cur .. ':layout')
     local sim = rec[1] or ''
-    if sim ~= '' and (tonumber(sim) > tonumber(ARGV[4]) or (sim == ARGV[4] and rec[2] == '1')) then
+    if sim ~= '' and (tonumber(sim) > tonumber(ARGV[4])
+        or (sim == ARGV[4] and rec[2] == '1' and rec[3] == ARGV[1])) then
       return {0, cur}
     end
   end

@@ -399,3 +399,20 @@ def test_a_group_a_later_era_dropped_during_a_read_starts_no_era_of_its_own(redi
         assert dict(copy.values) == {"sequence:1": "1", "sequence:2": "2"}
 
     run(body())
+
+
+def test_a_worker_grouping_the_same_simulation_otherwise_brings_its_own_layout(
+    redis_store: RedisStore, run: Run
+) -> None:
+    async def body() -> None:
+        eras = redis_store.eras
+        both = {"both": frozenset({"sequence:1", "sequence:2"})}  # as an older version grouped them
+        await eras.begin(both, {"sequence:1": "1", "sequence:2": "2"}, False, simulation=5, fitting=True)
+        assert await eras.begin(both, {}, True, 5, fitting=True) == 0  # its own layout: nothing to do
+        assert await eras.begin(SEQUENCES, {}, True, 5, fitting=True) > 0  # a newer version's grouping
+        copy = await eras.copy()
+        assert (copy.layout, copy.fit, dict(copy.values)) == (SEQUENCES, True, {"sequence:1": "1", "sequence:2": "2"})
+        held = await eras.advance(copy.era, "one", copy.versions["one"], {"sequence:1": "3"}, ())
+        assert held[1] is None and await eras.view() == {"sequence:1": "3", "sequence:2": "2"}
+
+    run(body())
