@@ -198,13 +198,14 @@ class RedisEras(RedisRole):
         simulation: int | None = None,
         *,
         fitting: bool = False,
+        above: int = 0,
     ) -> int:
         """Start a new era and drain it: its state is the old one (``carry``) or nothing, with
         ``overlay`` set over it, kept in ``layout``'s groups (None: the current era's layout, of
         the current era's simulation). ``fitting``: ``layout`` is that of simulation ``simulation``,
         and the era starts only when the current one is of an older simulation, of none, or of that
-        one in another layout (``state_fit``). Returns the new era once it is ready (0 when
-        ``fitting`` found nothing to do)."""
+        one in another layout (``state_fit``); ``above``: the new era's number is above it.
+        Returns the new era once it is ready (0 when ``fitting`` found nothing to do)."""
         encodable(overlay)
         fit = fitting and layout is not None
         args = [
@@ -214,6 +215,7 @@ class RedisEras(RedisRole):
             "" if simulation is None else str(simulation),
             "1" if fit else "",
             "1" if fitting else "",
+            str(above) if above else "",
         ]
         await self._drain("")  # the era before first: chains of eras not ready stay short
         started, era = await self._start(keys=[self._eras], args=args)
@@ -295,11 +297,15 @@ class RedisEras(RedisRole):
             groups = await _each(lambda gid: self._group_read(keys=self._group_keys(gid)), gids)
             era = str(record.era)
             if any(text(g[0]) != era or text(g[1]) != "1" for g in groups):
-                behind = any(int(text(g[0]) or 0) < record.era for g in groups)
-                if behind and text(await self._client.hget(self._eras, "current") or b"") == era:
+                eras = [int(text(g[0]) or 0) for g in groups]
+                if (min(eras) < record.era or max(eras) > record.era) and (
+                    text(await self._client.hget(self._eras, "current") or b"") == era
+                ):
                     # a group of the current ready era is never behind it unless Redis lost it (a
-                    # later era may have dropped it meanwhile: then read that one): carry what is left
-                    await self.begin(None, {}, True)
+                    # later era may have dropped it meanwhile: then read that one), nor ahead of it
+                    # unless the eras hash lost the era it was sealed for (a Cluster's failover):
+                    # carry what is left, in an era above every group's
+                    await self.begin(None, {}, True, above=max(eras))
                 continue  # sealed for a later era meanwhile: read that one
             values = dict(record.base)
             for group in groups:

@@ -20,9 +20,10 @@ from __future__ import annotations
 # ("" = the current era's) and fit ("1": the layout is that simulation's; "" with neither a layout
 # nor a simulation given: as the current era's). With no era yet, numbers start from the server
 # clock in microseconds, so an era number is not used twice even by a Redis that restarted empty.
-# Era numbers are written with '%.0f': Lua would print a number of 16 digits in exponent form.
+# ``above`` (optional): the new era's number is above it (groups sealed for an era the eras hash
+# lost). Era numbers are written with '%.0f': Lua would print a number of 16 digits in exponent form.
 START_ERA = """
-local function start_era(eras, layout, overlay, carry, sim, fit)
+local function start_era(eras, layout, overlay, carry, sim, fit, above)
   local cur = redis.call('HGET', eras, 'current')
   if cur then
     local rec = redis.call('HMGET', eras, cur .. ':layout', cur .. ':sim', cur .. ':fit')
@@ -34,6 +35,9 @@ local function start_era(eras, layout, overlay, carry, sim, fit)
     redis.call('HSET', eras, 'current', t[1] .. string.rep('0', 6 - #t[2]) .. t[2])
     if layout == '' then layout = '{}' end
   end
+  if above and above ~= '' and tonumber(redis.call('HGET', eras, 'current')) < tonumber(above) then
+    redis.call('HSET', eras, 'current', above)
+  end
   local new = string.format('%.0f', redis.call('HINCRBY', eras, 'current', 1))
   redis.call('HSET', eras, new .. ':prev', cur or '', new .. ':layout', layout, new .. ':overlay', overlay,
     new .. ':carry', carry, new .. ':sim', sim, new .. ':fit', fit)
@@ -41,11 +45,11 @@ local function start_era(eras, layout, overlay, carry, sim, fit)
 end
 """
 
-# KEYS: the eras hash. ARGV: layout, overlay, carry, sim, fit (see START_ERA), then "1" to start
+# KEYS: the eras hash. ARGV: layout, overlay, carry, sim, fit (see START_ERA), "1" to start
 # only when the current era is of an older simulation than ``sim``, of none, or of that one in a
 # layout that is not its own or not this one (a worker bringing the layout of the simulation it
-# serves; two versions of simproxy that group a simulation's keys differently each bring theirs).
-# Returns {1, the new era}, or {0, the current era} when it was not started.
+# serves; two versions of simproxy that group a simulation's keys differently each bring theirs),
+# then ``above`` ("" for none). Returns {1, the new era}, or {0, the current era} when it was not started.
 ERA_START = (
     START_ERA
     + """
@@ -60,7 +64,7 @@ if ARGV[6] == '1' then
     end
   end
 end
-return {1, start_era(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])}
+return {1, start_era(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[7])}
 """
 )
 

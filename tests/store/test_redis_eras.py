@@ -416,3 +416,22 @@ def test_a_worker_grouping_the_same_simulation_otherwise_brings_its_own_layout(
         assert held[1] is None and await eras.view() == {"sequence:1": "3", "sequence:2": "2"}
 
     run(body())
+
+
+def test_groups_sealed_for_an_era_the_eras_hash_lost_are_carried_into_a_new_one(
+    redis_store: RedisStore, redis_client: aioredis.Redis, run: Run
+) -> None:
+    async def body() -> None:
+        eras = redis_store.eras
+        era = await eras.begin(SEQUENCES, {"sequence:1": "4", "sequence:2": "7"}, False)
+        keys = redis_store.link.keys
+        snapshot = await redis_client.hgetall(keys.eras)
+        lost = await eras.begin(None, {"sequence:1": "5"}, True)  # then the eras hash loses this era
+        await redis_client.delete(keys.eras)
+        await redis_client.hset(keys.eras, mapping=snapshot)
+        copy = await eras.copy()
+        assert copy.era > lost > era and dict(copy.values) == {"sequence:1": "5", "sequence:2": "7"}
+        held = await eras.advance(copy.era, "two", copy.versions["two"], {"sequence:2": "8"}, ())
+        assert held[1] is None and await eras.view() == {"sequence:1": "5", "sequence:2": "8"}
+
+    run(body())
