@@ -127,6 +127,24 @@ async def _awaited(call: Callable[[str], Awaitable[T]], gid: str) -> T:
     return await call(gid)
 
 
+async def _each_to_the_end(call: Callable[[str], Awaitable[T]], groups: Iterable[str]) -> list[T]:
+    """``_each``, but every group's call is made and ends even when another's fails; the first
+    failure is raised once all have ended."""
+    failures: list[Exception] = []
+
+    async def settled(gid: str) -> T | None:
+        try:
+            return await call(gid)
+        except Exception as exc:  # raised once every other call has ended
+            failures.append(exc)
+            return None
+
+    out = await _each(settled, groups)
+    if failures:
+        raise failures[0]
+    return [reply for reply in out if reply is not None]
+
+
 @dataclass(frozen=True, slots=True)
 class _Known:
     """The last ready era this handle read: its layout and base change only with the era."""
@@ -259,7 +277,10 @@ class RedisEras(RedisRole):
     async def _finish(self, record: _Era) -> None:
         """Drain the era of ``record``, as read before it was ready."""
         era = str(record.era)
-        sealed = await _each(lambda gid: self._seal(keys=self._group_keys(gid), args=[era]), record.prev_layout)
+        # every group that can be sealed is, even when one cannot: no step of the old era holds on it
+        sealed = await _each_to_the_end(
+            lambda gid: self._seal(keys=self._group_keys(gid), args=[era]), record.prev_layout
+        )
         values: dict[str, str] = {}
         if record.carry:
             values.update(record.prev_base)

@@ -435,3 +435,25 @@ def test_groups_sealed_for_an_era_the_eras_hash_lost_are_carried_into_a_new_one(
         assert held[1] is None and await eras.view() == {"sequence:1": "5", "sequence:2": "8"}
 
     run(body())
+
+
+def test_an_import_whose_drain_cannot_reach_one_group_still_seals_the_others(redis_store: RedisStore, run: Run) -> None:
+    async def body() -> None:
+        eras = redis_store.eras
+        await eras.begin(SEQUENCES, {"sequence:1": "1", "sequence:2": "1"}, False)
+        old = await eras.copy()
+        seal = eras._seal
+        unreachable = redis_store.link.keys.group_keys("one")
+
+        async def sealing(*, keys: Any, args: Any) -> Any:
+            if keys == unreachable:  # its primary is down
+                raise StoreUnavailable("the store cannot be reached")
+            await asyncio.sleep(0.01)  # a connection to another primary opening
+            return await seal(keys=keys, args=args)
+
+        eras._seal = sealing  # type: ignore[assignment]
+        assert await redis_store.write_document("simulation", b"new") is not None  # applied all the same
+        with pytest.raises(EraChanged):  # a step decided on the old simulation, on a group it could reach
+            await eras.advance(old.era, "two", old.versions["two"], {"sequence:2": "2"}, ())
+
+    run(body())
