@@ -40,12 +40,14 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import RedisError
 from redis.typing import EncodableT
 
 from simproxy.store.base import StateCopy
 from simproxy.store.errors import EraChanged, StoreError
 from simproxy.store.redis import erascripts
 from simproxy.store.redis.link import RedisLink, RedisRole, text, translate
+from simproxy.store.redis.once import LOST
 
 T = TypeVar("T")
 
@@ -300,7 +302,10 @@ class RedisEras(RedisRole):
         base = {key: value for key, value in values.items() if key not in held}
         await self._ready(keys=[self._eras], args=[era, json.dumps(base)])
         gone = [gid for gid in record.prev_layout if gid not in record.layout]
-        await _each(lambda gid: self._drop(keys=self._group_keys(gid), args=[era]), gone)
+        try:  # every group the era has no more that can be dropped is
+            await _each_to_the_end(lambda gid: self._drop(keys=self._group_keys(gid), args=[era]), gone)
+        except (RedisError, *LOST):  # the era is ready and its state whole: a group left over is all
+            self.link.failed()
 
     @translate
     async def copy(self) -> StateCopy:

@@ -457,3 +457,26 @@ def test_an_import_whose_drain_cannot_reach_one_group_still_seals_the_others(red
             await eras.advance(old.era, "two", old.versions["two"], {"sequence:2": "2"}, ())
 
     run(body())
+
+
+def test_a_write_of_the_state_holds_when_a_group_it_leaves_behind_cannot_be_dropped(
+    redis_store: RedisStore, redis_client: aioredis.Redis, run: Run
+) -> None:
+    async def body() -> None:
+        eras = redis_store.eras
+        three = {**SEQUENCES, "three": frozenset({"sequence:3"})}
+        await eras.begin(three, {"sequence:1": "1", "sequence:2": "2", "sequence:3": "3"}, False)
+        drop, keys = eras._drop, redis_store.link.keys
+
+        async def dropping(*, keys: Any, args: Any) -> Any:
+            if keys == redis_store.link.keys.group_keys("three"):
+                raise ConnectionError("its primary is down")
+            await asyncio.sleep(0.01)
+            return await drop(keys=keys, args=args)
+
+        eras._drop = dropping  # type: ignore[assignment]
+        assert await eras.begin({"one": frozenset({"sequence:1"})}, {}, True) > 0  # answered: it took effect
+        assert await eras.view() == {"sequence:1": "1", "sequence:2": "2", "sequence:3": "3"}
+        assert not await redis_client.exists(*keys.group_keys("two"))  # dropped all the same
+
+    run(body())
