@@ -55,6 +55,9 @@ ATTEMPTS = 50
 """Times a read of the state starts again when an era started or a group stepped under it."""
 ROUNDS = 8
 """Checks a read of the whole state on a Cluster makes for a moment no group moved (``view``)."""
+TOMBSTONE_MS = 3_600_000
+"""How long a dropped group's meta hash is kept: a drainer of an older era that comes later than
+this (stalled for an hour) could seed the group again, left over."""
 FAN_OUT = 64
 """Group calls in flight at once while draining or reading every group."""
 
@@ -303,7 +306,7 @@ class RedisEras(RedisRole):
         await self._ready(keys=[self._eras], args=[era, json.dumps(base)])
         gone = [gid for gid in record.prev_layout if gid not in record.layout]
         try:  # every group the era has no more that can be dropped is
-            await _each_to_the_end(lambda gid: self._drop(keys=self._group_keys(gid), args=[era]), gone)
+            await _each_to_the_end(lambda gid: self._drop(keys=self._group_keys(gid), args=[era, TOMBSTONE_MS]), gone)
         except (RedisError, *LOST):  # the era is ready and its state whole: a group left over is all
             self.link.failed()
 

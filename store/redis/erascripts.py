@@ -122,6 +122,7 @@ if e > era or (e == era and m[2] == '1') then return 0 end
 redis.call('DEL', KEYS[1])
 for i = 2, #ARGV, 500 do redis.call('HSET', KEYS[1], unpack(ARGV, i, math.min(i + 499, #ARGV))) end
 redis.call('HSET', KEYS[2], 'e', ARGV[1], 's', '1')
+redis.call('PERSIST', KEYS[2])
 redis.call('HINCRBY', KEYS[2], 'v', 1)
 return 1
 """
@@ -156,11 +157,15 @@ redis.call('HSET', KEYS[2], 'v', now, 'i', ARGV[3], 'w', now)
 return {1, now}
 """
 
-# KEYS: a group's state hash and meta hash. ARGV: an era. Deletes a group sealed for that era and
-# not seeded in it (a group of the era before that the era's layout has no more): 1, else 0.
+# KEYS: a group's state hash and meta hash. ARGV: an era, then milliseconds. Deletes the state of
+# a group sealed for that era and not seeded in it (a group of the era before that the era's layout
+# has no more), and keeps its meta hash for that long as a tombstone: a drainer of an older era
+# that comes late finds the group sealed for a later one and seeds nothing (a seed of a later era
+# that has the group again makes the meta hash last): 1, else 0.
 GROUP_DROP = """
 local m = redis.call('HMGET', KEYS[2], 'e', 's')
 if m[1] ~= ARGV[1] or m[2] == '1' then return 0 end
-redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('DEL', KEYS[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return 1
 """

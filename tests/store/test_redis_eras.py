@@ -15,7 +15,7 @@ from redis.crc import key_slot
 
 from simproxy.store import EraChanged, RedisStore, StoreUnavailable
 from simproxy.store.redis import erascripts
-from simproxy.store.redis.eras import _each, _Era, layout_json
+from simproxy.store.redis.eras import TOMBSTONE_MS, _each, _Era, layout_json
 from tests.store.conftest import Backend, Run
 
 FLIP = {"flip": frozenset({"side"})}
@@ -82,7 +82,9 @@ def test_an_import_that_changes_the_layout_carries_every_value(
         assert dict(copy.values) == {"side": "b", "sequence:1": "3", "sequence:2": "1"}
         with pytest.raises(EraChanged):  # decided in the first era: its group is sealed
             await eras.advance(first, "both", 1, {"side": "a"}, ())
-        assert not await redis_client.exists(*redis_store.link.keys.group_keys("both"))  # gone with its era
+        state, meta = redis_store.link.keys.group_keys("both")
+        assert not await redis_client.exists(state)  # gone with its era
+        assert 0 < await redis_client.pttl(meta) <= TOMBSTONE_MS  # its meta hash a tombstone, for a while
         assert await eras.view() == {"side": "b", "sequence:1": "3", "sequence:2": "1"}
 
     run(body())
@@ -477,6 +479,26 @@ def test_a_write_of_the_state_holds_when_a_group_it_leaves_behind_cannot_be_drop
         eras._drop = dropping  # type: ignore[assignment]
         assert await eras.begin({"one": frozenset({"sequence:1"})}, {}, True) > 0  # answered: it took effect
         assert await eras.view() == {"sequence:1": "1", "sequence:2": "2", "sequence:3": "3"}
-        assert not await redis_client.exists(*keys.group_keys("two"))  # dropped all the same
+        assert not await redis_client.exists(keys.group_keys("two")[0])  # dropped all the same
+
+    run(body())
+
+
+def test_a_late_drainer_does_not_seed_again_a_group_a_later_era_dropped(
+    redis_store: RedisStore, redis_client: aioredis.Redis, run: Run
+) -> None:
+    async def body() -> None:
+        eras = redis_store.eras
+        await eras.begin(FLIP, {"side": "a"}, False)
+        keys = [redis_store.link.keys.eras]
+        start = redis_store.link.client.register_script(erascripts.ERA_START)
+        read = redis_store.link.client.register_script(erascripts.ERA_READ)
+        _, era = await start(keys=keys, args=[layout_json(SEQUENCES), '{"sequence:2": "1"}', "1", "", "", ""])
+        late = _Era(await read(keys=keys, args=[era]))  # a drainer reads the era, then stalls
+        await eras.copy()  # another one drains it
+        await eras.begin({"one": frozenset({"sequence:1"})}, {}, True)  # a later era has no group "two"
+        await eras._finish(late)
+        assert not await redis_client.exists(redis_store.link.keys.group_keys("two")[0])  # nothing left over
+        assert await eras.view() == {"side": "a", "sequence:2": "1"}
 
     run(body())
