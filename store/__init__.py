@@ -33,6 +33,7 @@ from simproxy.store.base import (
     JournalRun,
     JournalStore,
     SharedState,
+    StateCopy,
     Store,
     Telemetry,
     Versions,
@@ -40,7 +41,14 @@ from simproxy.store.base import (
     WriteEffects,
 )
 from simproxy.store.batches import Batch, BatchId, BatchIds, Outbox
-from simproxy.store.errors import SimproxyError, SimulationChanged, StoreError, StoreUnavailable, WriteUnconfirmed
+from simproxy.store.errors import (
+    EraChanged,
+    SimproxyError,
+    SimulationChanged,
+    StoreError,
+    StoreUnavailable,
+    WriteUnconfirmed,
+)
 
 if TYPE_CHECKING:
     from simproxy.store.memory import MemoryStore
@@ -60,6 +68,7 @@ __all__ = (
     "CacheStore",
     "DiffStore",
     "Documents",
+    "EraChanged",
     "HeldState",
     "JournalItem",
     "JournalRecord",
@@ -71,6 +80,7 @@ __all__ = (
     "SharedState",
     "SimproxyError",
     "SimulationChanged",
+    "StateCopy",
     "Store",
     "StoreError",
     "StoreUnavailable",

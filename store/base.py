@@ -22,10 +22,13 @@ journal, logs and diff reports, written and read on their own, have tags of thei
     P{T}:acks             hash worker id -> highest generation that worker has applied
     P{T}:meta             hash {registry_since: ms of the first heartbeat this Redis has seen}
     P{T}:counters         hash mode -> requests served
-    P{T}:state            hash state key -> value (requiresState / transitionsState / removesState);
-                          P{T}:state:v its version, bumped by every change (never back, as gen). A
-                          worker keeps a copy at a version and steps it with one script call that holds
-                          only on that version (``state_advance``, engine/modes/stateturns.py)
+    P{T}:state:eras       hash: the state's current era and each era's record (its layout: group id ->
+                          keys, its base: the keys of no group, its simulation); store/redis/eras.py
+    P{T:s:<group>}:state  hash state key -> value of one group of keys (requiresState / transitionsState /
+                          removesState) a request reads or steps together, in a slot of its own;
+    P{T:s:<group>}:meta   hash {e: its era, s: seeded, v: its version}. A worker keeps a copy of each
+                          group at a version and steps one with one script call that holds only on that
+                          version (``state_advance``, engine/modes/stateturns.py)
     P{T}:cache            hash cache key -> entry (engine/matching/cache.py's JSON); P{T}:cache:lru zset of
                           the same keys by recency, P{T}:cache:seq its counter: bounded fleet-wide
     P{T:diff}:diff        list of diff reports, oldest first, each ``<n>:<request key (n bytes)><report>``;
@@ -98,10 +101,31 @@ class WriteEffects:
 
     clear_cache: bool = False
     state: tuple[tuple[str, str], ...] = ()
-    """State values set (the state's version bumped) with the document."""
+    """State values set with a write of the simulation, over the state carried into the era of the
+    state that the write starts (store/redis/eras.py)."""
 
 
 NO_EFFECTS = WriteEffects()
+
+
+@dataclass(frozen=True, slots=True)
+class StateCopy:
+    """A worker's copy of a state kept in groups (store/redis/eras.py): the era it is of, the
+    era's layout, each group's version, and the values of every key."""
+
+    era: int
+    """The era (0: none was ever started)."""
+    simulation: int | None
+    """The version of the simulation stored when the era started (None: not known)."""
+    fit: bool
+    """The layout is that simulation's: steps may be taken in it. An import starts an era in the
+    old layout; the first worker to step on the new simulation starts one in its layout."""
+    layout: Mapping[str, frozenset[str]]
+    """The era's groups: id -> keys. A key of no group lives in the era's base, which changes only
+    with the era."""
+    versions: Mapping[str, int]
+    """By group id: the version of that group the values are of."""
+    values: Mapping[str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,47 +240,46 @@ class HeldState(Protocol):
 
 
 class SharedState(Protocol):
-    """The state map pairs require and change (``requiresState``, ``transitionsState``)."""
+    """The state map pairs require and change (``requiresState``, ``transitionsState``), kept in
+    groups (engine/matching/stategroups.py) within eras (store/redis/eras.py): a request steps one
+    group, with one call that holds only on the version of that group the caller's copy is of."""
 
     def held_state(self) -> HeldState | None:
         """The state itself when this process holds it (the in-process store); None when it is a
         round trip away (a store other processes share)."""
 
     async def state_get(self) -> dict[str, str]:
-        """The whole state map."""
+        """The whole state map, as it was at one moment."""
 
     async def state_replace(self, values: Mapping[str, str]) -> None:
-        """Make the state exactly ``values`` (one atomic step)."""
+        """Make the state exactly ``values`` (one atomic step: a new era)."""
 
     async def state_update(self, values: Mapping[str, str]) -> None:
-        """Set the given keys, keep the others."""
+        """Set the given keys, keep the others (one atomic step: a new era)."""
 
-    async def state_read(self) -> tuple[int, dict[str, str]]:
-        """(version, state) in one round trip; the version grows with every change of the state."""
+    async def state_copy(self) -> StateCopy:
+        """The current era, its layout, every group's version and the whole state, for a caller
+        that keeps a copy; the values are those of each group at its version."""
+
+    async def state_fit(self, layout: Mapping[str, frozenset[str]], simulation: int) -> None:
+        """When the current era is of an older simulation than version ``simulation``, of none, or
+        of that one in a layout not its own, start one in ``layout`` (that simulation's), the state
+        carried over; else nothing."""
 
     async def state_advance(
-        self, version: int, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None
+        self, era: int, group: str, version: int, sets: Mapping[str, str], removes: Sequence[str]
     ) -> tuple[int, dict[str, str] | None]:
-        """For a caller that holds a copy of the state at ``version``: when the state is still at that
-        version, set ``sets``, delete ``removes`` and return (its version now, None):
-        the caller's copy with the step applied is the state now, and nothing else is sent back;
-        otherwise change nothing and return (the current version, the current state). A copy of the
-        same call that reaches the store again after it was applied finds the version moved on and
-        changes nothing.
+        """For a caller that holds a copy of ``group`` at ``version`` in ``era``: when the group is
+        still at that version, set ``sets``, delete ``removes`` (keys of that group) and return (its
+        version now, None): the caller's copy with the step applied is the group now, and nothing
+        else is sent back; otherwise change nothing and return (its current version, its current
+        state). ``EraChanged``, nothing changed, when ``era`` has ended. A copy of the same call that
+        reaches the store again after it was applied finds the version moved on and changes nothing."""
 
-        ``simulation``: the version of the simulation document the step was decided on; when the
-        stored one is another, nothing changes and ``SimulationChanged`` is raised."""
-
-    async def state_transition(
-        self,
-        requires: Mapping[str, str],
-        sets: Mapping[str, str],
-        removes: Sequence[str],
-        simulation: int | None = None,
-    ) -> bool:
-        """One atomic compare-and-set: when every key of ``requires`` holds its value, set ``sets``,
-        then delete ``removes``, and return True; otherwise change nothing and return False.
-        ``simulation`` as for ``state_advance``."""
+    async def state_moved(self, copy: StateCopy, skip: str | None = None) -> frozenset[str] | None:
+        """The groups of ``copy`` (but ``skip``) no longer at the copy's versions; None when its era
+        ended. None moved: the copy's values were the whole state at one moment (a miss decided on
+        them holds). A group that moved is read again with an ``state_advance`` that steps nothing."""
 
 
 class CacheStore(Protocol):

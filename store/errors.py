@@ -6,7 +6,8 @@ The root lives in the lowest layer so that every package (admin -> engine -> sto
     ├── store.StoreError              a store operation failed
     │   ├── store.StoreUnavailable    the backing server cannot be reached (admin answers 503)
     │   │   └── store.WriteUnconfirmed  ... while a document write was sent: applied or not, unknown
-    │   └── store.SimulationChanged   a state step decided on a simulation that was replaced meanwhile
+    │   ├── store.SimulationChanged   a state step decided on a simulation that was replaced meanwhile
+    │   └── store.EraChanged          a state step decided in an era of the state that has ended
     ├── engine.EngineError            see engine/errors.py
     ├── admin.ApiError                see admin/errors.py (carries the HTTP status)
     ├── admin.kit.client.ClientError      a call of the Python admin client failed
@@ -39,3 +40,8 @@ class WriteUnconfirmed(StoreUnavailable):
 class SimulationChanged(StoreError):
     """A state step was decided on a simulation that is no longer the stored one: nothing was
     changed. The worker loads the new simulation and decides again."""
+
+
+class EraChanged(StoreError):
+    """A state step was decided in an era of the state that has ended (an import, or a write of the
+    whole state, started another one): nothing was changed. The worker reads the state again."""

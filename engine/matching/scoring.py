@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from simproxy.engine.matching.candidates import PairIndex
 from simproxy.engine.matching.registry import CompiledMatcher, MatcherRegistry
+from simproxy.engine.matching.stategroups import StateLayout, state_layout
 from simproxy.engine.openapi.validate import Contracts
 from simproxy.engine.simulation.delays import Delays
 from simproxy.engine.simulation.faults import FaultRules, compile_faults
@@ -148,6 +149,9 @@ class CompiledSimulation:
     contracts: Contracts | None = None
     """An imported OpenAPI document's request and response contracts (engine/openapi/validate.py),
     compiled with the rest; None when no pair carries one, so the hot path asks one identity test."""
+    state_layout: StateLayout = field(default_factory=StateLayout, repr=False)
+    """Which state keys a request may read or step together (engine/matching/stategroups.py); no
+    group when no pair names a state key."""
 
     def candidates(self, path: str, method: str) -> Iterable[CompiledPair]:
         """Pairs that may hit a request with this path and method, in simulation order."""
@@ -186,6 +190,7 @@ def compile_simulation(
         bool(sim.faults) or any(p.response.fault is not None for p in sim.pairs),
         any(cp.templates is not None and (cp.templates.uses_csv or cp.templates.uses_journal) for cp in compiled),
         Contracts.build((p.labels for p in sim.pairs), strict=not registry.lenient) or None,
+        state_layout((cp.pair, cp.templates) for cp in compiled) if writes or templates_read_state else StateLayout(),
     )
 
 

@@ -302,11 +302,22 @@ class Simulator:
                 if rendered is None:
                     return self._conflict()
                 wire, transitions = self._wire_of(rendered, pair), rendered.transitions
-            if step:
+            if step:  # a step that depends on no state: taken in this worker's turn, whatever the state
+                answer = wire or self._wire(pair)
+                group = snap.simulation.state_layout.group_at(pair.index)
                 sets, removes = dict(transitions or ()), response.removes_state or ()
-                await self._state.state_transition({}, sets, removes, simulation=snap.simulation_version)
+                blind: Decision[Wire | tuple[Wire, Response]] = Decision(
+                    sets, removes, lambda: answer, reads=False, group=group
+                )
+
+                async def decide(_: Mapping[str, str]) -> Decision[Wire | tuple[Wire, Response]]:
+                    return blind
+
+                await self._turns.take(decide, snap.simulation_version, False, snap.simulation.state_layout)
         except SimulationChanged:
             return await self._simulate_again(req, *again)
+        except Conflict:
+            return self._conflict()
         except StoreError as exc:
             return self._state_unavailable(exc)
         if delay > 0:
@@ -332,6 +343,7 @@ class Simulator:
                 lambda state: self._decide(snap, req, probe, cache_misses, state),
                 snap.simulation_version,
                 snap.simulation.reads_state or snap.simulation.templates_read_state,
+                snap.simulation.state_layout,
             )
         except SimulationChanged:
             return await self._simulate_again(req, delayed, cache_misses)
@@ -373,7 +385,10 @@ class Simulator:
             self._remember(result, req, probe)
             return wire or self._wire(pair), response
 
-        return Decision(dict(transitions or ()), response.removes_state or (), finish, reads=reads)
+        group = sim.state_layout.group_at(pair.index)
+        # a pair of no group shares no request with a pair naming a key: its hit depends on no state
+        reads = reads and group is not None
+        return Decision(dict(transitions or ()), response.removes_state or (), finish, reads=reads, group=group)
 
     def _held(self, snap: Snapshot) -> HeldState | None:
         """The state, when this process holds it and no template of ``snap``'s simulation may fetch

@@ -42,9 +42,10 @@ class MemoryStore:
         self.state_get = state.state_get
         self.state_replace = state.state_replace
         self.state_update = state.state_update
-        self.state_read = state.state_read
+        self.state_copy = state.state_copy
+        self.state_fit = state.state_fit
         self.state_advance = state.state_advance
-        self.state_transition = state.state_transition
+        self.state_moved = state.state_moved
         self.documents = documents = MemoryDocuments(cache, state)
         self.read_versions = documents.read_versions
         self.read_document = documents.read_document

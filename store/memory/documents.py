@@ -38,11 +38,9 @@ class MemoryDocuments:
         self._generation += 1
         self._documents[name] = (self._generation, bytes(body))
         if name == "simulation":
-            self._state.simulation = self._generation
+            self._state.simulation_written(self._generation, effects.state)
         if effects.clear_cache:
             self._cache.clear_now()
-        if effects.state:
-            self._state.set_now(effects.state)
         return self._generation
 
     async def bump_generation(self) -> int:

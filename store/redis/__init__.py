@@ -51,7 +51,8 @@ class RedisStore:
         ``client`` by default."""
         self.link = link = RedisLink(client, Keys.of(prefix), bulk)
         self.channel = link.keys.channel
-        self.documents = documents = RedisDocuments(link)
+        self.state = state = RedisState(link)
+        self.documents = documents = RedisDocuments(link, state)
         self.read_versions = documents.read_versions
         self.read_document = documents.read_document
         self.write_document = documents.write_document
@@ -64,14 +65,16 @@ class RedisStore:
         self.worker_acks = workers.worker_acks
         self.worker_heartbeats = workers.worker_heartbeats
         self.unregister = workers.unregister
-        self.state = state = RedisState(link)
         self.held_state = state.held_state
         self.state_get = state.state_get
         self.state_replace = state.state_replace
         self.state_update = state.state_update
-        self.state_read = state.state_read
+        self.state_copy = state.state_copy
+        self.state_fit = state.state_fit
         self.state_advance = state.state_advance
-        self.state_transition = state.state_transition
+        self.state_moved = state.state_moved
+        self.eras = state
+        """The state in groups of their own slots, and its eras (store/redis/eras.py)."""
         self.cache = cache = RedisCache(link)
         self.cache_put = cache.cache_put
         self.cache_entries = cache.cache_entries

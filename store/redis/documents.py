@@ -1,12 +1,15 @@
 """``Documents`` on Redis: versioned documents, the generation counter, and its pub/sub channel.
 
-A write is one Lua script (compare-and-set, the generation bumped, its ``WriteEffects`` applied)
+A write is one Lua script (compare-and-set, the generation bumped, its ``WriteEffects`` applied;
+a write of the simulation starts an era of the state, store/redis/eras.py)
 taken under a lease, so that a write whose reply is lost is looked up rather than applied late
 (store/redis/once.py).
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import secrets
 from collections.abc import AsyncIterator
 from typing import Any, cast
@@ -17,19 +20,26 @@ from redis.typing import EncodableT
 from simproxy.store.base import DOCUMENTS, NO_EFFECTS, Versions, WriteEffects
 from simproxy.store.errors import StoreError, StoreUnavailable
 from simproxy.store.redis import scripts
+from simproxy.store.redis.eras import RedisEras, encodable
 from simproxy.store.redis.link import RedisLink, RedisRole, translate
 from simproxy.store.redis.once import LOST, WRITE_OUTCOME_KEEP_MS, take_lease, write_lease, write_outcome
 
+DRAIN_TRIES = 4
+"""Times a write of the simulation tries to drain the era of the state it started."""
+DRAIN_WAIT = 0.05
+"""Seconds before the second try, doubled before each one after (0.35 s in all)."""
+
 
 class RedisDocuments(RedisRole):
-    def __init__(self, link: RedisLink) -> None:
+    def __init__(self, link: RedisLink, eras: RedisEras) -> None:
         super().__init__(link)
+        self._eras = eras
         keys = link.keys
         self._gen = keys.gen
         self._docs = keys.docs
         self._writes = keys.writes
-        self._effects = (*keys.cache, keys.state, keys.state_version)
-        """The keys a write's effects touch: the match cache's, the state and its version."""
+        self._effects = (*keys.cache, keys.eras)
+        """The keys a write's effects touch: the match cache's, the state's eras."""
         self.channel = keys.channel
         self._bump_script = self._client.register_script(scripts.BUMP_ONE)
         self._write_script = self._client.register_script(scripts.WRITE_DOCUMENT)
@@ -58,6 +68,7 @@ class RedisDocuments(RedisRole):
     async def write_document(
         self, name: str, body: bytes, expected_version: int | None = None, effects: WriteEffects = NO_EFFECTS
     ) -> int | None:
+        encodable(effects.state)
         marker = self._writes + secrets.token_hex(8)
         expected = "" if expected_version is None else str(expected_version)
         lease = write_lease(len(body))
@@ -65,9 +76,14 @@ class RedisDocuments(RedisRole):
         try:
             async with self.link.sized(len(body), self._write_script) as client:
                 keys = [self._docs[name], self._gen, marker, *self._effects]
-                args: list[EncodableT] = [body, expected, WRITE_OUTCOME_KEEP_MS, "1" if effects.clear_cache else ""]
-                for key, value in effects.state:
-                    args += [key.encode("utf-8", "surrogateescape"), value.encode("utf-8", "surrogateescape")]
+                args: list[EncodableT] = [
+                    body,
+                    expected,
+                    WRITE_OUTCOME_KEEP_MS,
+                    "1" if effects.clear_cache else "",
+                    "1" if name == "simulation" else "",  # a new simulation, a new era of the state
+                    json.dumps(dict(effects.state)),
+                ]
                 result = int(await self._write_script(keys=keys, args=args, client=client))
         except LOST as exc:
             self.link.failed()
@@ -77,7 +93,25 @@ class RedisDocuments(RedisRole):
         if result < 0:
             self.link.failed()
             raise StoreUnavailable("the store took the write after its lease: it was not applied")
+        if result and name == "simulation":
+            await self._drain_state()
         return result or None
+
+    async def _drain_state(self) -> None:
+        """Drain the era of the state the write started, before the write is answered: a step
+        decided on the old simulation is refused from then on. A drain that fails is tried again
+        (``DRAIN_TRIES``, a short wait between), since until the era is drained such a step still
+        holds on a group not sealed yet. When it keeps failing, whoever reads the state next drains
+        it (store/redis/eras.py): the write was applied all the same, so no failure of the drain,
+        whatever it is, fails the write's answer."""
+        for attempt in range(DRAIN_TRIES):
+            if attempt:
+                await asyncio.sleep(DRAIN_WAIT * 2 ** (attempt - 1))
+            try:
+                await self._eras.drain_current()
+            except Exception:  # the write holds: tried again, or left to the next reader
+                continue
+            return
 
     @translate
     async def bump_generation(self) -> int:

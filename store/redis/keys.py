@@ -1,15 +1,18 @@
 """The Redis store's key names, made once per handle from its prefix (the layout is in store/base.py).
 
 One table for every role: a role's atomic step may touch another's keys (a document write clears
-the match cache and sets state; a state step checks the simulation's version), so the names live
-here rather than in each role.
+the match cache and starts an era of the state), so the names live here rather than in each role.
 
 Redis Cluster places a key by its hash tag (the part in braces). The keys a script or a transaction
-touches together must share one: the documents, the generation, the state and its version, the
-match cache, the counters, the registry and the metrics do (an import sets the state and clears the
-cache with the document; a state step checks the simulation's version), so they share the fleet's
-tag. The journal, the logs and the diff reports are written and read on their own, each with the
-batch numbers of its writers: each has a tag of its own, and so a slot, and a primary, of its own.
+touches together must share one: the documents, the generation, the state's eras, the match cache,
+the counters, the registry and the metrics do (an import starts an era of the state and clears the
+cache with the document), so they share the fleet's tag. The state itself is kept in groups
+(engine/matching/stategroups.py: the keys one request may read or step together), each group under
+a tag of its own, ``{T:s:<group id>}`` (``group_keys``): a step touches one group only, so the
+groups of a simulation spread over the slots, and the primaries, of a Cluster; what ties them
+together is the era, in the fleet's slot (store/redis/eras.py). The journal, the logs and the diff
+reports are written and read on their own, each with the batch numbers of its writers: each has a
+tag of its own, and so a slot, and a primary, of its own.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ def key_prefix(prefix: str, part: str = "") -> str:
 
 @dataclass(frozen=True, slots=True)
 class Keys:
-    """Every key (or key prefix) of one store prefix, all in one Cluster slot."""
+    """Every key (or key prefix) of one store prefix: the fleet's in one Cluster slot, the journal's,
+    the logs', the diff reports' and each state group's in slots of their own."""
 
     batches: str
     """The batch-number hashes of writers (``batches + writer``), in the fleet's slot."""
@@ -43,8 +47,11 @@ class Keys:
     acks: str
     meta: str
     counters: str
-    state: str
-    state_version: str
+    eras: str
+    """The hash of the state's eras (store/redis/eras.py): the current one and each one's record."""
+    group_prefix: str
+    """The prefix of a state group's keys: ``group_prefix + id`` completes the group's own hash tag
+    (``group_keys``)."""
     cache: tuple[str, str, str]
     """The entries hash, the recency zset and its counter."""
     journal: tuple[str, str, str, str]
@@ -73,8 +80,8 @@ class Keys:
             acks=f"{base}acks",
             meta=f"{base}meta",
             counters=f"{base}counters",
-            state=f"{base}state",
-            state_version=f"{base}state:v",
+            eras=f"{base}state:eras",
+            group_prefix=key_prefix(prefix, "s:")[: -len("}:")],
             cache=(f"{base}cache", f"{base}cache:lru", f"{base}cache:seq"),
             journal=(f"{journal}heads", f"{journal}pages", f"{journal}meta", f"{journal}amended"),
             index_prefix=f"{journal}index:",
@@ -86,3 +93,9 @@ class Keys:
             revoked_prefix=f"{base}revoked:",
             channel=f"{base}events",
         )
+
+    def group_keys(self, group: str) -> tuple[str, str]:
+        """The state hash and the meta hash (era, seeded, version) of state group ``group``, in a
+        slot of their own: ``simproxy:{simproxy:s:<id>}:state``."""
+        tagged = f"{self.group_prefix}{group}}}:"
+        return f"{tagged}state", f"{tagged}meta"

@@ -123,8 +123,3 @@ def encoded(values: Mapping[str, str]) -> dict[FieldT, EncodableT]:
         key.encode("utf-8", "surrogateescape"): value.encode("utf-8", "surrogateescape")
         for key, value in values.items()
     }
-
-
-def simulation_arg(simulation: int | None) -> str:
-    """The simulation version a state step was decided on, as the scripts take it ("": none)."""
-    return "" if simulation is None else str(simulation)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from simproxy.store.base import METRICS_KEEP_S, TRAFFIC_KEEP_S
+from simproxy.store.redis.erascripts import START_ERA
 
-# Generation and state-version counters never go backwards, even when Redis restarts empty: a
+# Generation counters never go backwards, even when Redis restarts empty: a
 # counter that is missing starts again from the server clock in microseconds, above any value it
 # held before (it would take a million bumps a second to outrun the clock). Workers compare these
 # numbers for equality, so a counter restarting from 0 would make a new document look like the
@@ -22,28 +23,20 @@ end
 # KEYS: the counter. Returns its new value.
 BUMP_ONE = BUMP + "return bump(KEYS[1])\n"
 
-# KEYS: the state hash, its version. ARGV: "1" to replace the whole state (else the pairs are
-# set, the other keys kept), then (key, value) pairs. One script rather than a transaction with a
-# script in it, which a Redis Cluster client refuses to pipeline.
-STATE_WRITE = (
-    BUMP
-    + """
-if ARGV[1] == '1' then redis.call('DEL', KEYS[1]) end
-if #ARGV > 1 then redis.call('HSET', KEYS[1], unpack(ARGV, 2, #ARGV)) end
-return bump(KEYS[2])
-"""
-)
-
 # KEYS: document hash, generation, the write's marker, then the write's effects' keys (cache hash,
-# recency zset, sequence counter, state hash, state version). ARGV: body, expected version ("" =
-# unconditional), ms to keep the outcome, "1" to clear the cache (else ""), then (key, value) pairs
-# of state to set (with a bump of the state version). The marker, set to "pending" for a while (the write's lease)
-# before the write is sent, is what lets the write be applied: a copy that reaches Redis after the
-# lease ran out (its reply was given up on) changes nothing. The outcome replaces it, so a copy sent
-# again, or the writer looking the outcome up, gets the first copy's. Returns -1 when the lease ran
-# out, 0 when the document was not at the expected version, else the generation written.
+# recency zset, sequence counter, the state's eras hash). ARGV: body, expected version ("" =
+# unconditional), ms to keep the outcome, "1" to clear the cache (else ""), "1" to start an era of
+# the state (a write of the simulation: store/redis/eras.py), then the JSON of the state values the
+# era sets over the old state. The era keeps the old layout and is of the simulation written; a
+# worker that steps on it starts one in the simulation's layout. The marker, set to "pending" for
+# a while (the write's lease) before the write is sent, is what lets the write be applied: a copy
+# that reaches Redis after the lease ran out (its reply was given up on) changes nothing. The
+# outcome replaces it, so a copy sent again, or the writer looking the outcome up, gets the first
+# copy's. Returns -1 when the lease ran out, 0 when the document was not at the expected version,
+# else the generation written.
 WRITE_DOCUMENT = (
     BUMP
+    + START_ERA
     + """
 local mark = redis.call('GET', KEYS[3])
 if mark == false then return -1 end
@@ -58,69 +51,9 @@ end
 local gen = bump(KEYS[2])
 redis.call('HSET', KEYS[1], 'v', gen, 'body', ARGV[1])
 if ARGV[4] == '1' then redis.call('DEL', KEYS[4], KEYS[5], KEYS[6]) end
-if #ARGV > 4 then
-  for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[7], ARGV[i], ARGV[i + 1]) end
-  bump(KEYS[8])
-end
+if ARGV[5] == '1' then start_era(KEYS[7], '', ARGV[6], '1', string.format('%.0f', gen), '') end
 redis.call('SET', KEYS[3], gen, 'PX', ARGV[3])
 return gen
-"""
-)
-
-# The opening of the state steps: KEYS[3] the simulation document, ARGV[1] the version the step
-# was decided on ("" for any). When the stored simulation is another, the script returns -1 at
-# once (nothing changed). A holds ARGV from the second on.
-SIMULATION_CHECK = """
-if ARGV[1] ~= '' and (redis.call('HGET', KEYS[3], 'v') or '0') ~= ARGV[1] then return -1 end
-local A = {}
-for i = 2, #ARGV do A[i - 1] = ARGV[i] end
-"""
-
-
-# KEYS: state hash, its version, the simulation document. ARGV: the simulation's version (see
-# SIMULATION_CHECK); n, then n (key, value) pairs required; m, then m (key, value) pairs to set; then
-# the keys to remove. Returns 1 when applied, 0 when a required value did not hold, -1 when the
-# simulation changed.
-STATE_TRANSITION = (
-    BUMP
-    + SIMULATION_CHECK
-    + """
-local n = tonumber(A[1])
-for i = 0, n - 1 do
-  if redis.call('HGET', KEYS[1], A[2 + 2 * i]) ~= A[3 + 2 * i] then return 0 end
-end
-local at = 2 + 2 * n
-local m = tonumber(A[at])
-for i = 0, m - 1 do
-  redis.call('HSET', KEYS[1], A[at + 1 + 2 * i], A[at + 2 + 2 * i])
-end
-for i = at + 1 + 2 * m, #A do
-  redis.call('HDEL', KEYS[1], A[i])
-end
-if m > 0 or #A > at + 2 * m then bump(KEYS[2]) end
-return 1
-"""
-)
-
-# KEYS: state hash, its version, the simulation document. ARGV: the simulation's version ("" for
-# any), the state version the caller's copy is of, m, m (key, value) pairs to set, then the keys to
-# remove. Returns -1 when the simulation changed, {0, version, the state as HGETALL gives it} when
-# the state is at another version, else {1, version now}: the caller applies the step to its copy
-# itself, so the common case sends nothing back but a number. Every set goes in one HSET and every
-# removal in one HDEL, and an existing version is bumped with INCR alone: four calls in Redis for a
-# step that sets keys (each counts in Redis's commandstats).
-STATE_ADVANCE = (
-    BUMP
-    + """
-if ARGV[1] ~= '' and (redis.call('HGET', KEYS[3], 'v') or '0') ~= ARGV[1] then return -1 end
-local v = redis.call('GET', KEYS[2])
-if (v or '0') ~= ARGV[2] then return {0, tonumber(v or '0'), redis.call('HGETALL', KEYS[1])} end
-local m = tonumber(ARGV[3])
-if m > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 4, 3 + 2 * m)) end
-if #ARGV > 3 + 2 * m then redis.call('HDEL', KEYS[1], unpack(ARGV, 4 + 2 * m, #ARGV)) end
-if #ARGV == 3 then return {1, tonumber(v or '0')} end
-if v then return {1, redis.call('INCR', KEYS[2])} end
-return {1, bump(KEYS[2])}
 """
 )
 

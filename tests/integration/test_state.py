@@ -107,3 +107,19 @@ def test_concurrent_requests_take_each_step_of_a_sequence_exactly_once(
         bodies = Counter(pool.map(one, range(steps)))
     assert bodies == Counter({f"step {i}".encode(): 1 for i in range(1, steps + 1)})
     assert instances[1].admin_json("GET", "/api/v2/state")[1] == {"state": {"sequence:1": str(steps)}}
+
+
+@pytest.mark.slow
+def test_a_state_value_redis_cannot_hold_leaves_the_fleet_s_state_as_it_was(
+    simproxy_factory: Any, redis_server: Any
+) -> None:
+    sp = simproxy_factory("-compat", "hoverfly", "-redis-url", redis_server.url, "-redis-prefix", "surrogate:")
+    flip = [_pair("/flip", side, {"side": side}, transitionsState={"side": other}) for side, other in ("ab", "ba")]
+    assert sp.admin_json("PUT", "/api/v2/simulation", simulation(*flip))[0] == 200
+    sp.admin("PUT", "/api/v2/state", {"state": {"side": "a"}})
+    assert sp.proxy("http://svc.test/flip")[2] == b"a"
+    assert sp.admin("PUT", "/api/v2/state", raw=b'{"state": {"side": "\\ud800"}}')[0] == 500  # as before the eras
+    assert sp.admin_json("GET", "/api/v2/state") == (200, {"state": {"side": "b"}})  # nothing changed
+    assert sp.proxy("http://svc.test/flip")[2] == b"b"
+    assert sp.admin("DELETE", "/api/v2/state")[0] == 200
+    assert sp.admin_json("GET", "/api/v2/state") == (200, {"state": {}})

@@ -201,13 +201,14 @@ def test_a_write_clears_the_cache_and_sets_state_with_its_document(store, run) -
     async def body() -> None:
         await store.cache_put({"k": b"entry"}, 10)
         await store.state_replace({"sequence:1": "3", "other": "kept"})
-        version, _ = await store.state_read()
+        before = await store.state_copy()
         effects = WriteEffects(clear_cache=True, state=(("sequence:1", "1"), ("sequence:2", "1")))
         written = await store.write_document("simulation", b"new", None, effects)
         assert written is not None and await store.read_document("simulation") == (written, b"new")
         assert await store.cache_entries() == {}
-        after, state = await store.state_read()
-        assert state == {"sequence:1": "1", "sequence:2": "1", "other": "kept"} and after > version
+        after = await store.state_copy()
+        assert dict(after.values) == {"sequence:1": "1", "sequence:2": "1", "other": "kept"}
+        assert after.era > before.era and after.simulation == written  # a new era, of the new simulation
 
     run(body())
 
@@ -230,10 +231,10 @@ def test_a_write_without_effects_leaves_cache_and_state_alone(store, run) -> Non
     async def body() -> None:
         await store.cache_put({"k": b"entry"}, 10)
         await store.state_replace({"a": "1"})
-        version, _ = await store.state_read()
+        copy = await store.state_copy()
         assert await store.write_document("config", b"{}") is not None
         assert await store.cache_entries() == {"k": b"entry"}
-        assert await store.state_read() == (version, {"a": "1"})
+        assert await store.state_moved(copy) == set() and dict(copy.values) == {"a": "1"}  # the same era, unchanged
 
     run(body())
 

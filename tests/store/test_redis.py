@@ -68,10 +68,9 @@ def test_every_key_carries_the_prefix_and_the_hash_tag_and_lives_in_one_slot(
     assert all(key.startswith(base) for key in keys), keys
     writes = [key for key in keys if key.startswith(f"{base}write:")]  # one outcome per document write
     assert len(writes) == 2
-    assert sorted(set(keys) - set(writes)) == sorted(
-        f"{base}{suffix}"
-        for suffix in ("gen", "doc:simulation", "doc:config", "workers", "acks", "counters", "meta", "batch:writer-1")
-    )
+    fleet = ("gen", "doc:simulation", "doc:config", "workers", "acks", "counters", "meta", "batch:writer-1")
+    eras = ("state:eras",)  # the simulation's write started an era of the state
+    assert sorted(set(keys) - set(writes)) == sorted(f"{base}{suffix}" for suffix in (*fleet, *eras))
     assert len({key_slot(key.encode()) for key in keys}) == 1
     assert redis_store.channel == f"{base}events"
     assert key_slot(redis_store.channel.encode()) == key_slot(keys[0].encode())
@@ -105,15 +104,15 @@ def test_counters_never_go_back_when_redis_loses_everything(redis_store, redis_c
             await redis_store.write_document("simulation", b"before")
             await redis_store.state_update({"k": "before"})
         before = await redis_store.read_versions()
-        state_before, _ = await redis_store.state_read()
+        era_before = (await redis_store.state_copy()).era
         await redis_client.delete(*[key async for key in redis_client.scan_iter(match=f"{key_prefix(prefix)}*")])
         assert await redis_store.read_versions() == Versions(0, {name: 0 for name in DOCUMENTS})
         after = await redis_store.write_document("simulation", b"after")
         assert after is not None and after > before.generation
         assert await redis_store.bump_generation() == after + 1
         await redis_store.state_update({"k": "after"})
-        state_after, values = await redis_store.state_read()
-        assert state_after > state_before and values == {"k": "after"}
+        era_after = await redis_store.state_copy()
+        assert era_after.era > era_before and dict(era_after.values) == {"k": "after"}
 
     run(body())
 

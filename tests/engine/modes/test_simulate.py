@@ -238,13 +238,13 @@ def _state_away(w: World) -> None:
 def _slow_state(w: World) -> None:
     """State reads take a store round trip: a stateful request waits across it."""
     _state_away(w)
-    read = w.store.state.state_read
+    read = w.store.state.state_copy
 
     async def slow() -> Any:
         await asyncio.sleep(0.05)
         return await read()
 
-    w.store.state.state_read = slow  # type: ignore[method-assign]
+    w.store.state.state_copy = slow  # type: ignore[method-assign]
 
 
 def test_a_stateful_miss_in_flight_across_a_replace_is_not_cached_for_the_new_simulation(world: Any) -> None:
