@@ -69,15 +69,8 @@ def test_a_fleet_on_a_three_primary_cluster_shares_state_and_journal(simproxy_fa
             assert journal["total"] == served
             assert sp.admin_json("GET", "/api/v2/service/usage")[1]["usage"]["counters"]["simulate"] == served
 
-        # where the keys are: the state on the fleet's primary, the journal's pages on another
-        owners = {}
-        for i in range(3):
-            client = cluster.client(i)
-            try:
-                for key in client.keys(f"{PREFIX}*"):
-                    owners[key.decode()] = i
-            finally:
-                client.close()
+        # where the keys are: the state's eras on the fleet's primary, the journal's pages on another
+        owners = _owners(cluster)
         state_home = owners[f"{PREFIX}{{spread}}:state:eras"]  # the state's eras, in the fleet's slot
         journal_home = owners[f"{PREFIX}{{spread:journal}}:pages"]
         assert state_home != journal_home
@@ -90,6 +83,7 @@ def _group_state(key_names: list[str]) -> str:
 
 
 def _owners(cluster: LocalCluster) -> dict[str, int]:
+    """Each of the fleet's keys, and the primary (by index) that holds it."""
     owners = {}
     for i in range(3):
         client = cluster.client(i)
