@@ -112,8 +112,6 @@ class _Stream:
     """The client may still send on it (no ``END_STREAM`` yet)."""
     local_open: bool = True
     """The server may still send on it."""
-    headers_seen: bool = False
-    """A request's header block came (another is its trailers)."""
     expected: int | None = None
     """The body's length its ``content-length`` declares (RFC 9113 §8.1.1: DATA must add up to it)."""
     received: int = 0
@@ -210,7 +208,7 @@ class FrameServer:
             self._apply_settings(payload)
         except FrameError as exc:
             raise ValueError(str(exc)) from None
-        self._streams[1] = _Stream(self.stream_window, remote_open=False, headers_seen=True)
+        self._streams[1] = _Stream(self.stream_window, remote_open=False)
         self.highest = 1
         self.start()
 
@@ -254,8 +252,7 @@ class FrameServer:
                         raise
                     if self._streams.pop(exc.stream, None) is not None:
                         events.append((RESET, exc.stream, exc.code))
-                    self._mark_reset(exc.stream)
-                    self._out.append(frame(RST_STREAM, 0, exc.stream, _U32.pack(exc.code)))
+                    self._rst(exc.stream, exc.code)  # a refused stream too, never opened
             self._buffer = buffer[at:] if at < end else b""
         except FrameError as exc:
             self.close(exc.code)
@@ -372,7 +369,7 @@ class FrameServer:
                 return
             if len(self._streams) >= self.max_streams:
                 raise FrameError(Code.REFUSED_STREAM, "too many streams at once", sid)
-            opened = _Stream(self.stream_window, remote_open=not ended, headers_seen=True)
+            opened = _Stream(self.stream_window, remote_open=not ended)
             if not ended:  # a body follows: its length is held to what content-length says
                 opened.expected = _content_length(checked, sid)
             self._streams[sid] = opened
@@ -562,10 +559,12 @@ class FrameServer:
     def reset(self, sid: int, code: Code) -> None:
         """``RST_STREAM`` for ``sid``, which is then closed both ways (nothing, if it was already)."""
         if self._streams.pop(sid, None) is not None:
-            self._out.append(frame(RST_STREAM, 0, sid, _U32.pack(code)))
-            self._mark_reset(sid)
+            self._rst(sid, code)
 
-    def _mark_reset(self, sid: int) -> None:
+    def _rst(self, sid: int, code: Code) -> None:
+        """``RST_STREAM`` for ``sid``, remembered (``RESETS_KEPT``): what the client still sends on
+        it is dropped."""
+        self._out.append(frame(RST_STREAM, 0, sid, _U32.pack(code)))
         held = self._reset_here
         held[sid] = None
         if len(held) > RESETS_KEPT:

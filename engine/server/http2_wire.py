@@ -20,11 +20,12 @@ from simproxy.engine.wire.request import RequestDetails
 from simproxy.engine.wire.response import Wire, bodyless
 
 MEMO_SIZE = 16
-"""Header blocks (and requests) remembered at most per connection, by each memo of HTTP/2's (all
-forgotten when full): here and in engine/server/http2_hpack.py."""
+"""Requests a connection remembers by their header list at most (``KnownRequests``, all forgotten
+when full)."""
 MEMO_BYTES = 2048
-"""Blocks, and header lists, larger than this are never remembered: a connection's memos hold
-``MEMO_SIZE`` small ones at most, whatever header lists ``-max-header-size`` lets in."""
+"""Blocks, and header lists, larger than this are never remembered (``KnownRequests``, and
+``FrameServer``'s last block in engine/server/http2_frames.py), whatever header lists
+``-max-header-size`` lets in."""
 
 
 def small(headers: Iterable[tuple[bytes, bytes]]) -> bool:
@@ -89,7 +90,7 @@ class KnownRequests:
     client sends the same request on stream after stream, and the same block builds the same
     ``RequestDetails`` (immutable, so the streams share it, as HTTP/1.1's ``RequestMemo`` lets the
     requests from the same bytes share theirs; the dispatcher then knows it again at once).
-    ``MEMO_SIZE`` small blocks at most (engine/server/http2_hpack.py), all forgotten when full."""
+    ``MEMO_SIZE`` small blocks at most, all forgotten when full."""
 
     __slots__ = ("_known", "_last")
 
