@@ -266,9 +266,15 @@ class Simulator:
         templates = pair.templates
         waits = templates is not None and (templates.uses_state or templates.uses_csv or templates.uses_journal)
         if templates is not None and not (waits or step or delay > 0):
-            direct = templates.direct
-            if direct is not None and not snap.simulation.simulation.variables:
-                return direct.wire(req, self.webserver)
+            if not snap.simulation.simulation.variables:
+                direct = templates.direct
+                if direct is not None:
+                    return direct.wire(req, self.webserver)
+                closed = templates.closed
+                if closed is not None:
+                    wire = closed.wire(req, self.webserver, self.hoverfly_helpers)
+                    if wire is not None:
+                        return wire
             rendered = self._render(snap, pair, req, _NO_STATE, CsvTables({}))
             return self._wire_of(rendered, pair)
         if templates is None and not step and delay <= 0:
@@ -296,7 +302,10 @@ class Simulator:
         wire: Wire | None = None
         transitions = response.transitions_state
         try:
-            if pair.templates is not None:
+            closed = None if pair.templates is None or snap.simulation.simulation.variables else pair.templates.closed
+            if closed is not None:  # reads no state: `this` in a loop counts, but only a fallback reads it
+                wire = closed.wire(req, self.webserver, self.hoverfly_helpers)
+            if pair.templates is not None and wire is None:
                 state = await self._state.state_get() if pair.templates.uses_state else _NO_STATE
                 rendered = await self._render_shared(snap, pair, req, state)
                 if rendered is None:
@@ -438,10 +447,14 @@ class Simulator:
         wire, transitions = None, response.transitions_state
         templates = pair.templates
         if templates is not None:  # Hoverfly renders, then steps
-            stated = templates.stated
-            if stated is not None and not snap.simulation.simulation.variables:
+            stated, closed = templates.stated, templates.closed
+            if snap.simulation.simulation.variables:
+                stated = closed = None
+            if stated is not None:
                 wire, transitions = stated.wire(req, state, self.webserver), stated.transitions
-            else:
+            elif closed is not None:  # `this` in a loop counts as reading the state
+                wire = closed.wire(req, self.webserver, self.hoverfly_helpers)
+            if wire is None and stated is None:
                 rendered = self._render(snap, pair, req, state, CsvTables({}))
                 wire, transitions = self._wire_of(rendered, pair), rendered.transitions
         if step:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from faker import Faker
 
     from simproxy.engine.gocompat.jsonpath_k8s import JsonPath
+    from simproxy.engine.templating.closures import ClosureText
     from simproxy.engine.templating.compiler import Usage
     from simproxy.engine.templating.direct import DirectText, StateText
     from simproxy.engine.templating.helpers_time import NowTexts
@@ -98,6 +99,10 @@ class Template:
     stated: StateText | None = field(default=None, repr=False)
     """The template as text, request getters and state keys when it prints those alone
     (``{{ State.user }}``): the same text as ``render`` on the same state."""
+    closures: ClosureText | None = field(default=None, repr=False)
+    """The template as text and closures when it calls helpers of no effect, reads the body or
+    loops over such values (engine/templating/closures.py): the same text as ``render``, or None
+    for a request the general render must take."""
 
     def render(self, ctx: RenderContext) -> RenderResult:
         """Render against ``ctx``; any failure gives ``ok=False`` and the template text unchanged."""
@@ -276,6 +281,7 @@ class TemplateEngine:
         """Parse and check a template; ``SimulationError(where, ...)`` when it cannot work (unless
         ``lenient``: then as Hoverfly runs it). A template nested deeper than Python's stack allows
         is refused either way."""
+        from simproxy.engine.templating.closures import closure_text
         from simproxy.engine.templating.compiler import CompileError, Compiler
         from simproxy.engine.templating.direct import direct_text, state_text
         from simproxy.engine.templating.parser import NestedTooDeeply, TemplateSyntaxError, parse
@@ -302,8 +308,21 @@ class TemplateEngine:
         constant = None if alone is None else RenderResult(alone, True, None, ())
         direct = direct_text(program)
         stated = state_text(program) if direct is None and usage.state else None
+        closures = None
+        if direct is None and constant is None and self.specialise:
+            closures = closure_text(program, self)  # never reads the state, CSV or journal itself
         return Template(
-            usage.state, usage.csv, usage.writes_csv, usage.journal, text, program, self, direct, constant, stated
+            usage.state,
+            usage.csv,
+            usage.writes_csv,
+            usage.journal,
+            text,
+            program,
+            self,
+            direct,
+            constant,
+            stated,
+            closures,
         )
 
     def compile_variables(self, variables: Sequence[Mapping[str, Any]], where: str) -> Variables:

@@ -23,6 +23,7 @@ from simproxy.engine.templating import (
     TemplateEngine,
     Variables,
 )
+from simproxy.engine.templating.closures import ClosureText
 from simproxy.engine.templating.direct import DirectText, StateText
 from simproxy.engine.wire.golayout import go_shape
 from simproxy.engine.wire.hot import hot_value
@@ -50,6 +51,9 @@ class PairTemplates:
     stated: StatedAnswer | None = None
     """Set when only the body is templated, it prints nothing but request fields and state keys,
     and every state transition is text alone: answered on the state without a render context."""
+    closed: ClosureAnswer | None = None
+    """Set when only the body is templated and it compiles to closures (helpers of no effect, body
+    queries, blocks over them): answered without a render context when the closures take it."""
 
     @property
     def all(self) -> tuple[Template, ...]:
@@ -79,6 +83,23 @@ class DirectAnswer:
 
     def wire(self, request: RequestDetails, webserver: bool) -> Wire:
         return (self.webserver if webserver else self.proxy).wire(self.body.render(request))
+
+
+@dataclass(frozen=True, slots=True)
+class ClosureAnswer:
+    """A templated response whose body alone varies, compiled to closures: answered as
+    ``render_pair`` answers it, or None when this request needs the general render. Without
+    variables only, as ``DirectAnswer``."""
+
+    body: ClosureText
+    proxy: WireShape
+    webserver: WireShape
+
+    def wire(self, request: RequestDetails, webserver: bool, hoverfly: bool) -> Wire | None:
+        text = self.body.render(request, hoverfly)
+        if text is None:
+            return None
+        return (self.webserver if webserver else self.proxy).wire(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +146,9 @@ def compile_pair_templates(
             shapes = WireShapes(proxy, webserver)
     if shapes is not None and body.direct is not None and not transitions:
         direct = DirectAnswer(body.direct, shapes.proxy, shapes.webserver)
+    closed = None
+    if shapes is not None and body.closures is not None and not transitions:
+        closed = ClosureAnswer(body.closures, shapes.proxy, shapes.webserver)
     stated = None
     fixed = [(key, template.constant) for key, template in transitions]
     if shapes is not None and body.stated is not None and all(value is not None for _, value in fixed):
@@ -141,6 +165,7 @@ def compile_pair_templates(
         direct=direct,
         shapes=shapes,
         stated=stated,
+        closed=closed,
     )
 
 
