@@ -42,7 +42,7 @@ from simproxy.engine.templating.fast import (
 )
 from simproxy.engine.templating.helpers_body import query_body_json
 from simproxy.engine.templating.render import Const, HelperExpr, MustacheNode, PathMustache, Program, raymond_variadic
-from simproxy.engine.templating.values import MISSING, GoFunc, GoInt, escape_html, to_str, truthy
+from simproxy.engine.templating.values import MISSING, GoFunc, escape_html, to_str, truthy
 from simproxy.engine.wire.request import RequestDetails
 
 PURE = frozenset(
@@ -85,8 +85,6 @@ PURE = frozenset(
 )
 """Helpers that reach nothing of a render but ``call.rt.services`` (and ``call.rt.hoverfly``):
 no key-value store, status, header, CSV table, journal or block of the render."""
-
-DATA_NAMES = frozenset({"index", "first", "last"})
 
 
 class Fallback(Exception):
@@ -247,44 +245,60 @@ def _each(node: EachBlock) -> Piece | None:
     return each
 
 
-def _data(name: str, i: int, count: int) -> Any:
-    """``@name`` of item ``i`` of ``count``, as ``DataFrame.get`` gives it."""
-    if name == "index":
-        return GoInt(i)
-    return i == 0 if name == "first" else i == count - 1
-
-
 def _item_piece(node: Any) -> ItemPiece | None:
     kind = node.__class__
-    if kind is DataMustache:
-        name, escape = node.name, node.escape
-        if name not in DATA_NAMES:
-            return None
-        return lambda item, i, count: _printed(_data(name, i, count), escape)
+    if kind is DataMustache:  # what to_str prints of DataFrame.get's GoInt and bools, none escaped
+        name = node.name
+        if name == "index":
+            return lambda item, i, count: str(i)
+        if name == "first":
+            return lambda item, i, count: "true" if i == 0 else "false"
+        if name == "last":
+            return lambda item, i, count: "true" if i == count - 1 else "false"
+        return None
     if kind is LocalMustache:
-        name, escape = node.name, node.escape
-
-        def field(item: Any, i: int, count: int) -> str:
-            if item.__class__ is not dict:
-                raise Fallback
-            value = item.get(name, MISSING)
-            if value is MISSING or value.__class__ is GoFunc:
-                raise Fallback
-            return _printed(value, escape)
-
-        return field
+        return _field(node.name, node.escape)
     if kind is PathMustache:
         path = node.path
         if path.parts or path.depth or path.data or path.data_root or node.params or node.hash:
             return None
         escape = node.escape
         return lambda item, i, count: _printed(item, escape)  # {{this}}
-    if kind is ConditionBlock and node.param.__class__ is DataParam and node.param.name in DATA_NAMES:
-        texts = node.texts
-        if texts[0] is None or texts[1] is None:
-            return None
-        name, negate = node.param.name, node.negate
-        return lambda item, i, count: texts[truthy(_data(name, i, count)) is not negate]
+    if kind is ConditionBlock and node.param.__class__ is DataParam:
+        return _data_condition(node)
+    return None
+
+
+def _field(name: str, escape: bool) -> ItemPiece:
+    """``LocalMustache.render`` on an item that is a map holding ``name``."""
+
+    def field(item: Any, i: int, count: int) -> str:
+        if item.__class__ is not dict:
+            raise Fallback
+        value = item.get(name, MISSING)
+        if value.__class__ is str:
+            return escape_html(value) if escape else value  # type: ignore[no-any-return]
+        if value is MISSING or value.__class__ is GoFunc:
+            raise Fallback
+        return _printed(value, escape)
+
+    return field
+
+
+def _data_condition(node: ConditionBlock) -> ItemPiece | None:
+    """``{{#if @first}}``, ``{{#unless @last}}``...: both branches text alone; ``@index`` is true past 0."""
+    no, yes = node.texts
+    if no is None or yes is None:
+        return None
+    if node.negate:
+        no, yes = yes, no
+    name = node.param.name
+    if name == "index":
+        return lambda item, i, count: yes if i != 0 else no
+    if name == "first":
+        return lambda item, i, count: yes if i == 0 else no
+    if name == "last":
+        return lambda item, i, count: yes if i == count - 1 else no
     return None
 
 

@@ -91,7 +91,9 @@ def closed_template(pick: Callable[[Sequence[Any]], Any]) -> str:
             parts.append(f"{{{{#{helper} {pick(CONDITIONS)}}}}}{branch}{inverse}{{{{/{helper}}}}}")
         else:
             items = "".join(pick(ITEM_PARTS) for _ in range(pick(range(1, 5))))
-            separator = pick(["", "{{#unless @last}},{{/unless}}", "{{#if @first}}^{{/if}}"])
+            separator = pick(
+                ["", "{{#unless @last}},{{/unless}}", "{{#if @first}}^{{/if}}", "{{#if @index}};{{else}}0{{/if}}"]
+            )
             parts.append(f"{{{{#each {pick(LISTS)}}}}}{items}{separator}{{{{/each}}}}")
     return "".join(parts)
 
