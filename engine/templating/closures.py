@@ -277,7 +277,7 @@ def _field(name: str, escape: bool) -> ItemPiece:
             raise Fallback
         value = item.get(name, MISSING)
         if value.__class__ is str:
-            return escape_html(value) if escape else value  # type: ignore[no-any-return]
+            return escape_html(value) if escape else value
         if value is MISSING or value.__class__ is GoFunc:
             raise Fallback
         return _printed(value, escape)
