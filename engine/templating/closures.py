@@ -24,7 +24,7 @@ templates both ways and compares the bytes.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from simproxy.engine.templating.context import UNREAD
 from simproxy.engine.templating.evaluate import Call, call_func
@@ -113,6 +113,7 @@ Value = Callable[[Flat], Any]
 Piece = Callable[[Flat], str]
 ItemPiece = Callable[[Any, int, int], str]
 """What an ``#each`` item prints, given the item, its index and the array's length."""
+P = TypeVar("P")
 
 
 class ClosureText:
@@ -136,7 +137,7 @@ class ClosureText:
 def closure_text(program: Program, services: Any) -> ClosureText | None:
     """``program`` as a ``ClosureText`` when every part takes one of the shapes above and some part
     calls a helper or reads the body (request fields alone are ``direct``'s); else None."""
-    parts = _pieces(program)
+    parts = _pieces(program, _piece)
     if parts is None or all(part.__class__ is str for part in parts):
         return None
     if not any(part.__class__ is not RequestMustache and part.__class__ is not str for part in program.parts):
@@ -144,13 +145,14 @@ def closure_text(program: Program, services: Any) -> ClosureText | None:
     return ClosureText(tuple(parts), services)
 
 
-def _pieces(program: Program) -> list[str | Piece] | None:
-    parts: list[str | Piece] = []
+def _pieces(program: Program, make: Callable[[Any], P | None]) -> list[str | P] | None:
+    """``program``'s text and a piece of each node made by ``make``; None when some node has none."""
+    parts: list[str | P] = []
     for node in program.parts:
         if node.__class__ is str:
             parts.append(node)
             continue
-        piece = _piece(node)
+        piece = make(node)
         if piece is None:
             return None
         parts.append(piece)
@@ -190,7 +192,7 @@ def _branch(program: Program | None) -> str | Piece | None:
     alone = program.text_alone()
     if alone is not None:
         return alone
-    parts = _pieces(program)
+    parts = _pieces(program, _piece)
     if parts is None:
         return None
     fixed = tuple(parts)
@@ -217,15 +219,9 @@ def _each(node: EachBlock) -> Piece | None:
     program = node.program
     if items is None or program is None:
         return None
-    parts: list[str | ItemPiece] = []
-    for part in program.parts:
-        if part.__class__ is str:
-            parts.append(part)
-            continue
-        piece = _item_piece(part)
-        if piece is None:
-            return None
-        parts.append(piece)
+    parts = _pieces(program, _item_piece)
+    if parts is None:
+        return None
     fixed = tuple(parts)
 
     def each(flat: Flat) -> str:
