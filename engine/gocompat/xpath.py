@@ -40,22 +40,41 @@ def check_xpath(expr: str, where: str) -> etree.XPath:
     return compiled
 
 
-def run_xpath(expr: str, compiled: etree.XPath, actual: str) -> object:
-    """The XPath result on the body, or None when it cannot run (not XML, unknown prefix)."""
+ParsedXml = tuple["etree._ElementTree", dict[str, str]]
+"""A body read as XML: its tree, and the prefixes its root element binds."""
+
+
+def parse_xml(actual: str) -> ParsedXml | None:
+    """``actual`` read leniently as XML, once for any number of expressions; None when nothing
+    recoverable is in it (an empty body, say)."""
     from lxml import etree
 
     try:
         root = etree.fromstring(actual.encode("utf-8", "surrogateescape"), _parser())
     except etree.XMLSyntaxError:
-        return None  # nothing recoverable (an empty body, say)
+        return None
     if root is None:
         return None
     namespaces = {prefix: uri for prefix, uri in root.nsmap.items() if prefix}  # the root's only
-    tree = root.getroottree()
+    return root.getroottree(), namespaces
+
+
+def xpath_on(parsed: ParsedXml | None, expr: str, compiled: etree.XPath) -> object:
+    """The XPath result on a parsed body, or None when it cannot run (not XML, unknown prefix)."""
+    from lxml import etree
+
+    if parsed is None:
+        return None
+    tree, namespaces = parsed
     try:
         return etree.XPath(expr, namespaces=namespaces)(tree) if namespaces else compiled(tree)
     except etree.XPathError:
         return None
+
+
+def run_xpath(expr: str, compiled: etree.XPath, actual: str) -> object:
+    """The XPath result on the body, or None when it cannot run (not XML, unknown prefix)."""
+    return xpath_on(parse_xml(actual), expr, compiled)
 
 
 def string_value(result: object) -> str:

@@ -162,7 +162,20 @@ NOT_JSON = object()
 class RenderState:
     """The state of one render that helpers reach through their call."""
 
-    __slots__ = ("body_json", "csv", "headers", "hoverfly", "internal", "journal", "kvs", "request", "root", "services")
+    __slots__ = (
+        "body_json",
+        "body_xml",
+        "body_xml_json",
+        "csv",
+        "headers",
+        "hoverfly",
+        "internal",
+        "journal",
+        "kvs",
+        "request",
+        "root",
+        "services",
+    )
 
     def __init__(
         self, services: Any, request: RequestDetails, csv: CsvTables, journal: JournalLookup, hoverfly: bool = False
@@ -179,3 +192,7 @@ class RenderState:
         self.root: Any = None
         self.body_json: Any = UNREAD
         """The request body as Go's decoder reads it, once a jsonpath query has read it."""
+        self.body_xml: Any = UNREAD
+        """The request body read as XML (or None), once an xpath query has read it."""
+        self.body_xml_json: Any = UNREAD
+        """The request body as goxml2json decodes it, once a jsonpathfromxml query has read it."""

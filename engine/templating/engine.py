@@ -164,12 +164,12 @@ class Variables:
                 continue
             try:
                 if entry.function == "requestBody":
-                    from simproxy.engine.templating.helpers_body import fetch_from_body
+                    from simproxy.engine.templating.helpers_body import fetch_from_request
 
                     query_type, query = entry.arguments[0], entry.arguments[1]
                     if not isinstance(query_type, str) or not isinstance(query, str):
                         raise RenderFailure("requestBody variables take two strings")
-                    values[entry.name] = fetch_from_body(rt.services, query_type, query, rt.request.body)
+                    values[entry.name] = fetch_from_request(rt, query_type, query)
                 else:
                     values[entry.name] = _call_variable(rt, entry)
             except Exception as exc:  # Hoverfly recovers the panic and leaves the variable unset

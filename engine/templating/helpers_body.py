@@ -17,7 +17,7 @@ from xml.parsers import expat
 from simproxy.engine.gocompat.gojson import InvalidJSON, decode_float, format_v_float, marshal
 from simproxy.engine.gocompat.jsonpath_k8s import NO_VALUE, JsonPath, run
 from simproxy.engine.gocompat.jwt import token_parts
-from simproxy.engine.gocompat.xpath import run_xpath, string_value
+from simproxy.engine.gocompat.xpath import parse_xml, run_xpath, string_value, xpath_on
 from simproxy.engine.templating.context import NOT_JSON, UNREAD
 from simproxy.engine.templating.evaluate import Call
 from simproxy.engine.templating.helpers_csv import evaluation_text
@@ -113,12 +113,28 @@ def request_body(call: Call, query_type: str, query: str) -> Any:
     rt = scope.rt
     if scope.ctx[-1] is not rt.root:
         raise RenderFailure("requestBody inside a block whose context is not the root (Hoverfly crashes)")
-    kind = query_type.lower()
-    if kind != "jsonpath":
-        return fetch_from_body(rt.services, kind, query, rt.request.body)
-    if query == "":
-        raise RenderFailure("an empty JSONPath query (Hoverfly crashes)")
-    return query_body_json(rt, query)
+    return fetch_from_request(rt, query_type.lower(), query)
+
+
+def fetch_from_request(rt: Any, query_type: str, query: str) -> Any:
+    """``fetch_from_body`` on the render's request: its body read as JSON, as XML or as
+    goxml2json's JSON at most once each, however many queries read it."""
+    if query_type == "jsonpath":
+        if query == "":
+            raise RenderFailure("an empty JSONPath query (Hoverfly crashes)")
+        return query_body_json(rt, query)
+    if query_type == "xpath":
+        parsed = rt.body_xml
+        if parsed is UNREAD:
+            parsed = rt.body_xml = parse_xml(rt.request.body)
+        result = xpath_on(parsed, query, rt.services.xpath(query))
+        return "" if result is None else string_value(result)
+    if query_type == "jsonpathfromxml":
+        data = rt.body_xml_json
+        if data is UNREAD:
+            data = rt.body_xml_json = xml_to_json(rt.request.body)
+        return json_query(rt.services, query, data)
+    return ""
 
 
 def query_body_json(rt: Any, query: str) -> Any:

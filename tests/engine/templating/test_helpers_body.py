@@ -145,6 +145,33 @@ def test_jsonpath_from_xml(body: str, query: str, expected: str) -> None:
     assert text(f"{{{{{{Request.Body 'jsonpathfromxml' \"{query}\"}}}}}}", req=request(body=body)) == expected
 
 
+def test_a_render_reads_an_xml_body_once_however_many_queries_read_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from simproxy.engine.templating import helpers_body
+
+    reads = {"xml": 0, "json": 0}
+    parse_xml, xml_to_json = helpers_body.parse_xml, helpers_body.xml_to_json
+
+    def counted_xml(body: str) -> object:
+        reads["xml"] += 1
+        return parse_xml(body)
+
+    def counted_json(body: str) -> object:
+        reads["json"] += 1
+        return xml_to_json(body)
+
+    monkeypatch.setattr(helpers_body, "parse_xml", counted_xml)
+    monkeypatch.setattr(helpers_body, "xml_to_json", counted_json)
+    template = (
+        "{{Request.Body 'xpath' '/root/text'}} {{requestBody 'xpath' 'count(/root/item)'}} "
+        "{{#each (split 'a,b' ',')}}{{/each}}{{Request.Body 'XPATH' '/root/@id'}} "
+        "{{Request.Body 'jsonpathfromxml' '$.root[0].text[0]'}} {{{Request.Body 'jsonpathfromxml' '$.root[0].item'}}}"
+    )
+    assert text(template, req=XML) == "value 2 7 value ab"
+    assert reads == {"xml": 1, "json": 1}
+    assert text(template, req=XML) == "value 2 7 value ab"  # the next render reads its own request
+    assert reads == {"xml": 2, "json": 2}
+
+
 def _segment(value: object) -> str:
     return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
 
