@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simproxy.engine.simulation.model import Response
 from simproxy.engine.templating import (
@@ -23,12 +23,14 @@ from simproxy.engine.templating import (
     TemplateEngine,
     Variables,
 )
-from simproxy.engine.templating.closures import ClosureText
 from simproxy.engine.templating.direct import DirectText, StateText
 from simproxy.engine.wire.golayout import go_shape
 from simproxy.engine.wire.hot import hot_value
 from simproxy.engine.wire.request import RequestDetails, canonical_header
 from simproxy.engine.wire.response import Wire, WireShape, render_wire, wire_shape
+
+if TYPE_CHECKING:  # closures bring the body helpers, loaded with the first template that uses them
+    from simproxy.engine.templating.closures import ClosureText
 
 _NO_JOURNAL = NoJournal()
 
