@@ -137,12 +137,10 @@ class ClosureText:
 def closure_text(program: Program, services: Any) -> ClosureText | None:
     """``program`` as a ``ClosureText`` when every part takes one of the shapes above and some part
     calls a helper or reads the body (request fields alone are ``direct``'s); else None."""
+    if all(node.__class__ is str or node.__class__ is RequestMustache for node in program.parts):
+        return None
     parts = _pieces(program, _piece)
-    if parts is None or all(part.__class__ is str for part in parts):
-        return None
-    if not any(part.__class__ is not RequestMustache and part.__class__ is not str for part in program.parts):
-        return None
-    return ClosureText(tuple(parts), services)
+    return None if parts is None else ClosureText(tuple(parts), services)
 
 
 def _pieces(program: Program, make: Callable[[Any], P | None]) -> list[str | P] | None:
