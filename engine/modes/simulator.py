@@ -266,15 +266,12 @@ class Simulator:
         templates = pair.templates
         waits = templates is not None and (templates.uses_state or templates.uses_csv or templates.uses_journal)
         if templates is not None and not (waits or step or delay > 0):
-            if not snap.simulation.simulation.variables:
-                direct = templates.direct
-                if direct is not None:
-                    return direct.wire(req, self.webserver)
-                closed = templates.closed
-                if closed is not None:
-                    wire = closed.wire(req, self.webserver, self.hoverfly_helpers)
-                    if wire is not None:
-                        return wire
+            direct = templates.direct
+            if direct is not None and not snap.simulation.simulation.variables:
+                return direct.wire(req, self.webserver)
+            quick = self._quick(snap, pair, req, _NO_STATE)
+            if quick is not None:
+                return quick[0]
             rendered = self._render(snap, pair, req, _NO_STATE, CsvTables({}))
             return self._wire_of(rendered, pair)
         if templates is None and not step and delay <= 0:
@@ -302,15 +299,16 @@ class Simulator:
         wire: Wire | None = None
         transitions = response.transitions_state
         try:
-            closed = None if pair.templates is None or snap.simulation.simulation.variables else pair.templates.closed
-            if closed is not None:  # reads no state: `this` in a loop counts, but only a fallback reads it
-                wire = closed.wire(req, self.webserver, self.hoverfly_helpers)
-            if pair.templates is not None and wire is None:
+            if pair.templates is not None:
                 state = await self._state.state_get() if pair.templates.uses_state else _NO_STATE
-                rendered = await self._render_shared(snap, pair, req, state)
-                if rendered is None:
-                    return self._conflict()
-                wire, transitions = self._wire_of(rendered, pair), rendered.transitions
+                quick = self._quick(snap, pair, req, state)
+                if quick is not None:
+                    wire, transitions = quick
+                else:
+                    rendered = await self._render_shared(snap, pair, req, state)
+                    if rendered is None:
+                        return self._conflict()
+                    wire, transitions = self._wire_of(rendered, pair), rendered.transitions
             if step:  # a step that depends on no state: taken in this worker's turn, whatever the state
                 answer = wire or self._wire(pair)
                 group = snap.simulation.state_layout.group_at(pair.index)
@@ -385,10 +383,14 @@ class Simulator:
         response = pair.pair.response
         wire, transitions = None, response.transitions_state
         if pair.templates is not None:  # Hoverfly renders before it changes the state
-            rendered = await self._render_shared(snap, pair, req, state)
-            if rendered is None:
-                return Decision({}, (), self._conflict)
-            wire, transitions = self._wire_of(rendered, pair), rendered.transitions
+            quick = self._quick(snap, pair, req, state)
+            if quick is not None:
+                wire, transitions = quick
+            else:
+                rendered = await self._render_shared(snap, pair, req, state)
+                if rendered is None:
+                    return Decision({}, (), self._conflict)
+                wire, transitions = self._wire_of(rendered, pair), rendered.transitions
 
         def finish() -> tuple[Wire, Response]:
             self._remember(result, req, probe)
@@ -432,6 +434,25 @@ class Simulator:
         delay = self._delay(snap, pair.pair.response, req) if delayed else 0.0
         return self._delayed(wire, delay) if delay > 0 else wire
 
+    def _quick(
+        self, snap: Snapshot, pair: CompiledPair, req: RequestDetails, state: Mapping[str, str]
+    ) -> tuple[Wire, tuple[tuple[str, str], ...] | None] | None:
+        """``pair``'s templated answer and transitions on ``state`` without the general render: its
+        stated answer, or its closures when they take this request; None when the general render
+        must answer (as ``render_pair`` would, neither reads a CSV source or the journal)."""
+        templates = pair.templates
+        if templates is None or snap.simulation.simulation.variables:
+            return None
+        stated = templates.stated
+        if stated is not None:
+            return stated.wire(req, state, self.webserver), stated.transitions
+        closed = templates.closed
+        if closed is not None:
+            wire = closed.wire(req, self.webserver, self.hoverfly_helpers)
+            if wire is not None:
+                return wire, pair.pair.response.transitions_state
+        return None
+
     def _answer_held(
         self,
         snap: Snapshot,
@@ -447,14 +468,10 @@ class Simulator:
         wire, transitions = None, response.transitions_state
         templates = pair.templates
         if templates is not None:  # Hoverfly renders, then steps
-            stated, closed = templates.stated, templates.closed
-            if snap.simulation.simulation.variables:
-                stated = closed = None
-            if stated is not None:
-                wire, transitions = stated.wire(req, state, self.webserver), stated.transitions
-            elif closed is not None:  # `this` in a loop counts as reading the state
-                wire = closed.wire(req, self.webserver, self.hoverfly_helpers)
-            if wire is None and stated is None:
+            quick = self._quick(snap, pair, req, state)
+            if quick is not None:
+                wire, transitions = quick
+            else:
                 rendered = self._render(snap, pair, req, state, CsvTables({}))
                 wire, transitions = self._wire_of(rendered, pair), rendered.transitions
         if step:

@@ -461,3 +461,46 @@ def test_a_result_worked_out_while_its_pair_was_preloaded_takes_the_preloaded_en
     exact = {name: [{"matcher": "exact", "value": value}] for name, value in fields}
     stateful = {"request": {"path": [{"matcher": "exact", "value": "/x"}], "requiresState": {"s": "1"}}}
     world(scenario, {**stateful, "response": {"body": "x"}}, {"request": exact, "response": {"body": "A"}})
+
+
+def test_on_a_state_a_round_trip_away_templates_are_answered_without_the_general_render(
+    world: Any, monkeypatch: Any
+) -> None:
+    """With the state in Redis, a journey step printing the state (a stated answer) and an order
+    answer of helpers and loops (closures) are answered as the general render answers them, without
+    it; a request the closures cannot decide (an empty array) is rendered in full."""
+    from simproxy.engine.modes import simulator
+
+    renders: list[str] = []
+    general = simulator.render_pair
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        renders.append(args[2].path)
+        return general(*args, **kwargs)
+
+    monkeypatch.setattr(simulator, "render_pair", counted)
+    journey = requiring(
+        {"stage": "browsing"}, "/basket", "{{ State.user }}:{{ Request.QueryParam.sku }}", templated=True
+    )
+    journey["response"]["transitionsState"] = {"stage": "paid"}
+    lines = pair(
+        "/lines",
+        "{{ Request.Body 'jsonpath' '$.id' }}={{#each (Request.Body 'jsonpath' '$.items')}}{{this}}"
+        "{{#unless @last}},{{/unless}}{{else}}none{{/each}}",
+        templated=True,
+    )
+
+    async def scenario(w: World) -> None:
+        _state_away(w)
+        await w.store.state_replace({"user": "ada", "stage": "browsing"})
+        step = await w.answer(request("/basket", query="sku=a<1>"))
+        assert (step.status, step.raw_body) == (200, b"ada:a&lt;1&gt;")
+        assert await w.store.state_get() == {"user": "ada", "stage": "paid"}
+        listed = await w.answer(request("/lines", "POST", body='{"id": "o7", "items": [1, 2]}'))
+        assert (listed.status, listed.raw_body) == (200, b"o7=1,2")
+        assert renders == []
+        empty = await w.answer(request("/lines", "POST", body='{"id": "o8", "items": []}'))
+        assert (empty.status, empty.raw_body) == (200, b"o8=none")
+        assert renders == ["/lines"]
+
+    world(scenario, journey, lines)
