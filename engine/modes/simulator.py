@@ -301,14 +301,10 @@ class Simulator:
         try:
             if pair.templates is not None:
                 state = await self._state.state_get() if pair.templates.uses_state else _NO_STATE
-                quick = self._quick(snap, pair, req, state)
-                if quick is not None:
-                    wire, transitions = quick
-                else:
-                    rendered = await self._render_shared(snap, pair, req, state)
-                    if rendered is None:
-                        return self._conflict()
-                    wire, transitions = self._wire_of(rendered, pair), rendered.transitions
+                answered = await self._templated(snap, pair, req, state)
+                if answered is None:
+                    return self._conflict()
+                wire, transitions = answered
             if step:  # a step that depends on no state: taken in this worker's turn, whatever the state
                 answer = wire or self._wire(pair)
                 group = snap.simulation.state_layout.group_at(pair.index)
@@ -383,14 +379,10 @@ class Simulator:
         response = pair.pair.response
         wire, transitions = None, response.transitions_state
         if pair.templates is not None:  # Hoverfly renders before it changes the state
-            quick = self._quick(snap, pair, req, state)
-            if quick is not None:
-                wire, transitions = quick
-            else:
-                rendered = await self._render_shared(snap, pair, req, state)
-                if rendered is None:
-                    return Decision({}, (), self._conflict)
-                wire, transitions = self._wire_of(rendered, pair), rendered.transitions
+            answered = await self._templated(snap, pair, req, state)
+            if answered is None:
+                return Decision({}, (), self._conflict)
+            wire, transitions = answered
 
         def finish() -> tuple[Wire, Response]:
             self._remember(result, req, probe)
@@ -513,6 +505,19 @@ class Simulator:
                 rendered = self._render(snap, pair, req, _NO_STATE, CsvTables({}))
                 return self._wire_of(rendered, pair), response
         return self._state_unavailable(exc)
+
+    async def _templated(
+        self, snap: Snapshot, pair: CompiledPair, req: RequestDetails, state: Mapping[str, str]
+    ) -> tuple[Wire, tuple[tuple[str, str], ...] | None] | None:
+        """``pair``'s templated answer and transitions on ``state``: ``_quick``'s, else the general
+        render's against the fleet's data sources; None when those kept changing."""
+        quick = self._quick(snap, pair, req, state)
+        if quick is not None:
+            return quick
+        rendered = await self._render_shared(snap, pair, req, state)
+        if rendered is None:
+            return None
+        return self._wire_of(rendered, pair), rendered.transitions
 
     async def _render_shared(
         self, snap: Snapshot, pair: CompiledPair, req: RequestDetails, state: Mapping[str, str]
