@@ -440,9 +440,9 @@ class Simulator:
             return stated.wire(req, state, self.webserver), stated.transitions
         closed = templates.closed
         if closed is not None:
-            wire = closed.wire(req, self.webserver, self.hoverfly_helpers)
+            wire = closed.wire(req, self.webserver, self.hoverfly_helpers, state)
             if wire is not None:
-                return wire, pair.pair.response.transitions_state
+                return wire, closed.transitions
         return None
 
     def _answer_held(

@@ -5,7 +5,8 @@ render result and a rendered ``Response`` per request; in the socket path that s
 than the helpers it calls. A template made only of the shapes below is compiled once, at import,
 into plain functions that read the request and call the helpers directly:
 
-- text, request fields (``Request.Path.[1]``, ``Request.Header.X``), ``Request.Body 'jsonpath' 'q'``;
+- text, request fields (``Request.Path.[1]``, ``Request.Header.X``), state keys (``State.user``),
+  ``Request.Body 'jsonpath' 'q'``;
 - helper calls whose helper reads nothing of the render but its services (random values, ``now``,
   ``faker``, text and arithmetic helpers, ``jsonFromJWT``), with literal, body-query or such helper
   calls as arguments, and no hash;
@@ -23,10 +24,11 @@ templates both ways and compares the bytes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from simproxy.engine.templating.context import UNREAD
+from simproxy.engine.templating.direct import state_key
 from simproxy.engine.templating.evaluate import Call, call_func
 from simproxy.engine.templating.fast import (
     NIL,
@@ -95,12 +97,13 @@ class Flat:
     """What a closure's helper ``Call`` reaches: both its scope and its render state (``call.rt``),
     holding only what the helpers above read of them."""
 
-    __slots__ = ("body_json", "hoverfly", "request", "services")
+    __slots__ = ("body_json", "hoverfly", "request", "services", "state")
 
-    def __init__(self, services: Any, request: RequestDetails, hoverfly: bool) -> None:
+    def __init__(self, services: Any, request: RequestDetails, hoverfly: bool, state: Mapping[str, str]) -> None:
         self.services = services
         self.request = request
         self.hoverfly = hoverfly
+        self.state = state
         self.body_json: Any = UNREAD
         """The request body as Go's decoder reads it, once a jsonpath query has read it."""
 
@@ -126,8 +129,8 @@ class ClosureText:
         self.parts = parts
         self.services = services
 
-    def render(self, request: RequestDetails, hoverfly: bool) -> str | None:
-        flat = Flat(self.services, request, hoverfly)
+    def render(self, request: RequestDetails, hoverfly: bool, state: Mapping[str, str]) -> str | None:
+        flat = Flat(self.services, request, hoverfly, state)
         try:
             return "".join([part if part.__class__ is str else part(flat) for part in self.parts])  # type: ignore[operator]
         except Exception:  # Fallback, or a failure the general render reports as it always does
@@ -167,6 +170,9 @@ def _piece(node: Any) -> Piece | None:
     if kind is RequestMustache:
         getter = node.getter
         return lambda flat: getter(flat.request)
+    if kind is PathMustache and not (node.params or node.hash):
+        key = state_key(node.path, node.escape)  # {{ State.user }}: None for any other path
+        return None if key is None else lambda flat: key(flat.state)
     if kind is BodyQueryMustache:
         query, escape = node.query, node.escape
         return lambda flat: _printed(query_body_json(flat, query), escape)

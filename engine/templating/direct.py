@@ -60,7 +60,7 @@ def _text_parts(program: Program, *, state: bool) -> list[str | Getter | StateKe
             return None
         getter: Getter | StateKey | None = request_getter(part.path, part.escape)
         if getter is None and state:
-            getter = _state_key(part.path, part.escape)
+            getter = state_key(part.path, part.escape)
         if getter is None:
             return None
         parts.append(getter)
@@ -109,7 +109,7 @@ def state_text(program: Program) -> StateText | None:
     return StateText(tuple(parts))
 
 
-def _state_key(path: Path, escape: bool) -> StateKey | None:
+def state_key(path: Path, escape: bool) -> StateKey | None:
     """``State.<name>``: a key of the state map (its name as written; only ``State`` is a field)."""
     parts = path.parts
     if path.data or path.data_root or path.depth or len(parts) != 2 or parts[0].title != "State":

@@ -309,8 +309,8 @@ class TemplateEngine:
         direct = direct_text(program)
         stated = state_text(program) if direct is None and usage.state else None
         closures = None
-        if direct is None and constant is None and self.specialise:
-            closures = closure_text(program, self)  # never reads the state, CSV or journal itself
+        if direct is None and stated is None and constant is None and self.specialise:
+            closures = closure_text(program, self)  # reads no CSV source or journal
         return Template(
             usage.state,
             usage.csv,

@@ -54,8 +54,9 @@ class PairTemplates:
     """Set when only the body is templated, it prints nothing but request fields and state keys,
     and every state transition is text alone: answered on the state without a render context."""
     closed: ClosureAnswer | None = None
-    """Set when only the body is templated and it compiles to closures (helpers of no effect, body
-    queries, blocks over them): answered without a render context when the closures take it."""
+    """Set when only the body is templated, it compiles to closures (helpers of no effect, body
+    queries, state keys, blocks over them) and every state transition is text alone: answered
+    without a render context when the closures take the request."""
 
     @property
     def all(self) -> tuple[Template, ...]:
@@ -96,9 +97,11 @@ class ClosureAnswer:
     body: ClosureText
     proxy: WireShape
     webserver: WireShape
+    transitions: tuple[tuple[str, str], ...] | None
+    """What ``render_pair`` gives as the transitions, as ``StatedAnswer.transitions``."""
 
-    def wire(self, request: RequestDetails, webserver: bool, hoverfly: bool) -> Wire | None:
-        text = self.body.render(request, hoverfly)
+    def wire(self, request: RequestDetails, webserver: bool, hoverfly: bool, state: Mapping[str, str]) -> Wire | None:
+        text = self.body.render(request, hoverfly, state)
         if text is None:
             return None
         return (self.webserver if webserver else self.proxy).wire(text)
@@ -148,14 +151,14 @@ def compile_pair_templates(
             shapes = WireShapes(proxy, webserver)
     if shapes is not None and body.direct is not None and not transitions:
         direct = DirectAnswer(body.direct, shapes.proxy, shapes.webserver)
-    closed = None
-    if shapes is not None and body.closures is not None and not transitions:
-        closed = ClosureAnswer(body.closures, shapes.proxy, shapes.webserver)
-    stated = None
+    stated = closed = None
     fixed = [(key, template.constant) for key, template in transitions]
-    if shapes is not None and body.stated is not None and all(value is not None for _, value in fixed):
+    if shapes is not None and all(value is not None for _, value in fixed):
         steps = tuple((key, value.text) for key, value in fixed if value is not None) if fixed else None
-        stated = StatedAnswer(body.stated, shapes.proxy, shapes.webserver, steps or resp.transitions_state)
+        if body.stated is not None:
+            stated = StatedAnswer(body.stated, shapes.proxy, shapes.webserver, steps or resp.transitions_state)
+        elif body.closures is not None:
+            closed = ClosureAnswer(body.closures, shapes.proxy, shapes.webserver, steps or resp.transitions_state)
     return PairTemplates(
         body,
         headers,

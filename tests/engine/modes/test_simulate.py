@@ -466,9 +466,10 @@ def test_a_result_worked_out_while_its_pair_was_preloaded_takes_the_preloaded_en
 def test_on_a_state_a_round_trip_away_templates_are_answered_without_the_general_render(
     world: Any, monkeypatch: Any
 ) -> None:
-    """With the state in Redis, a journey step printing the state (a stated answer) and an order
-    answer of helpers and loops (closures) are answered as the general render answers them, without
-    it; a request the closures cannot decide (an empty array) is rendered in full."""
+    """With the state in Redis, a journey step printing the state (a stated answer), one printing
+    the state and a helper, and an answer of body queries and a loop (closures) are answered as the
+    general render answers them, without it; a request the closures cannot decide (an empty array)
+    is rendered in full."""
     from simproxy.engine.modes import simulator
 
     renders: list[str] = []
@@ -483,6 +484,8 @@ def test_on_a_state_a_round_trip_away_templates_are_answered_without_the_general
         {"stage": "browsing"}, "/basket", "{{ State.user }}:{{ Request.QueryParam.sku }}", templated=True
     )
     journey["response"]["transitionsState"] = {"stage": "paid"}
+    checkout = requiring({"stage": "paid"}, "/checkout", "{{ State.user }} {{ length 'abcd' }}", templated=True)
+    checkout["response"]["transitionsState"] = {"stage": "done"}
     lines = pair(
         "/lines",
         "{{ Request.Body 'jsonpath' '$.id' }}={{#each (Request.Body 'jsonpath' '$.items')}}{{this}}"
@@ -496,6 +499,9 @@ def test_on_a_state_a_round_trip_away_templates_are_answered_without_the_general
         step = await w.answer(request("/basket", query="sku=a<1>"))
         assert (step.status, step.raw_body) == (200, b"ada:a&lt;1&gt;")
         assert await w.store.state_get() == {"user": "ada", "stage": "paid"}
+        paid = await w.answer(request("/checkout"))  # state and a helper: closures, with their step
+        assert (paid.status, paid.raw_body) == (200, b"ada 4")
+        assert await w.store.state_get() == {"user": "ada", "stage": "done"}
         listed = await w.answer(request("/lines", "POST", body='{"id": "o7", "items": [1, 2]}'))
         assert (listed.status, listed.raw_body) == (200, b"o7=1,2")
         assert renders == []
@@ -503,4 +509,4 @@ def test_on_a_state_a_round_trip_away_templates_are_answered_without_the_general
         assert (empty.status, empty.raw_body) == (200, b"o8=none")
         assert renders == ["/lines"]
 
-    world(scenario, journey, lines)
+    world(scenario, journey, checkout, lines)

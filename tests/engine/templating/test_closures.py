@@ -54,6 +54,9 @@ LEAVES = [
     "isNumeric (Request.Body 'jsonpath' '$.qty')",
     "matchesRegex (Request.Body 'jsonpath' '$.name') '^A'",
     "jsonFromJWT '$.sub' 'x'",
+    "State.user",
+    "State.[sequence:1]",
+    "State.absent",
 ]
 CONDITIONS = [
     "(isGreaterThan (Request.Body 'jsonpath' '$.qty') '10')",
@@ -117,8 +120,9 @@ def both(template: str, body: str, hoverfly: bool = False) -> tuple[Any, Any, bo
         return None, None, False
     closures = engine(seed=7).compile(template, WHERE).closures
     req = _request(body)
-    result = general.render(context(using=general.engine, req=req, state={"user": "ada"}, hoverfly=hoverfly))
-    closed = None if closures is None else closures.render(req, hoverfly)
+    state = {"user": "ada<&>", "sequence:1": "2"}
+    result = general.render(context(using=general.engine, req=req, state=state, hoverfly=hoverfly))
+    closed = None if closures is None else closures.render(req, hoverfly, state)
     return (result.text, result.ok, result.status, result.headers), closed, closures is not None
 
 
@@ -204,7 +208,8 @@ def test_requests_the_closures_cannot_answer_are_left_to_the_general_render(temp
 @pytest.mark.parametrize(
     "template",
     [
-        "{{ State.user }}{{ randomString }}",  # state: StatedAnswer or the general render
+        "{{ State.user }}{{ Request.Path.[1] }}",  # state and request fields alone: StatedAnswer's
+        "{{ State }}{{ randomString }}",  # the whole state
         "{{ putValue 'k' 'v' true }}{{ getValue 'k' }}",  # the render's key-value store
         "{{ setStatusCode '201' }}",
         "{{ csv 'pets' 'id' '1' 'name' }}",
@@ -228,13 +233,28 @@ def test_a_closure_answer_is_the_wire_of_the_general_render(webserver: bool) -> 
     ctx = context(req=req)
     general = render_pair(templates, response, req, {}, {}, ctx.variables, ctx.csv)
     expected = render_wire(general.response, "a templated response", "pair-0", webserver=webserver)
-    assert templates.closed.wire(req, webserver, False) == expected
+    assert templates.closed.wire(req, webserver, False, {}) == expected
 
 
 def test_a_templated_header_or_transition_keeps_the_general_render() -> None:
     for response in (
         Response(body=b"{{ randomString }}", headers=(("X-A", ("{{ randomString }}",)),), templated=True),
-        Response(body=b"{{ randomString }}", templated=True, transitions_state=(("k", "v"),)),
+        Response(body=b"{{ randomString }}", templated=True, transitions_state=(("k", "{{ Request.Method }}"),)),
     ):
         templates = compile_pair_templates(response, engine(), "data.pairs[0].response", "pair-0")
         assert templates is not None and templates.closed is None
+
+
+def test_a_journey_step_with_helpers_is_answered_with_its_fixed_transitions() -> None:
+    body = '{"user": "{{ State.user }}", "id": "{{ randomUuid }}", "qty": {{ Request.Body \'jsonpath\' \'$.qty\' }} }'
+    response = Response(body=body.encode(), templated=True, transitions_state=(("stage", "paid"), ("n", "")))
+    templates = compile_pair_templates(response, engine(seed=3), "data.pairs[0].response", "pair-0")
+    assert templates is not None and templates.closed is not None and templates.stated is None
+    req, state = _request('{"qty": 2}'), {"user": "ada", "stage": "browsing"}
+    reference = compile_pair_templates(response, engine(seed=3), "data.pairs[0].response", "pair-0")
+    assert reference is not None
+    ctx = context(req=req, state=state)
+    general = render_pair(reference, response, req, state, {}, ctx.variables, ctx.csv)
+    expected = render_wire(general.response, "a templated response", "pair-0", webserver=False)
+    assert templates.closed.wire(req, False, False, state) == expected
+    assert templates.closed.transitions == general.transitions == (("stage", "paid"), ("n", ""))
