@@ -266,9 +266,6 @@ class Simulator:
         templates = pair.templates
         waits = templates is not None and (templates.uses_state or templates.uses_csv or templates.uses_journal)
         if templates is not None and not (waits or step or delay > 0):
-            direct = templates.direct
-            if direct is not None and not snap.simulation.simulation.variables:
-                return direct.wire(req, self.webserver)
             quick = self._quick(snap, pair, req, _NO_STATE)
             if quick is not None:
                 return quick[0]
@@ -430,11 +427,14 @@ class Simulator:
         self, snap: Snapshot, pair: CompiledPair, req: RequestDetails, state: Mapping[str, str]
     ) -> tuple[Wire, tuple[tuple[str, str], ...] | None] | None:
         """``pair``'s templated answer and transitions on ``state`` without the general render: its
-        stated answer, or its closures when they take this request; None when the general render
-        must answer (as ``render_pair`` would, neither reads a CSV source or the journal)."""
+        direct or stated answer, or its closures when they take this request; None when the general
+        render must answer (as ``render_pair`` would, none reads a CSV source or the journal)."""
         templates = pair.templates
         if templates is None or snap.simulation.simulation.variables:
             return None
+        direct = templates.direct
+        if direct is not None:  # only without transitions
+            return direct.wire(req, self.webserver), pair.pair.response.transitions_state
         stated = templates.stated
         if stated is not None:
             return stated.wire(req, state, self.webserver), stated.transitions

@@ -467,9 +467,9 @@ def test_on_a_state_a_round_trip_away_templates_are_answered_without_the_general
     world: Any, monkeypatch: Any
 ) -> None:
     """With the state in Redis, a journey step printing the state (a stated answer), one printing
-    the state and a helper, and an answer of body queries and a loop (closures) are answered as the
-    general render answers them, without it; a request the closures cannot decide (an empty array)
-    is rendered in full."""
+    the state and a helper, an answer of body queries and a loop (closures) and a delayed echo of
+    request fields (a direct answer) are answered as the general render answers them, without it;
+    a request the closures cannot decide (an empty array) is rendered in full."""
     from simproxy.engine.modes import simulator
 
     renders: list[str] = []
@@ -486,6 +486,7 @@ def test_on_a_state_a_round_trip_away_templates_are_answered_without_the_general
     journey["response"]["transitionsState"] = {"stage": "paid"}
     checkout = requiring({"stage": "paid"}, "/checkout", "{{ State.user }} {{ length 'abcd' }}", templated=True)
     checkout["response"]["transitionsState"] = {"stage": "done"}
+    echo = pair("/echo", "{{ Request.QueryParam.id }}", templated=True, fixedDelay=1)  # delayed: awaited
     lines = pair(
         "/lines",
         "{{ Request.Body 'jsonpath' '$.id' }}={{#each (Request.Body 'jsonpath' '$.items')}}{{this}}"
@@ -504,9 +505,11 @@ def test_on_a_state_a_round_trip_away_templates_are_answered_without_the_general
         assert await w.store.state_get() == {"user": "ada", "stage": "done"}
         listed = await w.answer(request("/lines", "POST", body='{"id": "o7", "items": [1, 2]}'))
         assert (listed.status, listed.raw_body) == (200, b"o7=1,2")
+        echoed = await w.answer(request("/echo", query="id=<7>"))  # request fields alone: the direct answer
+        assert (echoed.status, echoed.raw_body) == (200, b"&lt;7&gt;")
         assert renders == []
         empty = await w.answer(request("/lines", "POST", body='{"id": "o8", "items": []}'))
         assert (empty.status, empty.raw_body) == (200, b"o8=none")
         assert renders == ["/lines"]
 
-    world(scenario, journey, checkout, lines)
+    world(scenario, journey, checkout, lines, echo)
