@@ -237,7 +237,30 @@ def _private_child() -> None:
     die_with_parent()
 
 
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+"""Where Linux keeps the range of ports it gives outgoing connections (and a bind to port 0)."""
+BELOW_EPHEMERAL = 10000
+"""How many ports under that range ``free_port`` picks from."""
+
+
 def free_port() -> int:
+    """A loopback port nothing was bound to a moment ago, for a server started next.
+
+    It is picked below the kernel's ephemeral range where that range is known: there only a bind
+    takes a port, whereas an ephemeral one may become the local end of any outgoing connection
+    between this check and the server's bind (the server then exits, "already in use").
+    """
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        low = int(EPHEMERAL_RANGE.read_text().split()[0])
+        if low > BELOW_EPHEMERAL + 1024:
+            for _ in range(100):
+                port = secrets.randbelow(BELOW_EPHEMERAL) + low - BELOW_EPHEMERAL
+                with socket.socket() as sock:
+                    try:
+                        sock.bind(("127.0.0.1", port))
+                    except OSError:
+                        continue
+                    return port
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])

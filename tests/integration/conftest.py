@@ -41,6 +41,8 @@ class Simproxy:
     ) -> None:
         self.env = env or {}
         self.cwd = cwd or ROOT
+        self._fixed = (admin_port, proxy_port)
+        """The ports the test asked for; the others are picked here, and picked again when taken."""
         self.admin_port = admin_port or free_port()
         self.proxy_port = proxy_port or free_port()
         self.flags = flags
@@ -51,11 +53,20 @@ class Simproxy:
         while it runs (the logs would fill it and block the process)."""
 
     def start(self, timeout: float = 30.0) -> Simproxy:
-        try:
-            return self._start(timeout)
-        except BaseException:
-            self.stop()
-            raise
+        for attempt in range(3):
+            try:
+                return self._start(timeout)
+            except _PortTaken:
+                # another process bound a port picked here since it was seen free: two new ones
+                self.stop()
+                if attempt == 2 or self._fixed == (self.admin_port, self.proxy_port):
+                    raise
+                self.admin_port = self._fixed[0] or free_port()
+                self.proxy_port = self._fixed[1] or free_port()
+            except BaseException:
+                self.stop()
+                raise
+        raise AssertionError("unreachable")
 
     def _start(self, timeout: float) -> Simproxy:
         cmd = [
@@ -80,7 +91,8 @@ class Simproxy:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"simproxy exited at start:\n{self.output()}")
+                error = _PortTaken if "is already in use" in self.output() else RuntimeError
+                raise error(f"simproxy exited at start:\n{self.output()}")
             try:
                 status, _, _ = self.admin("GET", "/api/health")
                 if status == 200 and self._proxy_listening() and len(self.proxy_listeners()) >= self.workers:
@@ -148,6 +160,10 @@ class Simproxy:
         self, url: str, method: str = "GET", body: bytes | None = None, headers: dict[str, str] | None = None
     ) -> tuple[int, dict[str, str], bytes]:
         return call(self.proxy_port, method, url, body, headers)
+
+
+class _PortTaken(RuntimeError):
+    """simproxy could not bind a port: another process took it after it was seen free."""
 
 
 def call(

@@ -35,7 +35,9 @@ import pytest
 
 from benchmarks.procs import descendants
 from simproxy.admin.command import COMMAND
+from simproxy.admin.process.redisserver import free_port
 from simproxy.engine.execution.lifeline import start_time
+from tests.integration import conftest
 from tests.integration.conftest import (
     ROOT,
     Simproxy,
@@ -461,3 +463,23 @@ def test_a_failed_start_exits_non_zero_with_its_reason_and_leaves_no_process_nor
     assert message.format(port=ports[taken] if taken else 0) in output
     assert wait_until(lambda: not launcher.leftovers(), timeout=5), launcher.leftovers()
     assert wait_until(lambda: not launcher.temporary_entries(), timeout=5), launcher.temporary_entries()
+
+
+def test_the_suites_own_start_takes_new_ports_when_one_it_picked_is_taken_before_simproxy_binds_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the race the suite meets now and then: a port seen free is bound by another process before
+    # simproxy binds it; simproxy exits ("already in use") and the suite's start tries two new ports
+    with socket.create_server(("127.0.0.1", 0)) as other:
+        taken = int(other.getsockname()[1])
+        picks = iter([free_port(), taken])
+        monkeypatch.setattr(conftest, "free_port", lambda: next(picks, None) or free_port())
+        simproxy = Simproxy()
+        assert simproxy.proxy_port == taken
+        try:
+            simproxy.start()
+            assert simproxy.proxy_port != taken
+            assert simproxy.admin_json("PUT", "/api/v2/simulation", simulation(pair("/moved", "here")))[0] == 200
+            assert simproxy.proxy("http://test.local/moved")[2] == b"here"
+        finally:
+            simproxy.stop()
