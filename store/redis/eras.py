@@ -37,7 +37,7 @@ import json
 import secrets
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
@@ -147,7 +147,7 @@ async def _each_to_the_end(call: Callable[[str], Awaitable[T]], groups: Iterable
     out = await _each(settled, groups)
     if failures:
         raise failures[0]
-    return [reply for reply in out if reply is not None]
+    return cast(list[T], out)  # no None: a call that failed raised above
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,7 +327,7 @@ class RedisEras(RedisRole):
             era = str(record.era)
             if any(text(g[0]) != era or text(g[1]) != "1" for g in groups):
                 eras = [int(text(g[0]) or 0) for g in groups]
-                if (min(eras) < record.era or max(eras) > record.era) and (
+                if any(e != record.era for e in eras) and (
                     text(await self._client.hget(self._eras, "current") or b"") == era
                 ):
                     # a group of the current ready era is never behind it unless Redis lost it (a
