@@ -239,28 +239,37 @@ def _private_child() -> None:
 
 EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
 """Where Linux keeps the range of ports it gives outgoing connections (and a bind to port 0)."""
+EPHEMERAL_LOW = 32768
+"""Where that range starts when it cannot be read: Linux's default, below other systems' 49152."""
 BELOW_EPHEMERAL = 10000
 """How many ports under that range ``free_port`` picks from."""
 
 
-def free_port() -> int:
-    """A loopback port nothing was bound to a moment ago, for a server started next.
+def free_port(count: int = 1) -> int:
+    """The first of ``count`` consecutive loopback ports nothing was bound to a moment ago, for
+    servers started next.
 
-    It is picked below the kernel's ephemeral range where that range is known: there only a bind
-    takes a port, whereas an ephemeral one may become the local end of any outgoing connection
-    between this check and the server's bind (the server then exits, "already in use").
+    They are picked below the kernel's ephemeral range: there only a bind takes a port, whereas an
+    ephemeral one may become the local end of any outgoing connection between this check and the
+    server's bind (the server then exits, "already in use"). With no room there (a range starting
+    near 1024), one port is the kernel's pick.
     """
-    with contextlib.suppress(OSError, ValueError, IndexError):
+    try:
         low = int(EPHEMERAL_RANGE.read_text().split()[0])
-        if low > BELOW_EPHEMERAL + 1024:
-            for _ in range(100):
-                port = secrets.randbelow(BELOW_EPHEMERAL) + low - BELOW_EPHEMERAL
-                with socket.socket() as sock:
-                    try:
-                        sock.bind(("127.0.0.1", port))
-                    except OSError:
-                        continue
-                    return port
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    except (OSError, ValueError, IndexError):
+        low = EPHEMERAL_LOW
+    firsts = range(max(1024, low - BELOW_EPHEMERAL), low - count + 1)
+    for _ in range(200 if firsts else 0):
+        first = secrets.choice(firsts)
+        with contextlib.ExitStack() as stack:
+            try:
+                for port in range(first, first + count):
+                    stack.enter_context(socket.socket()).bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return first
+    if count == 1:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            return int(sock.getsockname()[1])
+    raise RuntimeError(f"no {count} consecutive free loopback ports below {low}")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import http.client
+import itertools
 import json
 import os
-import random
 import signal
 import socket
 import subprocess
@@ -53,20 +53,17 @@ class Simproxy:
         while it runs (the logs would fill it and block the process)."""
 
     def start(self, timeout: float = 30.0) -> Simproxy:
-        for attempt in range(3):
+        for attempt in itertools.count(1):
             try:
                 return self._start(timeout)
-            except _PortTaken:
-                # another process bound a port picked here since it was seen free: two new ones
+            except BaseException as exc:
                 self.stop()
-                if attempt == 2 or self._fixed == (self.admin_port, self.proxy_port):
+                if not isinstance(exc, _PortTaken) or attempt == 3 or all(self._fixed):
                     raise
+                # another process bound a port picked here since it was seen free: new ones
                 self.admin_port = self._fixed[0] or free_port()
                 self.proxy_port = self._fixed[1] or free_port()
-            except BaseException:
-                self.stop()
-                raise
-        raise AssertionError("unreachable")
+        raise AssertionError("itertools.count never ends")
 
     def _start(self, timeout: float) -> Simproxy:
         cmd = [
@@ -91,8 +88,9 @@ class Simproxy:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                error = _PortTaken if "is already in use" in self.output() else RuntimeError
-                raise error(f"simproxy exited at start:\n{self.output()}")
+                output = self.output()
+                error = _PortTaken if "is already in use" in output else RuntimeError
+                raise error(f"simproxy exited at start:\n{output}")
             try:
                 status, _, _ = self.admin("GET", "/api/health")
                 if status == 200 and self._proxy_listening() and len(self.proxy_listeners()) >= self.workers:
@@ -242,26 +240,6 @@ def upstream() -> Iterator[Upstream]:
 def redis_server() -> Iterator[RedisServer]:
     with RedisServer(port=free_port()) as server:
         yield server
-
-
-def free_port_block(count: int) -> int:
-    """The first of ``count`` consecutive free loopback ports, below the kernel's ephemeral range.
-
-    Only one port of a block can be had from the kernel (bind to port 0), and the others may be
-    taken by an outgoing connection before a server binds them: ports under 32768 (Linux's first
-    ephemeral port) are only ever taken by a bind.
-    """
-    rng = random.Random()
-    for _ in range(200):
-        first = rng.randrange(20000, 32000 - count)
-        with contextlib.ExitStack() as stack:
-            try:
-                for port in range(first, first + count):
-                    stack.enter_context(socket.socket()).bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        return first
-    raise RuntimeError(f"no {count} consecutive free ports between 20000 and 32000")
 
 
 def emptied(simproxy: Simproxy) -> Simproxy:

@@ -16,14 +16,15 @@ import pytest
 
 from benchmarks.procs import listeners
 from simproxy.admin.command import COMMAND
-from tests.integration.conftest import ROOT, call, free_port_block, wait_until
+from simproxy.admin.process.redisserver import free_port
+from tests.integration.conftest import ROOT, call, wait_until
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
 def fleet(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int, int]]:
-    block = free_port_block(4)  # the instances take admin, admin + 1 and admin + 2
+    block = free_port(4)  # the instances take admin, admin + 1 and admin + 2
     admin, proxy = block, block + 3
     command = [*COMMAND, "fleet", "3", "-workers", "2", "-ap", str(admin), "-pp", str(proxy),
                "-journal-size", "5000"]  # fmt: skip

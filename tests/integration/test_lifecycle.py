@@ -43,7 +43,6 @@ from tests.integration.conftest import (
     Simproxy,
     _cmdline,
     call,
-    free_port_block,
     pair,
     refused,
     simulation,
@@ -397,7 +396,7 @@ def _serve_one_cycle(
 def test_a_start_on_the_ports_of_an_instance_just_stopped_never_reaches_the_old_instance(
     launcher: Launcher, workers: int, cycles: int
 ) -> None:
-    first = free_port_block(2)  # below the ephemeral range: no outgoing connection takes them between cycles
+    first = free_port(2)  # below the ephemeral range: no outgoing connection takes them between cycles
     admin_port, proxy_port = first, first + 1
     # an instance stopped by the shutdown call, which answers once its ports are free: the next
     # start does not wait for its exit
@@ -426,7 +425,7 @@ def test_a_start_on_the_ports_of_an_instance_just_stopped_never_reaches_the_old_
 def test_a_start_with_two_workers_failing_on_a_taken_port_signals_no_process_but_its_own(
     launcher: Launcher, taken: str
 ) -> None:
-    first = free_port_block(2)
+    first = free_port(2)
     ports = {"admin": first, "proxy": first + 1}
     simproxy = shlex.join(launcher.command("-workers", "2", "-ap", str(ports["admin"]), "-pp", str(ports["proxy"])))
     with _held(ports[taken]):
@@ -453,7 +452,7 @@ def test_a_failed_start_exits_non_zero_with_its_reason_and_leaves_no_process_nor
     launcher: Launcher, failure: str, workers: int
 ) -> None:
     flags, taken, message = FAILED_STARTS[failure]
-    first = free_port_block(2)
+    first = free_port(2)
     ports = {"admin": first, "proxy": first + 1}
     worker_flags = ["-workers", str(workers)] if workers > 1 else []
     command = launcher.command("-ap", str(ports["admin"]), "-pp", str(ports["proxy"]), *worker_flags, *flags)
