@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from faker import Faker
 
     from simproxy.engine.gocompat.jsonpath_k8s import JsonPath
-    from simproxy.engine.templating.closures import ClosureText
     from simproxy.engine.templating.compiler import Usage
     from simproxy.engine.templating.direct import DirectText, StateText
     from simproxy.engine.templating.helpers_time import NowTexts
@@ -99,10 +98,6 @@ class Template:
     stated: StateText | None = field(default=None, repr=False)
     """The template as text, request getters and state keys when it prints those alone
     (``{{ State.user }}``): the same text as ``render`` on the same state."""
-    closures: ClosureText | None = field(default=None, repr=False)
-    """The template as text and closures when it calls helpers of no effect, reads the body or
-    loops over such values (engine/templating/closures.py): the same text as ``render``, or None
-    for a request the general render must take."""
 
     def render(self, ctx: RenderContext) -> RenderResult:
         """Render against ``ctx``; any failure gives ``ok=False`` and the template text unchanged."""
@@ -281,7 +276,6 @@ class TemplateEngine:
         """Parse and check a template; ``SimulationError(where, ...)`` when it cannot work (unless
         ``lenient``: then as Hoverfly runs it). A template nested deeper than Python's stack allows
         is refused either way."""
-        from simproxy.engine.templating.closures import closure_text
         from simproxy.engine.templating.compiler import CompileError, Compiler
         from simproxy.engine.templating.direct import direct_text, state_text
         from simproxy.engine.templating.parser import NestedTooDeeply, TemplateSyntaxError, parse
@@ -308,9 +302,6 @@ class TemplateEngine:
         constant = None if alone is None else RenderResult(alone, True, None, ())
         direct = direct_text(program)
         stated = state_text(program) if direct is None and usage.state else None
-        closures = None
-        if direct is None and stated is None and constant is None and self.specialise:
-            closures = closure_text(program, self)  # reads no CSV source or journal
         return Template(
             usage.state,
             usage.csv,
@@ -322,7 +313,6 @@ class TemplateEngine:
             direct,
             constant,
             stated,
-            closures,
         )
 
     def compile_variables(self, variables: Sequence[Mapping[str, Any]], where: str) -> Variables:

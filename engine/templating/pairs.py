@@ -157,8 +157,13 @@ def compile_pair_templates(
         steps = tuple((key, value.text) for key, value in fixed if value is not None) if fixed else None
         if body.stated is not None:
             stated = StatedAnswer(body.stated, shapes.proxy, shapes.webserver, steps or resp.transitions_state)
-        elif body.closures is not None:
-            closed = ClosureAnswer(body.closures, shapes.proxy, shapes.webserver, steps or resp.transitions_state)
+        elif engine.specialise:
+            # the body helpers come with the closures: loaded with the first pair that compiles them
+            from simproxy.engine.templating.closures import closure_text
+
+            closures = closure_text(body.program, engine)  # None for text and request fields alone
+            if closures is not None:
+                closed = ClosureAnswer(closures, shapes.proxy, shapes.webserver, steps or resp.transitions_state)
     return PairTemplates(
         body,
         headers,

@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 
 from simproxy.engine.errors import SimulationError
 from simproxy.engine.simulation.model import Response
+from simproxy.engine.templating.closures import ClosureText, closure_text
+from simproxy.engine.templating.engine import TemplateEngine
 from simproxy.engine.templating.pairs import compile_pair_templates, render_pair
 from simproxy.engine.wire.request import RequestDetails
 from simproxy.engine.wire.response import render_wire
@@ -112,13 +114,18 @@ def _request(body: str) -> RequestDetails:
     )
 
 
+def compiled(eng: TemplateEngine, template: str) -> ClosureText | None:
+    """``template`` as closures, as a pair's body compiles it."""
+    return closure_text(eng.compile(template, WHERE).program, eng)
+
+
 def both(template: str, body: str, hoverfly: bool = False) -> tuple[Any, Any, bool]:
     """(the general render's (text, ok), the closures' text or None, whether it compiled to closures)."""
     try:
         general = engine(seed=7).compile(template, WHERE)
     except SimulationError:
         return None, None, False
-    closures = engine(seed=7).compile(template, WHERE).closures
+    closures = compiled(engine(seed=7), template)
     req = _request(body)
     state = {"user": "ada<&>", "sequence:1": "2"}
     result = general.render(context(using=general.engine, req=req, state=state, hoverfly=hoverfly))
@@ -208,7 +215,6 @@ def test_requests_the_closures_cannot_answer_are_left_to_the_general_render(temp
 @pytest.mark.parametrize(
     "template",
     [
-        "{{ State.user }}{{ Request.Path.[1] }}",  # state and request fields alone: StatedAnswer's
         "{{ State }}{{ randomString }}",  # the whole state
         "{{ putValue 'k' 'v' true }}{{ getValue 'k' }}",  # the render's key-value store
         "{{ setStatusCode '201' }}",
@@ -221,7 +227,22 @@ def test_requests_the_closures_cannot_answer_are_left_to_the_general_render(temp
     ],
 )
 def test_other_shapes_do_not_compile_to_closures(template: str) -> None:
-    assert engine(lenient=True).compile(template, WHERE).closures is None
+    assert compiled(engine(lenient=True), template) is None
+
+
+@pytest.mark.parametrize(
+    ("template", "answer"),
+    [
+        ("{{ State.user }}{{ Request.Path.[1] }}", "stated"),  # the closures could, StatedAnswer does
+        ("{{ Request.Path.[1] }}", "direct"),
+        ("{{ State.user }}{{ randomString }}", "closed"),
+    ],
+)
+def test_a_pairs_body_is_answered_by_one_fast_form_the_simplest_that_takes_it(template: str, answer: str) -> None:
+    response = Response(status=200, body=template.encode(), templated=True)
+    templates = compile_pair_templates(response, engine(), "data.pairs[0].response", "pair-0")
+    forms = {"direct": templates.direct, "stated": templates.stated, "closed": templates.closed}
+    assert [name for name, form in forms.items() if form is not None] == [answer]
 
 
 @pytest.mark.parametrize("webserver", [False, True])
