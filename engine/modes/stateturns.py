@@ -167,14 +167,15 @@ class StateTurns(Generic[T]):
         has another; or of an era of a newer simulation (``_Copy.newer``)."""
         fitted = False
         self._of = simulation
+        groups = layout.mapping()
         for _ in range(ATTEMPTS):
             copy = await self._state.state_copy()
             if copy.simulation is not None and copy.simulation > simulation:
                 return _Copy(copy, True)
-            if copy.fit and copy.simulation == simulation and copy.layout == layout.mapping():
+            if copy.fit and copy.simulation == simulation and copy.layout == groups:
                 return _Copy(copy, False)
             if not fitted:
-                await self._state.state_fit(layout.mapping(), simulation)
+                await self._state.state_fit(groups, simulation)
                 fitted = True
                 continue
             await asyncio.sleep(0)  # another worker's era started meanwhile
