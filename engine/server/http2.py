@@ -392,8 +392,7 @@ class Http2Connection:
                 except StreamGone:  # closed by the client
                     self._forget(sid)
                     continue
-                # a window may be below zero (the client lowered SETTINGS_INITIAL_WINDOW_SIZE): nothing then
-                size = max(0, min(room, len(stream.out) - stream.sent))
+                size = min(room, len(stream.out) - stream.sent)
                 frame = frames.max_outbound_frame
                 start = stream.sent
                 while start < stream.sent + size:

@@ -11,8 +11,8 @@ of 16 KB, a header block in at most ``CONTINUATION_LIMIT`` frames.
 
 What breaks the protocol is a ``FrameError``: for the whole connection (its ``GOAWAY`` is queued;
 nothing of the read that broke it is handed over, and nothing more is read), or for one stream (its
-``RST_STREAM`` is queued, the others go on). Header blocks are decoded and encoded with hpack
-(through engine/server/http2_hpack.py's memos) and checked as RFC 9113 says
+``RST_STREAM`` is queued, the others go on). Header blocks are read and written by
+engine/server/http2_hpack.py (``Decoder``, ``encode_block``) and checked as RFC 9113 says
 (engine/server/http2_fields.py).
 
 It is written for the hot path: a load tester's requests are a few bytes of HEADERS each, read ten
@@ -71,10 +71,10 @@ WINDOW = 65_535
 """The windows both sides start with, and the server's for the client's DATA (never raised)."""
 MAX_WINDOW = 2**31 - 1
 CONTINUATION_LIMIT = 64
+"""The most frames one header block may come in: a ``CONTINUATION`` flood ends the connection."""
 RESETS_KEPT = 256
 """Streams the server reset that are remembered, for the client's frames still on their way to be
 dropped rather than answered ``STREAM_CLOSED`` (RFC 9113 §5.1)."""
-"""The most frames one header block may come in: a ``CONTINUATION`` flood ends the connection."""
 
 _HEAD = struct.Struct(">HBBBL")
 """A frame header: the length (24 bits: its high 16, then its low 8), type, flags, stream id."""
@@ -149,7 +149,6 @@ class FrameServer:
         "highest",
         "max_outbound_frame",
         "max_streams",
-        "recv_window",
         "send_window",
         "stream_window",
     )
@@ -176,7 +175,8 @@ class FrameServer:
         """The client set ``SETTINGS_HEADER_TABLE_SIZE``: the next block the server sends starts by
         sizing its dynamic table to 0 (RFC 7541 §4.2), though ``encode_block`` never fills it."""
         self._unacked = 0
-        """Bytes of DATA read and not yet given back to the client's connection window."""
+        """Bytes of DATA read and not yet given back to the client's connection window, which
+        is ``WINDOW`` less these."""
         self.highest = 0
         """The newest stream the client opened."""
         self.ended = False
@@ -186,7 +186,6 @@ class FrameServer:
         (the client's newer streams are ignored, as RFC 9113 §6.8 says, for it to retry elsewhere)."""
         self.send_window = WINDOW
         """The connection's window for what the server sends."""
-        self.recv_window = WINDOW
         self.stream_window = WINDOW
         """The window a new stream starts with for what the server sends (the client's setting)."""
         self.max_outbound_frame = FRAME_SIZE
@@ -399,9 +398,8 @@ class FrameServer:
         if not sid:
             raise FrameError(Code.PROTOCOL_ERROR, "DATA on stream 0")
         size = len(payload)
-        if size > self.recv_window:
+        if self._unacked + size > WINDOW:
             raise FrameError(Code.FLOW_CONTROL_ERROR, "DATA beyond the connection's window")
-        self.recv_window -= size
         self._acknowledge(size)
         stream = self._streams.get(sid)
         if stream is None or not stream.remote_open:
@@ -435,7 +433,6 @@ class FrameServer:
         self._unacked += size
         if self._unacked >= WINDOW // 2:
             self._out.append(frame(WINDOW_UPDATE, 0, 0, _U32.pack(self._unacked)))
-            self.recv_window += self._unacked
             self._unacked = 0
 
     def _window_update(self, sid: int, payload: bytes) -> None:
@@ -509,11 +506,13 @@ class FrameServer:
     # -- what the server sends ---------------------------------------------------------------------
 
     def window(self, sid: int) -> int:
-        """How many bytes of DATA the windows let the server send on ``sid`` now."""
+        """How many bytes of DATA the windows let the server send on ``sid`` now: none while a
+        window is below zero (the client lowered ``SETTINGS_INITIAL_WINDOW_SIZE``)."""
         stream = self._streams.get(sid)
         if stream is None or not stream.local_open:
             raise StreamGone(sid)
-        return min(self.send_window, stream.send_window)
+        room = min(self.send_window, stream.send_window)
+        return room if room > 0 else 0
 
     def send_headers(self, sid: int, headers: Headers, end: bool) -> None:
         """A header list on ``sid`` (trailers, a fault's answer); ``end``: nothing follows."""

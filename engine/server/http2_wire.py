@@ -57,11 +57,10 @@ class StreamHead:
 
 
 def stream_head(block: Headers) -> StreamHead:
-    """The pseudo-headers and headers of a request's block (h2 checked their form already). The
-    ``Cookie`` pieces HTTP/2 lets a client split are joined with ``; `` (RFC 9113 §8.2.3)."""
+    """The pseudo-headers and headers of a request's header list as ``request_fields``
+    (engine/server/http2_fields.py) checked it: the ``Cookie`` pieces already joined."""
     method = target = scheme = authority = b""
     headers: Headers = []
-    cookies: list[bytes] = []
     host = False
     for name, value in block:
         if name[:1] == b":":
@@ -73,13 +72,9 @@ def stream_head(block: Headers) -> StreamHead:
                 authority = value
             elif name == b":scheme":
                 scheme = value
-        elif name == b"cookie":
-            cookies.append(value)
         else:
             host = host or name == b"host"
             headers.append((name, value))
-    if cookies:
-        headers.append((b"cookie", b"; ".join(cookies)))
     if authority and not host:
         headers.insert(0, (b"host", authority))
     return StreamHead(method, target or b"/", scheme, headers)
@@ -196,8 +191,8 @@ class Sniffer:
         if len(seen) < len(PREFACE) and PREFACE.startswith(seen):
             self._seen = bytes(seen)
             return
-        if seen[: len(PREFACE)] == PREFACE or seen[: len(PREFACE_LINE)] == PREFACE_LINE:
-            self.to_h2(bytes(seen))  # a preface gone wrong after its request line: HTTP/2's GOAWAY
+        if seen[: len(PREFACE_LINE)] == PREFACE_LINE:  # the preface, or one gone wrong after its request line
+            self.to_h2(bytes(seen))
         else:
             self.to_h1(seen if type(seen) is bytes else bytes(seen))
 

@@ -29,8 +29,8 @@ from simproxy.engine.server.http2_frames import (
     StreamGone,
     frame,
 )
+from simproxy.engine.server.http2_wire import PREFACE
 
-PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 GET = [(b":method", b"GET"), (b":path", b"/a"), (b":scheme", b"http"), (b":authority", b"h")]
 
 

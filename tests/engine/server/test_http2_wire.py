@@ -3,6 +3,7 @@ sniffing of the client preface (``Sniffer``)."""
 
 from __future__ import annotations
 
+from simproxy.engine.server.http2_fields import request_fields
 from simproxy.engine.server.http2_wire import PREFACE, Sniffer, response_headers, stream_head
 from simproxy.engine.simulation.model import Response
 from simproxy.engine.wire.response import Wire, render_wire
@@ -10,15 +11,17 @@ from simproxy.engine.wire.response import Wire, render_wire
 
 def test_authority_becomes_host_and_cookie_pieces_are_joined() -> None:
     head = stream_head(
-        [
-            (b":method", b"POST"),
-            (b":scheme", b"https"),
-            (b":authority", b"api.test:8443"),
-            (b":path", b"/v1/items?id=7"),
-            (b"cookie", b"a=1"),
-            (b"accept", b"*/*"),
-            (b"cookie", b"b=2"),
-        ]
+        request_fields(
+            [
+                (b":method", b"POST"),
+                (b":scheme", b"https"),
+                (b":authority", b"api.test:8443"),
+                (b":path", b"/v1/items?id=7"),
+                (b"cookie", b"a=1"),
+                (b"accept", b"*/*"),
+                (b"cookie", b"b=2"),
+            ]
+        )
     )
     assert (head.method, head.target, head.scheme) == (b"POST", b"/v1/items?id=7", b"https")
     assert head.headers == [(b"host", b"api.test:8443"), (b"accept", b"*/*"), (b"cookie", b"a=1; b=2")]
